@@ -1,0 +1,23 @@
+//! Shared vocabulary of the unfold workspace.
+//!
+//! Every crate reports failures through [`Error`], every probabilistic fit reports a
+//! labelled [`Evidence`], and every random choice draws from [`seeded_rng`] so that the
+//! same seed gives the same numbers on every machine and thread count.
+
+mod error;
+mod evidence;
+mod validate;
+
+pub use error::{Error, Result};
+pub use evidence::{Evidence, EvidenceKind};
+pub use validate::{check_dim, check_finite, check_k};
+
+/// The random number generator used throughout unfold: ChaCha with 12 rounds, seeded
+/// explicitly. Its output is specified by the algorithm, not by the platform.
+pub type Rng = rand_chacha::ChaCha12Rng;
+
+/// A generator seeded with `seed`. The same seed gives the same stream everywhere.
+pub fn seeded_rng(seed: u64) -> Rng {
+    use rand::SeedableRng;
+    Rng::seed_from_u64(seed)
+}

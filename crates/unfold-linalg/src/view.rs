@@ -1,0 +1,28 @@
+//! Zero-copy views between `nalgebra` dense matrices and `faer` matrices.
+//!
+//! Both libraries store dense matrices column-major with a leading dimension equal to the
+//! number of rows, so a view is a reinterpretation of the same slice.
+
+use faer::{MatMut, MatRef};
+use nalgebra::DMatrix;
+
+/// A faer view of a nalgebra matrix.
+pub fn as_faer(m: &DMatrix<f64>) -> MatRef<'_, f64> {
+    MatRef::from_column_major_slice(m.as_slice(), m.nrows(), m.ncols())
+}
+
+/// A mutable faer view of a nalgebra matrix.
+pub fn as_faer_mut(m: &mut DMatrix<f64>) -> MatMut<'_, f64> {
+    let (r, c) = (m.nrows(), m.ncols());
+    MatMut::from_column_major_slice_mut(m.as_mut_slice(), r, c)
+}
+
+/// Copies a faer matrix (of any stride) into a new nalgebra matrix.
+pub fn to_nalgebra(m: MatRef<'_, f64>) -> DMatrix<f64> {
+    DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| m[(i, j)])
+}
+
+/// The parallelism faer kernels use: all of rayon's threads.
+pub fn par() -> faer::Par {
+    faer::Par::rayon(0)
+}
