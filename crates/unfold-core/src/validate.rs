@@ -25,7 +25,10 @@ pub fn check_finite(y: &DMatrix<f64>, what: &str) -> Result<()> {
 /// A k-nearest-neighbour method needs `k >= 1` and at least `k + 1` points.
 pub fn check_k(n: usize, k: usize, method: &str) -> Result<()> {
     if k == 0 {
-        return Err(Error::invalid("k", "the number of neighbours must be at least 1"));
+        return Err(Error::invalid(
+            "k",
+            "the number of neighbours must be at least 1",
+        ));
     }
     if n < k + 1 {
         return Err(Error::TooFewPoints {
@@ -41,7 +44,10 @@ pub fn check_k(n: usize, k: usize, method: &str) -> Result<()> {
 /// A latent dimension must be at least 1 and strictly below `limit`.
 pub fn check_dim(dim: usize, limit: usize, reason: &str) -> Result<()> {
     if dim == 0 {
-        return Err(Error::invalid("dim", "the latent dimension must be at least 1"));
+        return Err(Error::invalid(
+            "dim",
+            "the latent dimension must be at least 1",
+        ));
     }
     if dim >= limit {
         return Err(Error::DimensionTooLarge {
@@ -74,8 +80,14 @@ mod tests {
     #[test]
     fn k_and_dim_limits() {
         assert!(check_k(5, 4, "kNN").is_ok());
-        assert!(matches!(check_k(5, 5, "kNN"), Err(Error::TooFewPoints { needed: 6, .. })));
+        assert!(matches!(
+            check_k(5, 5, "kNN"),
+            Err(Error::TooFewPoints { needed: 6, .. })
+        ));
         assert!(check_dim(2, 3, "dim < p").is_ok());
-        assert!(matches!(check_dim(3, 3, "dim < p"), Err(Error::DimensionTooLarge { .. })));
+        assert!(matches!(
+            check_dim(3, 3, "dim < p"),
+            Err(Error::DimensionTooLarge { .. })
+        ));
     }
 }

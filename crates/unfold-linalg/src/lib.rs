@@ -4,6 +4,8 @@
 //! `faer` through zero-copy views ([`view`]). Everything here is model-agnostic.
 
 pub mod distance;
+pub mod sparse;
 pub mod view;
 
 pub use distance::{pairwise_sq_dists, sq_dists_to};
+pub use sparse::CsrMatrix;
