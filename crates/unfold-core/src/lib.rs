@@ -5,11 +5,13 @@
 //! same seed gives the same numbers on every machine and thread count.
 
 mod error;
+pub mod io;
 mod evidence;
 mod validate;
 
 pub use error::{Error, Result};
 pub use evidence::{Evidence, EvidenceKind};
+pub use io::write_atomic;
 pub use validate::{check_dim, check_finite, check_k};
 
 /// The random number generator used throughout unfold: ChaCha with 12 rounds, seeded
