@@ -43,5 +43,5 @@ pub use error::Error;
 pub use method::{
     maximize, minimize, optimize, Sense, Status, SubgradientOptions, SubgradientReport,
 };
-pub use projection::Projection;
+pub use projection::{Projection, ProjectionFn};
 pub use step::StepRule;

@@ -4,6 +4,9 @@ use crate::Error;
 use std::cell::RefCell;
 use std::fmt;
 
+/// A user projection closure behind a `RefCell`, so that it can be called through `&Projection`.
+pub type ProjectionFn = RefCell<Box<dyn FnMut(&mut [f64]) + Send>>;
+
 /// The feasible set `C` of the projected method, given by its Euclidean projection `P_C`.
 pub enum Projection {
     /// No constraint: `C = R^n`, `P_C(x) = x`.
@@ -16,7 +19,7 @@ pub enum Projection {
     /// A user projection that overwrites its argument with `P_C(x)`. Build it with
     /// [`Projection::custom`]. It must be (close to) the Euclidean projection onto a closed
     /// convex set for the convergence guarantees to hold.
-    Custom(RefCell<Box<dyn FnMut(&mut [f64]) + Send>>),
+    Custom(ProjectionFn),
 }
 
 impl Projection {
