@@ -1,0 +1,181 @@
+//! Block coordinate descent over the columns of `W = Theta^{-1}` for one connected block
+//! (Friedman, Hastie & Tibshirani 2008, Section 2).
+//!
+//! For column `i`, with `W11` = W without row and column `i`, the stationarity condition
+//! `W - S - Rho ∘ Gamma = 0` restricted to the column is the lasso of [`crate::lasso`]
+//! (`beta = -theta12 / theta22`). After solving it, `w12 = W11 beta` and
+//!
+//! ```text
+//! theta22 = 1 / (w22 - w12^T beta),   theta12 = -beta theta22.
+//! ```
+//!
+//! The diagonal `w_ii = s_ii + rho_ii` (rho_ii = 0 when unpenalised) never changes.
+
+use crate::lasso::ColumnLasso;
+use crate::Error;
+
+/// Relative size of the Schur complement `w22 - w12^T beta` (times `w22`) below which the
+/// block is declared to have no solution.
+const SCHUR_TOL: f64 = 1e-12;
+
+/// One block of the problem, column-major with dimension `m`.
+pub(crate) struct Block {
+    /// Dimension.
+    pub m: usize,
+    /// S of the block.
+    pub s: Vec<f64>,
+    /// Penalties of the block (diagonal: the diagonal penalty or 0).
+    pub pen: Vec<f64>,
+    /// Original indices of the block's variables (for error messages).
+    pub index: Vec<usize>,
+}
+
+/// Solution of one block.
+pub(crate) struct BlockFit {
+    /// Covariance W.
+    pub w: Vec<f64>,
+    /// Precision Theta.
+    pub theta: Vec<f64>,
+    /// Duality gap `tr(S Theta) - m + sum rho |Theta|`.
+    pub gap: f64,
+    /// Sweeps done.
+    pub sweeps: usize,
+    /// Whether `|gap| <= tol`.
+    pub converged: bool,
+}
+
+/// Tolerances of one block solve.
+pub(crate) struct Limits {
+    /// Duality-gap tolerance for this block.
+    pub tol: f64,
+    /// Maximum sweeps.
+    pub max_iter: usize,
+    /// Inner tolerance (absolute, in units of S).
+    pub inner_tol: f64,
+    /// Maximum inner passes.
+    pub inner_max_iter: usize,
+}
+
+impl Block {
+    /// The free coordinates of every column in CSR form (`offsets`, `indices`) and whether
+    /// every column is fully free (no infinite penalty).
+    fn free_coordinates(&self) -> (Vec<usize>, Vec<usize>, bool) {
+        let m = self.m;
+        let mut offsets = Vec::with_capacity(m + 1);
+        let mut indices = Vec::new();
+        offsets.push(0);
+        for i in 0..m {
+            indices.extend((0..m).filter(|&j| j != i && self.pen[j + i * m].is_finite()));
+            offsets.push(indices.len());
+        }
+        let dense = indices.len() == m * (m - 1);
+        (offsets, indices, dense)
+    }
+
+    /// The duality gap of `theta` (see [`crate::GlassoFit::duality_gap`]).
+    pub fn gap(&self, theta: &[f64]) -> f64 {
+        let mut trace = 0.0;
+        let mut l1 = 0.0;
+        for ((&s, &rho), &t) in self.s.iter().zip(&self.pen).zip(theta) {
+            trace += s * t;
+            if t != 0.0 {
+                l1 += rho * t.abs();
+            }
+        }
+        trace - self.m as f64 + l1
+    }
+
+    /// Runs the sweeps from `w` (diagonal already set) and the warm-start `beta` (column `i`
+    /// holds the lasso coefficients of column `i`).
+    pub fn solve(
+        &self,
+        mut w: Vec<f64>,
+        mut beta: Vec<f64>,
+        limits: &Limits,
+    ) -> Result<BlockFit, Error> {
+        let m = self.m;
+        let (offsets, indices, dense) = self.free_coordinates();
+        let mut theta = vec![0.0; m * m];
+        let mut r = vec![0.0; m];
+        let mut w12 = vec![0.0; m];
+        let mut active = Vec::with_capacity(m);
+        let mut gap = f64::INFINITY;
+        let mut sweeps = 0;
+        while sweeps < limits.max_iter {
+            sweeps += 1;
+            for i in 0..m {
+                let coords = &indices[offsets[i]..offsets[i + 1]];
+                let b = &mut beta[i * m..(i + 1) * m];
+                let lasso = ColumnLasso {
+                    w: &w,
+                    m,
+                    s_col: &self.s[i * m..(i + 1) * m],
+                    pen_col: &self.pen[i * m..(i + 1) * m],
+                    coords,
+                    dense,
+                };
+                lasso.solve(
+                    b,
+                    &mut r,
+                    &mut active,
+                    limits.inner_tol,
+                    limits.inner_max_iter,
+                );
+                // w12 = W11 beta.
+                if dense {
+                    for j in 0..m {
+                        w12[j] = self.s[j + i * m] - r[j];
+                    }
+                } else {
+                    w12.iter_mut().for_each(|v| *v = 0.0);
+                    for &k in coords {
+                        if b[k] != 0.0 {
+                            for (v, wk) in w12.iter_mut().zip(&w[k * m..(k + 1) * m]) {
+                                *v += b[k] * wk;
+                            }
+                        }
+                    }
+                }
+                w12[i] = 0.0;
+                let wii = w[i + i * m];
+                let quad: f64 = coords.iter().map(|&k| w12[k] * b[k]).sum();
+                let schur = wii - quad;
+                if schur.is_nan() || schur <= SCHUR_TOL * wii || b.iter().any(|v| !v.is_finite()) {
+                    return Err(Error::NoSolution {
+                        reason: format!(
+                            "the Schur complement of variable {} fell to {schur:e} (relative to W_ii = {wii:e}) in sweep {sweeps}: the likelihood is unbounded along this column",
+                            self.index[i]
+                        ),
+                    });
+                }
+                let tii = 1.0 / schur;
+                for j in 0..m {
+                    if j != i {
+                        w[j + i * m] = w12[j];
+                        w[i + j * m] = w12[j];
+                        let t = -b[j] * tii;
+                        theta[j + i * m] = t;
+                        theta[i + j * m] = t;
+                    }
+                }
+                theta[i + i * m] = tii;
+            }
+            gap = self.gap(&theta);
+            if !gap.is_finite() {
+                return Err(Error::NoSolution {
+                    reason: format!("the duality gap became {gap} in sweep {sweeps}"),
+                });
+            }
+            if gap.abs() <= limits.tol {
+                break;
+            }
+        }
+        Ok(BlockFit {
+            w,
+            theta,
+            gap,
+            sweeps,
+            converged: gap.abs() <= limits.tol,
+        })
+    }
+}

@@ -1,0 +1,80 @@
+//! Penalty, options and the fitted result.
+
+use nalgebra::DMatrix;
+
+/// The L1 penalty `sum_{i,j} rho_ij |Theta_ij|` (sum over ordered pairs, so an off-diagonal
+/// pair costs `2 rho_ij |Theta_ij|`, as in scikit-learn and R's glasso).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Penalty {
+    /// The same `rho >= 0` (finite) for every entry.
+    Scalar(f64),
+    /// A symmetric p x p matrix of penalties `rho_ij >= 0`. Off-diagonal entries may be
+    /// `+inf`: they force `Theta_ij = 0` exactly (a support mask, e.g. a kNN graph). The
+    /// diagonal is used only with `penalize_diagonal` (then it must be finite) and is
+    /// ignored otherwise.
+    Matrix(DMatrix<f64>),
+}
+
+/// Options of [`crate::graphical_lasso`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct GlassoOptions {
+    /// Penalise the diagonal `rho_ii Theta_ii` (R's glasso does; scikit-learn does not).
+    /// Default false.
+    pub penalize_diagonal: bool,
+    /// Stop when the duality gap (see [`GlassoFit::duality_gap`]) is at most `tol` in
+    /// absolute value (default 1e-4, scikit-learn's default).
+    pub tol: f64,
+    /// Maximum number of sweeps over the columns (default 100).
+    pub max_iter: usize,
+    /// Inner lasso tolerance: a coordinate-descent pass has converged when
+    /// `max_j W_jj |beta_j change| <= inner_tol * mean_i S_ii` (default 1e-7).
+    pub inner_tol: f64,
+    /// Maximum coordinate-descent passes per inner lasso (default 1000).
+    pub inner_max_iter: usize,
+    /// Start from a previous fit: `(W, Theta)` (covariance, precision), both p x p, e.g. the
+    /// fit at a nearby penalty. The diagonal of W is reset to `S_ii (+ rho_ii)`.
+    pub warm_start: Option<(DMatrix<f64>, DMatrix<f64>)>,
+    /// Split the problem into the connected components of `{ |S_ij| > rho_ij }` and solve
+    /// them separately (exact: Witten, Friedman & Simon 2011; Mazumder & Hastie 2012).
+    /// Default true.
+    pub screen: bool,
+}
+
+impl Default for GlassoOptions {
+    fn default() -> Self {
+        GlassoOptions {
+            penalize_diagonal: false,
+            tol: 1e-4,
+            max_iter: 100,
+            inner_tol: 1e-7,
+            inner_max_iter: 1000,
+            warm_start: None,
+            screen: true,
+        }
+    }
+}
+
+/// A fitted graphical lasso.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GlassoFit {
+    /// The estimated precision `Theta` (symmetric, p x p).
+    pub precision: DMatrix<f64>,
+    /// The estimated covariance `W` (the dual variable, `W ≈ Theta^{-1}`; exact on the
+    /// diagonal: `W_ii = S_ii + rho_ii` or `S_ii`).
+    pub covariance: DMatrix<f64>,
+    /// The penalised log-likelihood `log det Theta - tr(S Theta) - sum rho_ij |Theta_ij|`
+    /// (NaN if the returned Theta is not positive definite, which can only happen without
+    /// convergence).
+    pub objective: f64,
+    /// The duality gap `tr(S Theta) - p + sum_{ij} rho_ij |Theta_ij|` (entries with infinite
+    /// penalty have `Theta_ij = 0` and contribute nothing; the diagonal counts only when
+    /// penalised). It is the gap between the primal objective at Theta and the dual
+    /// objective `-log det W - p` at `W = Theta^{-1}`, and is 0 at the optimum.
+    pub duality_gap: f64,
+    /// Number of sweeps over the columns (the maximum over the screened components).
+    pub iterations: usize,
+    /// Whether `|duality_gap| <= tol` was reached.
+    pub converged: bool,
+    /// Number of connected components solved separately (1 without screening).
+    pub components: usize,
+}
