@@ -1,1 +1,32 @@
-//! Work in progress.
+//! Neighbourhood graphs for unfold.
+//!
+//! Points are the **rows** of an n x p matrix. The pipeline is: exact k-nearest neighbours
+//! ([`knn`], kd-tree or blocked brute force, identical results), an undirected weighted
+//! [`NeighbourGraph`] ([`Symmetrisation::Union`] by default, or [`Symmetrisation::Mutual`];
+//! [`Weighting`] 0/1, heat kernel or edge length), then what the models need from it:
+//! connected components, the Laplacian `L = diag(W 1) - W` (dense or CSR), minimum
+//! spanning trees, shortest-path distances, and acyclic orderings.
+//!
+//! Conventions (DESIGN.md): one weight per unordered pair, stored in both directions; no
+//! self loops; all weights finite and positive. See `docs/graph.md`.
+
+mod brute;
+mod components;
+mod graph;
+mod kdtree;
+mod knn;
+mod mst;
+mod order;
+mod paths;
+mod rows;
+mod weights;
+
+pub use components::Components;
+pub use graph::NeighbourGraph;
+pub use knn::{
+    duplicate_pairs, knn, knn_query, knn_query_with, knn_with, Knn, KnnAlgorithm, KD_TREE_MAX_DIM,
+};
+pub use mst::{minimum_spanning_forest, minimum_spanning_tree, minimum_spanning_tree_dense};
+pub use order::acyclic_parents;
+pub use paths::{shortest_paths, shortest_paths_from};
+pub use weights::{Symmetrisation, Weighting};

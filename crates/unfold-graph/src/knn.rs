@@ -1,0 +1,208 @@
+//! Exact k-nearest-neighbour search.
+
+use crate::brute;
+use crate::kdtree::KdTree;
+use crate::rows::Rows;
+use nalgebra::DMatrix;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use unfold_core::{check_finite, check_k, Error, Result};
+
+/// Above this many coordinates [`KnnAlgorithm::Auto`] uses brute force: a kd-tree prunes
+/// little once the dimension is comparable to `log2 n`.
+pub const KD_TREE_MAX_DIM: usize = 15;
+
+/// The k nearest neighbours of each point, self excluded, sorted by increasing distance,
+/// ties broken by smaller index. Distances are Euclidean (not squared).
+///
+/// Row `i` of `indices` / `distances` belongs to point (row) `i`. Results are exact and
+/// identical for every algorithm and thread count.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Knn {
+    /// Neighbours per point.
+    pub k: usize,
+    /// `indices[i][r]` is the (r+1)-th nearest neighbour of point `i`.
+    pub indices: Vec<Vec<usize>>,
+    /// `distances[i][r]` is the Euclidean distance from point `i` to `indices[i][r]`.
+    pub distances: Vec<Vec<f64>>,
+}
+
+impl Knn {
+    /// Number of points (rows) the neighbour lists belong to.
+    pub fn n(&self) -> usize {
+        self.indices.len()
+    }
+}
+
+/// How [`knn_with`] and [`knn_query_with`] search. All give the same answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KnnAlgorithm {
+    /// kd-tree for at most [`KD_TREE_MAX_DIM`] coordinates, brute force above.
+    #[default]
+    Auto,
+    /// A kd-tree with exact pruning, queries in parallel.
+    KdTree,
+    /// Blocked distance products with exact re-measurement of the candidates.
+    BruteForce,
+}
+
+impl KnnAlgorithm {
+    fn use_tree(self, p: usize) -> bool {
+        match self {
+            KnnAlgorithm::Auto => p <= KD_TREE_MAX_DIM,
+            KnnAlgorithm::KdTree => true,
+            KnnAlgorithm::BruteForce => false,
+        }
+    }
+}
+
+/// The `k` nearest neighbours of every row of `points` (n x p) among the other rows,
+/// chosen by [`KnnAlgorithm::Auto`].
+///
+/// # Errors
+/// Empty or non-finite `points`, `k = 0` or `k >= n`.
+pub fn knn(points: &DMatrix<f64>, k: usize) -> Result<Knn> {
+    knn_with(points, k, KnnAlgorithm::Auto)
+}
+
+/// [`knn`] with an explicit search algorithm.
+pub fn knn_with(points: &DMatrix<f64>, k: usize, algorithm: KnnAlgorithm) -> Result<Knn> {
+    check_finite(points, "points")?;
+    check_k(points.nrows(), k, "k-nearest-neighbour search")?;
+    let found = if algorithm.use_tree(points.ncols()) {
+        let tree = KdTree::build(&Rows::new(points));
+        in_original_order(&tree, |t| {
+            tree.nearest(tree.point(t), k, Some(tree.original(t)))
+        })
+    } else {
+        brute::knn(points, points, k, true)
+    };
+    Ok(into_knn(k, found))
+}
+
+/// The `k` nearest rows of `reference` (n x p) to each row of `queries` (m x p), with no
+/// self exclusion (a query equal to a reference row finds it at distance 0). Row `i` of the
+/// result belongs to query `i`; indices refer to rows of `reference`.
+///
+/// # Errors
+/// Empty or non-finite inputs, different column counts, `k = 0` or `k > n`.
+pub fn knn_query(reference: &DMatrix<f64>, queries: &DMatrix<f64>, k: usize) -> Result<Knn> {
+    knn_query_with(reference, queries, k, KnnAlgorithm::Auto)
+}
+
+/// [`knn_query`] with an explicit search algorithm.
+pub fn knn_query_with(
+    reference: &DMatrix<f64>,
+    queries: &DMatrix<f64>,
+    k: usize,
+    algorithm: KnnAlgorithm,
+) -> Result<Knn> {
+    check_finite(reference, "reference points")?;
+    check_finite(queries, "query points")?;
+    if reference.ncols() != queries.ncols() {
+        return Err(Error::DimensionMismatch(format!(
+            "query points have {} columns but the reference points have {}; both must be points in the same space",
+            queries.ncols(),
+            reference.ncols()
+        )));
+    }
+    check_query_k(reference.nrows(), k)?;
+    let found = if algorithm.use_tree(reference.ncols()) {
+        let tree = KdTree::build(&Rows::new(reference));
+        let q = Rows::new(queries);
+        (0..q.len())
+            .into_par_iter()
+            .map(|i| tree.nearest(q.row(i), k, None))
+            .collect()
+    } else {
+        brute::knn(reference, queries, k, false)
+    };
+    Ok(into_knn(k, found))
+}
+
+/// Without self exclusion a query may ask for all `n` reference points, but not more.
+fn check_query_k(n: usize, k: usize) -> Result<()> {
+    check_k(usize::MAX, k, "k-nearest-neighbour query")?;
+    if k > n {
+        return Err(Error::TooFewPoints {
+            what: format!("k-nearest-neighbour query with k = {k}"),
+            needed: k,
+            got: n,
+            advice: format!("use k <= {n} (the number of reference points)"),
+        });
+    }
+    Ok(())
+}
+
+/// Runs `search` for every tree position in parallel (neighbouring queries share cache)
+/// and returns the answers indexed by original point.
+fn in_original_order(
+    tree: &KdTree,
+    search: impl Fn(usize) -> Vec<(f64, usize)> + Sync,
+) -> Vec<Vec<(f64, usize)>> {
+    let by_position: Vec<Vec<(f64, usize)>> =
+        (0..tree.len()).into_par_iter().map(&search).collect();
+    let mut out = vec![Vec::new(); tree.len()];
+    for (t, found) in by_position.into_iter().enumerate() {
+        out[tree.original(t)] = found;
+    }
+    out
+}
+
+fn into_knn(k: usize, found: Vec<Vec<(f64, usize)>>) -> Knn {
+    let indices = found
+        .iter()
+        .map(|f| f.iter().map(|&(_, j)| j).collect())
+        .collect();
+    let distances = found
+        .iter()
+        .map(|f| f.iter().map(|&(d2, _)| d2.sqrt()).collect())
+        .collect();
+    Knn {
+        k,
+        indices,
+        distances,
+    }
+}
+
+/// Unordered pairs `(i, j)`, `i < j`, that a kNN result shows to be at distance exactly 0,
+/// sorted. A point with more than `k` copies has only `k` of them in its list, so a group
+/// of `m > k + 1` identical points may show fewer than all `m (m - 1) / 2` pairs; every
+/// point with a duplicate appears in at least one pair.
+pub fn duplicate_pairs(knn: &Knn) -> Vec<(usize, usize)> {
+    let mut pairs: Vec<(usize, usize)> = knn
+        .indices
+        .iter()
+        .zip(&knn.distances)
+        .enumerate()
+        .flat_map(|(i, (js, ds))| {
+            js.iter()
+                .zip(ds)
+                .filter(|&(_, &d)| d == 0.0)
+                .map(move |(&j, _)| (i.min(j), i.max(j)))
+        })
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
+}
+
+/// Range search for [`crate::NeighbourGraph::epsilon_ball`]: for every point, the other
+/// points within `radius` as `(Euclidean distance, index)` sorted by index.
+pub(crate) fn within_radius(points: &DMatrix<f64>, radius: f64) -> Vec<Vec<(f64, usize)>> {
+    let mut found = if KnnAlgorithm::Auto.use_tree(points.ncols()) {
+        let tree = KdTree::build(&Rows::new(points));
+        in_original_order(&tree, |t| {
+            tree.within(tree.point(t), radius, Some(tree.original(t)))
+        })
+    } else {
+        brute::within(points, radius)
+    };
+    for list in &mut found {
+        for e in list.iter_mut() {
+            e.0 = e.0.sqrt();
+        }
+        list.sort_unstable_by_key(|&(_, j)| j);
+    }
+    found
+}
