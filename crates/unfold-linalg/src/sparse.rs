@@ -47,10 +47,12 @@ impl CsrMatrix {
         }
     }
 
+    /// Number of rows.
     pub fn nrows(&self) -> usize {
         self.nrows
     }
 
+    /// Number of columns.
     pub fn ncols(&self) -> usize {
         self.ncols
     }
@@ -85,6 +87,43 @@ impl CsrMatrix {
             let (cols, vals) = self.row(i);
             *yi = cols.iter().zip(vals).map(|(&j, &v)| v * x[j]).sum();
         }
+    }
+
+    /// `A + shift I` (square matrices): diagonal entries that are not stored are added.
+    ///
+    /// # Panics
+    /// If the matrix is not square (a programming error).
+    pub fn add_to_diagonal(&self, shift: f64) -> CsrMatrix {
+        assert_eq!(
+            self.nrows, self.ncols,
+            "add_to_diagonal: matrix is not square"
+        );
+        let mut triplets = Vec::with_capacity(self.nnz() + self.nrows);
+        for i in 0..self.nrows {
+            let (cols, vals) = self.row(i);
+            triplets.extend(cols.iter().zip(vals).map(|(&j, &v)| (i, j, v)));
+            triplets.push((i, i, shift));
+        }
+        CsrMatrix::from_triplets(self.nrows, self.ncols, &triplets)
+    }
+
+    /// `S A S` with `S = diag(s)` (square matrices), keeping the sparsity pattern.
+    ///
+    /// # Panics
+    /// If the matrix is not square or `s` has the wrong length (a programming error).
+    pub fn scale_symmetric(&self, s: &[f64]) -> CsrMatrix {
+        assert_eq!(
+            self.nrows, self.ncols,
+            "scale_symmetric: matrix is not square"
+        );
+        assert_eq!(s.len(), self.nrows, "scale_symmetric: wrong length of s");
+        let mut out = self.clone();
+        for i in 0..self.nrows {
+            for p in self.indptr[i]..self.indptr[i + 1] {
+                out.values[p] *= s[i] * s[self.indices[p]];
+            }
+        }
+        out
     }
 
     /// The dense copy of the matrix.

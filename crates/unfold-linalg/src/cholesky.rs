@@ -1,0 +1,230 @@
+//! Dense Cholesky factorisation `A = L L^T` of symmetric positive definite matrices on faer,
+//! with log-determinants, solves and inverses.
+
+use crate::check::check_dense_symmetric;
+use crate::view::{as_faer, as_faer_mut, par};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt;
+use nalgebra::{DMatrix, DVector};
+use unfold_core::{Error, Result};
+
+/// The Cholesky factor `L` (lower triangular, positive diagonal) of a symmetric positive
+/// definite matrix `A = L L^T`.
+#[derive(Clone, Debug)]
+pub struct Cholesky {
+    /// Lower triangular factor; the strict upper triangle is zero.
+    l: DMatrix<f64>,
+}
+
+impl Cholesky {
+    /// Factorises `a`, which must be square, finite, symmetric and positive definite.
+    ///
+    /// `context` names the matrix in error messages (e.g. `"MEU precision"`).
+    ///
+    /// # Errors
+    /// [`Error::NonFinite`], [`Error::Empty`], [`Error::DimensionMismatch`] (not square),
+    /// [`Error::InvalidParameter`] (not symmetric), or [`Error::NotPositiveDefinite`] with
+    /// the 0-based index of the first non-positive pivot: the leading `(pivot + 1)`-block
+    /// of `a` is not positive definite.
+    pub fn new(a: &DMatrix<f64>, context: &str) -> Result<Cholesky> {
+        check_dense_symmetric(a, context)?;
+        Cholesky::factor_owned(a.clone(), context)
+    }
+
+    /// Factorises an owned, already validated symmetric matrix in place (only its lower
+    /// triangle is read).
+    pub(crate) fn factor_owned(mut l: DMatrix<f64>, context: &str) -> Result<Cholesky> {
+        let n = l.nrows();
+        let p = par();
+        let mut mem = MemBuffer::new(llt::factor::cholesky_in_place_scratch::<f64>(
+            n,
+            p,
+            Default::default(),
+        ));
+        let result = llt::factor::cholesky_in_place(
+            as_faer_mut(&mut l),
+            Default::default(),
+            p,
+            MemStack::new(&mut mem),
+            Default::default(),
+        );
+        if let Err(llt::factor::LltError::NonPositivePivot { index }) = result {
+            return Err(Error::NotPositiveDefinite {
+                context: context.to_string(),
+                pivot: index,
+                advice: format!(
+                    "the leading {} x {} block has a non-positive pivot, so the matrix is \
+                     singular or indefinite; check the parameters that build it, or add a \
+                     small ridge (e.g. 1e-8 times its largest diagonal entry) to the diagonal",
+                    index + 1,
+                    index + 1
+                ),
+            });
+        }
+        for j in 1..n {
+            for i in 0..j {
+                l[(i, j)] = 0.0;
+            }
+        }
+        Ok(Cholesky { l })
+    }
+
+    /// The dimension `n` of the factorised matrix.
+    pub fn dim(&self) -> usize {
+        self.l.nrows()
+    }
+
+    /// `log det A = 2 sum_i log L_ii`.
+    pub fn log_det(&self) -> f64 {
+        2.0 * self.l.diagonal().iter().map(|d| d.ln()).sum::<f64>()
+    }
+
+    /// Solves `A X = B` in place (`b` is n x m).
+    ///
+    /// # Panics
+    /// If `b` does not have `n` rows (a programming error).
+    pub fn solve_in_place(&self, b: &mut DMatrix<f64>) {
+        assert_eq!(b.nrows(), self.dim(), "Cholesky::solve: row count differs");
+        llt::solve::solve_in_place(
+            as_faer(&self.l),
+            as_faer_mut(b),
+            par(),
+            MemStack::new(&mut MemBuffer::new(faer::dyn_stack::StackReq::EMPTY)),
+        );
+    }
+
+    /// `X = A^{-1} B` (`b` is n x m).
+    ///
+    /// # Panics
+    /// If `b` does not have `n` rows (a programming error).
+    pub fn solve(&self, b: &DMatrix<f64>) -> DMatrix<f64> {
+        let mut x = b.clone();
+        self.solve_in_place(&mut x);
+        x
+    }
+
+    /// `x = A^{-1} b`.
+    ///
+    /// # Panics
+    /// If `b` does not have `n` entries (a programming error).
+    pub fn solve_vec(&self, b: &DVector<f64>) -> DVector<f64> {
+        let mut x = DMatrix::from_column_slice(b.len(), 1, b.as_slice());
+        self.solve_in_place(&mut x);
+        DVector::from_column_slice(x.as_slice())
+    }
+
+    /// The symmetric inverse `A^{-1} = L^{-T} L^{-1}`.
+    pub fn inverse(&self) -> DMatrix<f64> {
+        let n = self.dim();
+        let p = par();
+        let mut inv = DMatrix::<f64>::zeros(n, n);
+        let mut mem = MemBuffer::new(llt::inverse::inverse_scratch::<f64>(n, p));
+        llt::inverse::inverse(
+            as_faer_mut(&mut inv),
+            as_faer(&self.l),
+            p,
+            MemStack::new(&mut mem),
+        );
+        for j in 1..n {
+            for i in 0..j {
+                inv[(i, j)] = inv[(j, i)];
+            }
+        }
+        inv
+    }
+
+    /// A copy of the lower triangular factor `L`.
+    pub fn l(&self) -> DMatrix<f64> {
+        self.l.clone()
+    }
+}
+
+/// `log det A` of a symmetric positive definite matrix (see [`Cholesky::new`] for errors).
+pub fn log_det_spd(a: &DMatrix<f64>, context: &str) -> Result<f64> {
+    Ok(Cholesky::new(a, context)?.log_det())
+}
+
+/// `A^{-1}` of a symmetric positive definite matrix (see [`Cholesky::new`] for errors).
+pub fn spd_inverse(a: &DMatrix<f64>, context: &str) -> Result<DMatrix<f64>> {
+    Ok(Cholesky::new(a, context)?.inverse())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::random_spd;
+
+    #[test]
+    fn factor_solve_inverse_and_log_det_match_definitions() {
+        let n = 40;
+        let a = random_spd(n, 1);
+        let c = Cholesky::new(&a, "test").unwrap();
+        let l = c.l();
+        assert!((&l * l.transpose() - &a).amax() < 1e-12 * a.amax());
+        assert!(
+            (0..n).all(|i| l[(i, i)] > 0.0) && (0..n).all(|i| (i + 1..n).all(|j| l[(i, j)] == 0.0))
+        );
+        // log det from the product of eigenvalues (nalgebra's independent decomposition).
+        let eig = a.clone().symmetric_eigen();
+        let ld: f64 = eig.eigenvalues.iter().map(|v| v.ln()).sum();
+        assert!((c.log_det() - ld).abs() < 1e-10 * ld.abs().max(1.0));
+        assert!((log_det_spd(&a, "t").unwrap() - ld).abs() < 1e-10 * ld.abs().max(1.0));
+        let b = DMatrix::from_fn(n, 3, |i, j| ((i * 7 + j * 3) as f64).sin());
+        let x = c.solve(&b);
+        assert!((&a * &x - &b).amax() < 1e-10);
+        let bv = b.column(1).into_owned();
+        let xv = c.solve_vec(&bv);
+        assert!((&a * &xv - &bv).amax() < 1e-10);
+        let inv = spd_inverse(&a, "t").unwrap();
+        assert_eq!(inv, inv.transpose());
+        assert!((&a * &inv - DMatrix::identity(n, n)).amax() < 1e-10);
+    }
+
+    #[test]
+    fn non_spd_reports_the_failing_pivot() {
+        let a = DMatrix::from_diagonal(&DVector::from_vec(vec![1.0, 2.0, -1.0, 4.0]));
+        match Cholesky::new(&a, "prec") {
+            Err(Error::NotPositiveDefinite {
+                context,
+                pivot,
+                advice,
+            }) => {
+                assert_eq!(context, "prec");
+                assert_eq!(pivot, 2);
+                assert!(advice.contains("ridge"));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        // Singular (rank one) 3 x 3: the second pivot is zero.
+        let v = DMatrix::from_column_slice(3, 1, &[1.0, 2.0, 3.0]);
+        let s = &v * v.transpose();
+        assert!(matches!(
+            Cholesky::new(&s, "s"),
+            Err(Error::NotPositiveDefinite { pivot: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let mut a = random_spd(5, 2);
+        a[(3, 1)] = f64::NAN;
+        assert!(matches!(
+            Cholesky::new(&a, "x"),
+            Err(Error::NonFinite { .. })
+        ));
+        let mut b = random_spd(5, 2);
+        b[(3, 1)] += 1.0;
+        assert!(matches!(
+            Cholesky::new(&b, "x"),
+            Err(Error::InvalidParameter { .. })
+        ));
+        assert!(matches!(
+            Cholesky::new(&DMatrix::zeros(2, 3), "x"),
+            Err(Error::DimensionMismatch(_))
+        ));
+        assert!(matches!(
+            Cholesky::new(&DMatrix::zeros(0, 0), "x"),
+            Err(Error::Empty(_))
+        ));
+    }
+}

@@ -1,0 +1,491 @@
+//! Block thick-restart Lanczos with full reorthogonalisation for a few extreme eigenpairs
+//! of a symmetric operator.
+//!
+//! The basis `V = [V_1, ..., V_j]` (orthonormal blocks of `b` columns) is grown one block
+//! at a time: `W = A V_j` is orthogonalised against all of `V` (classical Gram-Schmidt,
+//! repeated, "twice is enough") and normalised into the next block. The projected matrix
+//! `H = V^T A V` is accumulated from the same inner products, so Ritz pairs
+//! `(theta_i, V y_i)` and their residuals `||A V y_i - theta_i V y_i||` are computed
+//! explicitly from the stored `A V`, never from a recurrence. When the basis reaches its
+//! maximum size it is restarted with the best Ritz vectors, which keeps the block Krylov
+//! decomposition `A V = V H + F B^T` intact (Wu & Simon 2000, thick-restart Lanczos;
+//! Stewart 2001, Krylov-Schur; Golub & Van Loan, *Matrix Computations*, 4th ed., sec. 10.3
+//! on block Lanczos). Blocks of `b >= 2` vectors find repeated and tightly clustered
+//! eigenvalues that a single-vector Krylov space cannot separate.
+
+use crate::check::check_q;
+use crate::eigen::{fix_signs, small_sym_eigen, SymEigen};
+use crate::operator::SymOperator;
+use crate::view::par;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef};
+use nalgebra::{DMatrix, DVector};
+use rand::Rng;
+use rand_distr::StandardNormal;
+use unfold_core::{seeded_rng, Error, Result};
+
+/// Settings of the partial eigensolver. The defaults suit the spectral methods of unfold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartialEigenOptions {
+    /// Relative residual tolerance: a Ritz pair `(theta, x)` has converged when
+    /// `||A x - theta x|| <= tol * scale` where `scale` is the largest Ritz value in
+    /// magnitude (an estimate of `||A||`). Eigenvalue errors are then about
+    /// `tol^2 ||A||^2 / gap`. Default `1e-10`.
+    pub tol: f64,
+    /// Maximum number of block operator applications before giving up with
+    /// [`Error::NotConverged`]. Default `5000`.
+    pub max_iter: usize,
+    /// Seed of the random starting block; the same seed gives the same result.
+    /// Default `0`.
+    pub seed: u64,
+    /// Vectors per block; `None` picks `q` clamped to `2..=6`. A block must be at least
+    /// as large as the multiplicity of a wanted eigenvalue to find all its copies.
+    pub block_size: Option<usize>,
+    /// Maximum number of basis vectors before a restart; `None` picks
+    /// `max(q + 4b, 2q + 2b, 30)` (capped at `n`).
+    pub max_basis: Option<usize>,
+}
+
+impl Default for PartialEigenOptions {
+    fn default() -> Self {
+        PartialEigenOptions {
+            tol: 1e-10,
+            max_iter: 5000,
+            seed: 0,
+            block_size: None,
+            max_basis: None,
+        }
+    }
+}
+
+impl PartialEigenOptions {
+    fn check(&self) -> Result<()> {
+        if !(self.tol.is_finite() && self.tol > 0.0 && self.tol < 1.0) {
+            return Err(Error::invalid(
+                "tol",
+                format!("must be in (0, 1), got {}", self.tol),
+            ));
+        }
+        if self.max_iter == 0 {
+            return Err(Error::invalid("max_iter", "must be at least 1"));
+        }
+        if self.block_size == Some(0) {
+            return Err(Error::invalid("block_size", "must be at least 1"));
+        }
+        if self.max_basis == Some(0) {
+            return Err(Error::invalid("max_basis", "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// Which end of the spectrum to compute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    /// The largest (algebraic) eigenvalues, returned in descending order.
+    Largest,
+    /// The smallest (algebraic) eigenvalues, returned in ascending order.
+    Smallest,
+}
+
+/// What a residual is measured against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResidualScale {
+    /// `||r_i|| <= tol * max_j |theta_j|` (relative to the operator norm).
+    Spectrum,
+    /// `||r_i|| <= tol * |theta_i|` (relative to each Ritz value; used for shift-invert,
+    /// where it bounds the residual of the original matrix by `tol ||A + shift I||`).
+    RitzValue,
+}
+
+/// The `q` extreme eigenpairs of a symmetric operator by block thick-restart Lanczos.
+///
+/// Values come in descending order for [`Which::Largest`] and ascending order for
+/// [`Which::Smallest`]; vectors are orthonormal columns, each signed so that its entry of
+/// largest magnitude is positive.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for `q = 0`, `q > n` or invalid options;
+/// [`Error::NotConverged`] if `max_iter` block applications do not reach `tol`;
+/// [`Error::Numerical`] if the operator returns non-finite values.
+pub fn partial_sym_eigen<O: SymOperator + ?Sized>(
+    op: &O,
+    q: usize,
+    which: Which,
+    opts: &PartialEigenOptions,
+) -> Result<SymEigen> {
+    run(op, q, which, opts, ResidualScale::Spectrum)
+}
+
+/// The solver behind [`partial_sym_eigen`], with a choice of residual scale.
+pub(crate) fn run<O: SymOperator + ?Sized>(
+    op: &O,
+    q: usize,
+    which: Which,
+    opts: &PartialEigenOptions,
+    scale: ResidualScale,
+) -> Result<SymEigen> {
+    opts.check()?;
+    let n = op.dim();
+    check_q(q, n)?;
+    let b = opts.block_size.unwrap_or(q.clamp(2, 6)).min(n);
+    let m = opts
+        .max_basis
+        .unwrap_or((q + 4 * b).max(2 * q + 2 * b).max(30))
+        .max(q + b)
+        .min(n);
+    let keep = q + (m.saturating_sub(q + b)) / 2;
+    let mut rng = seeded_rng(opts.seed);
+
+    let mut v = DMatrix::<f64>::zeros(n, m);
+    let mut av = DMatrix::<f64>::zeros(n, m);
+    let mut h = DMatrix::<f64>::zeros(m, m);
+    let mut f = orthonormalise(DMatrix::zeros(n, 0), cols(&v, 0), b, &mut rng)?;
+    let mut k = 0usize;
+    let mut applies = 0usize;
+    loop {
+        // Grow the basis by the pending block F and compute its image.
+        let nb = f.ncols();
+        let block = std::mem::replace(&mut f, DMatrix::zeros(n, 0));
+        let mut w = DMatrix::<f64>::zeros(n, nb);
+        op.apply(&block, &mut w);
+        applies += 1;
+        if w.iter().any(|x| !x.is_finite()) {
+            return Err(Error::numerical(
+                "partial symmetric eigensolver",
+                "the operator produced a non-finite value; check the matrix for NaN/Inf",
+            ));
+        }
+        v.columns_mut(k, nb).copy_from(&block);
+        av.columns_mut(k, nb).copy_from(&w);
+        k += nb;
+        // New columns of H = V^T A V, then the first Gram-Schmidt pass with the same product.
+        let c = mul_tn(cols(&v, k), mat(&w));
+        for j in 0..nb {
+            for i in 0..k {
+                h[(i, k - nb + j)] = c[(i, j)];
+                h[(k - nb + j, i)] = c[(i, j)];
+            }
+        }
+        for j in 0..nb {
+            for i in 0..j {
+                let s = 0.5 * (c[(k - nb + i, j)] + c[(k - nb + j, i)]);
+                h[(k - nb + i, k - nb + j)] = s;
+                h[(k - nb + j, k - nb + i)] = s;
+            }
+        }
+        if k < n {
+            mul_sub(&mut w, cols(&v, k), &c);
+            f = orthonormalise(w, cols(&v, k), b.min(n - k), &mut rng)?;
+        }
+
+        // Rayleigh-Ritz on the current basis.
+        let hk = h.view((0, 0), (k, k)).into_owned();
+        let (theta, y) = small_sym_eigen(&hk)?;
+        let order: Vec<usize> = match which {
+            Which::Largest => (0..k).rev().collect(),
+            Which::Smallest => (0..k).collect(),
+        };
+        if k >= q {
+            let yq = DMatrix::from_fn(k, q, |i, j| y[(i, order[j])]);
+            let thq: Vec<f64> = order[..q].iter().map(|&i| theta[i]).collect();
+            let x = mul_nn(cols(&v, k), mat(&yq));
+            let mut r = mul_nn(cols(&av, k), mat(&yq));
+            let norm_est = theta[0].abs().max(theta[k - 1].abs());
+            let mut worst = 0.0f64;
+            let mut n_conv = 0;
+            for (j, &th) in thq.iter().enumerate() {
+                let mut rj = r.column_mut(j);
+                rj.axpy(-th, &x.column(j), 1.0);
+                let res = rj.norm();
+                let bound = opts.tol
+                    * match scale {
+                        ResidualScale::Spectrum => norm_est,
+                        ResidualScale::RitzValue => th.abs(),
+                    };
+                if res <= bound {
+                    n_conv += 1;
+                }
+                worst = worst.max(res / norm_est.max(f64::MIN_POSITIVE));
+            }
+            if n_conv == q || k == n {
+                let mut vectors = x;
+                fix_signs(&mut vectors);
+                return Ok(SymEigen {
+                    values: DVector::from_vec(thq),
+                    vectors,
+                });
+            }
+            if applies >= opts.max_iter {
+                return Err(Error::NotConverged {
+                    context: format!("block Lanczos for {q} eigenpairs of a {n} x {n} matrix"),
+                    iterations: applies,
+                    advice: format!(
+                        "{n_conv} of {q} eigenpairs reached the relative residual {:e} \
+                         (worst {worst:.2e}); raise max_iter, loosen tol, or enlarge \
+                         block_size/max_basis if eigenvalues are clustered",
+                        opts.tol
+                    ),
+                });
+            }
+        }
+        if k + f.ncols() > m {
+            // Thick restart: keep the best `keep` Ritz vectors (and their images). The
+            // pending block F stays whole, which preserves A V = V H + F B^T.
+            let yk = DMatrix::from_fn(k, keep, |i, j| y[(i, order[j])]);
+            let vk = mul_nn(cols(&v, k), mat(&yk));
+            let avk = mul_nn(cols(&av, k), mat(&yk));
+            v.columns_mut(0, keep).copy_from(&vk);
+            av.columns_mut(0, keep).copy_from(&avk);
+            h.fill(0.0);
+            for j in 0..keep {
+                h[(j, j)] = theta[order[j]];
+            }
+            k = keep;
+        }
+    }
+}
+
+/// The first `k` columns of `m` as a faer view.
+fn cols(m: &DMatrix<f64>, k: usize) -> MatRef<'_, f64> {
+    let n = m.nrows();
+    MatRef::from_column_major_slice(&m.as_slice()[..n * k], n, k)
+}
+
+fn mat(m: &DMatrix<f64>) -> MatRef<'_, f64> {
+    cols(m, m.ncols())
+}
+
+fn out(m: &mut DMatrix<f64>) -> MatMut<'_, f64> {
+    let (r, c) = (m.nrows(), m.ncols());
+    MatMut::from_column_major_slice_mut(m.as_mut_slice(), r, c)
+}
+
+/// `A^T B`.
+fn mul_tn(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> DMatrix<f64> {
+    let mut c = DMatrix::zeros(a.ncols(), b.ncols());
+    matmul(out(&mut c), Accum::Replace, a.transpose(), b, 1.0, par());
+    c
+}
+
+/// `A B`.
+fn mul_nn(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> DMatrix<f64> {
+    let mut c = DMatrix::zeros(a.nrows(), b.ncols());
+    matmul(out(&mut c), Accum::Replace, a, b, 1.0, par());
+    c
+}
+
+/// `W -= V C`.
+fn mul_sub(w: &mut DMatrix<f64>, v: MatRef<'_, f64>, c: &DMatrix<f64>) {
+    matmul(out(w), Accum::Add, v, mat(c), -1.0, par());
+}
+
+/// `t` orthonormal columns, orthogonal to the orthonormal columns of `v`, spanning as much
+/// of `w` as possible. Columns of `w` that vanish under projection (an invariant subspace
+/// was reached) and missing columns are replaced by seeded random vectors. Each column is
+/// projected twice against `v` and the columns already accepted ("twice is enough").
+fn orthonormalise(
+    w: DMatrix<f64>,
+    v: MatRef<'_, f64>,
+    t: usize,
+    rng: &mut impl Rng,
+) -> Result<DMatrix<f64>> {
+    let n = v.nrows();
+    let mut q = DMatrix::<f64>::zeros(n, t);
+    for j in 0..t {
+        let mut x: DMatrix<f64> = if j < w.ncols() {
+            w.columns(j, 1).into_owned()
+        } else {
+            random_column(n, rng)
+        };
+        let mut accepted = false;
+        for _attempt in 0..8 {
+            let before = x.norm();
+            for _pass in 0..2 {
+                let c = mul_tn(v, mat(&x));
+                mul_sub(&mut x, v, &c);
+                let done = q.columns(0, j).into_owned();
+                let c2 = done.tr_mul(&x);
+                x -= &done * c2;
+            }
+            let after = x.norm();
+            if after > 1e-10 * before && after > 1e-300 {
+                x /= after;
+                accepted = true;
+                break;
+            }
+            x = random_column(n, rng);
+        }
+        if !accepted {
+            return Err(Error::numerical(
+                "partial symmetric eigensolver",
+                "could not extend the orthonormal basis (the operator may be degenerate); \
+                 use the full eigendecomposition instead",
+            ));
+        }
+        q.column_mut(j).copy_from(&x.column(0));
+    }
+    Ok(q)
+}
+
+fn random_column(n: usize, rng: &mut impl Rng) -> DMatrix<f64> {
+    DMatrix::from_fn(n, 1, |_, _| rng.sample::<f64, _>(StandardNormal))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eigen::sym_eigen;
+    use crate::test_util::*;
+
+    /// Checks `got` against the full decomposition at positions `idx`: values to 1e-8,
+    /// residuals, orthonormality and the angle between the invariant subspaces.
+    fn check_against_full(a: &DMatrix<f64>, got: &SymEigen, idx: &[usize]) {
+        let full = sym_eigen(a).unwrap();
+        let scale = full.values.amax();
+        for (j, &i) in idx.iter().enumerate() {
+            assert!(
+                (got.values[j] - full.values[i]).abs() < 1e-8 * scale,
+                "value {j}: {} vs {}",
+                got.values[j],
+                full.values[i]
+            );
+        }
+        assert!(max_residual(a, &got.values, &got.vectors) < 1e-8 * scale);
+        assert!(orthonormality_error(&got.vectors) < 1e-10);
+        let u = DMatrix::from_fn(a.nrows(), idx.len(), |r, c| full.vectors[(r, idx[c])]);
+        assert!(subspace_gap(&u, &got.vectors) < 1e-6);
+    }
+
+    #[test]
+    fn largest_of_random_spd_matches_full() {
+        let n = 200;
+        let a = random_spd(n, 3);
+        let got = partial_sym_eigen(&a, 5, Which::Largest, &Default::default()).unwrap();
+        assert!(got.values.as_slice().windows(2).all(|w| w[0] >= w[1]));
+        check_against_full(&a, &got, &[199, 198, 197, 196, 195]);
+    }
+
+    #[test]
+    fn both_ends_of_an_indefinite_matrix_match_full() {
+        let n = 150;
+        let a = random_sym(n, 4);
+        let top = partial_sym_eigen(&a, 4, Which::Largest, &Default::default()).unwrap();
+        check_against_full(&a, &top, &[149, 148, 147, 146]);
+        let bottom = partial_sym_eigen(&a, 3, Which::Smallest, &Default::default()).unwrap();
+        assert!(bottom.values.as_slice().windows(2).all(|w| w[0] <= w[1]));
+        check_against_full(&a, &bottom, &[0, 1, 2]);
+    }
+
+    #[test]
+    fn one_pair_and_almost_all_pairs() {
+        let a = random_spd(60, 5);
+        let one = partial_sym_eigen(&a, 1, Which::Largest, &Default::default()).unwrap();
+        check_against_full(&a, &one, &[59]);
+        let most = partial_sym_eigen(&a, 58, Which::Smallest, &Default::default()).unwrap();
+        check_against_full(&a, &most, &(0..58).collect::<Vec<_>>());
+        let all = partial_sym_eigen(&a, 60, Which::Largest, &Default::default()).unwrap();
+        check_against_full(&a, &all, &(0..60).rev().collect::<Vec<_>>());
+    }
+
+    /// `Q diag(lambda) Q^T` with a random orthogonal `Q`.
+    fn with_spectrum(lambda: &[f64], seed: u64) -> DMatrix<f64> {
+        let n = lambda.len();
+        let q = random_matrix(n, n, seed).qr().q();
+        &q * DMatrix::from_diagonal(&DVector::from_column_slice(lambda)) * q.transpose()
+    }
+
+    #[test]
+    fn clustered_and_repeated_top_eigenvalues() {
+        let n = 300;
+        let mut lambda: Vec<f64> = (0..n).map(|i| 0.9 * i as f64 / n as f64).collect();
+        lambda[n - 1] = 1.0;
+        lambda[n - 2] = 1.0; // a double eigenvalue
+        lambda[n - 3] = 1.0 - 1e-9; // and a third within 1e-9
+        lambda[n - 4] = 0.99;
+        let a = with_spectrum(&lambda, 6);
+        let opts = PartialEigenOptions {
+            block_size: Some(4),
+            ..Default::default()
+        };
+        let got = partial_sym_eigen(&a, 4, Which::Largest, &opts).unwrap();
+        let expect = [1.0, 1.0, 1.0 - 1e-9, 0.99];
+        for (g, e) in got.values.iter().zip(expect) {
+            assert!((g - e).abs() < 1e-10, "{}", got.values);
+        }
+        // Individual vectors inside the cluster are arbitrary; the 4-dimensional invariant
+        // subspace is not.
+        check_against_full(&a, &got, &[n - 1, n - 2, n - 3, n - 4]);
+    }
+
+    #[test]
+    fn same_seed_same_result_other_seed_same_answer() {
+        let a = random_sym(120, 8);
+        let run = |seed| {
+            let opts = PartialEigenOptions {
+                seed,
+                ..Default::default()
+            };
+            partial_sym_eigen(&a, 3, Which::Largest, &opts).unwrap()
+        };
+        let (r1, r2, r3) = (run(1), run(1), run(2));
+        assert_eq!(r1, r2);
+        assert!((&r1.values - &r3.values).amax() < 1e-10);
+        // Signs are normalised, so the vectors agree too.
+        assert!((&r1.vectors - &r3.vectors).amax() < 1e-6);
+    }
+
+    #[test]
+    fn invalid_requests_and_non_convergence_are_errors() {
+        let a = random_spd(50, 9);
+        let d = PartialEigenOptions::default();
+        assert!(matches!(
+            partial_sym_eigen(&a, 0, Which::Largest, &d),
+            Err(Error::InvalidParameter { .. })
+        ));
+        assert!(matches!(
+            partial_sym_eigen(&a, 51, Which::Largest, &d),
+            Err(Error::InvalidParameter { .. })
+        ));
+        for bad in [
+            PartialEigenOptions {
+                tol: 0.0,
+                ..d.clone()
+            },
+            PartialEigenOptions {
+                tol: f64::NAN,
+                ..d.clone()
+            },
+            PartialEigenOptions {
+                max_iter: 0,
+                ..d.clone()
+            },
+            PartialEigenOptions {
+                block_size: Some(0),
+                ..d.clone()
+            },
+        ] {
+            assert!(matches!(
+                partial_sym_eigen(&a, 2, Which::Largest, &bad),
+                Err(Error::InvalidParameter { .. })
+            ));
+        }
+        let big = random_sym(400, 10);
+        let starved = PartialEigenOptions { max_iter: 2, ..d };
+        match partial_sym_eigen(&big, 3, Which::Smallest, &starved) {
+            Err(Error::NotConverged {
+                iterations, advice, ..
+            }) => {
+                assert_eq!(iterations, 2);
+                assert!(advice.contains("max_iter"));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let mut nan = random_spd(50, 11);
+        nan[(3, 3)] = f64::NAN;
+        assert!(matches!(
+            partial_sym_eigen(&nan, 2, Which::Largest, &PartialEigenOptions::default()),
+            Err(Error::Numerical { .. })
+        ));
+    }
+}
