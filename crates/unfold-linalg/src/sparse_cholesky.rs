@@ -164,7 +164,7 @@ impl SparseCholesky {
 mod tests {
     use super::*;
     use crate::cholesky::Cholesky;
-    use crate::test_util::grid_laplacian;
+    use crate::test_util::{grid_laplacian, random_graph_laplacian};
 
     fn shifted(a: &CsrMatrix, s: f64) -> CsrMatrix {
         let mut t = Vec::new();
@@ -178,9 +178,11 @@ mod tests {
 
     #[test]
     fn matches_dense_cholesky_on_small_and_large_grids() {
-        // 6 x 7 stays simplicial; 40 x 45 has enough fill to go supernodal.
-        for (r, c, supernodal) in [(6, 7, false), (40, 45, true)] {
-            let a = shifted(&grid_laplacian(r, c), 0.3);
+        // A small grid stays simplicial; a random graph has enough fill to go supernodal.
+        for (a, supernodal) in [
+            (shifted(&grid_laplacian(6, 7), 0.3), false),
+            (shifted(&random_graph_laplacian(500, 4, 1), 0.3), true),
+        ] {
             let n = a.nrows();
             let sc = SparseCholesky::new(&a, "grid").unwrap();
             let is_supernodal = matches!(sc.symbolic.raw(), SymbolicCholeskyRaw::Supernodal(_));
@@ -213,6 +215,19 @@ mod tests {
                 assert_eq!(pivot, 4);
                 assert_eq!(context, "diag");
             }
+            other => panic!("unexpected {other:?}"),
+        }
+        // The same in a supernodal factorisation: only row 17 makes A indefinite.
+        let big = shifted(&random_graph_laplacian(500, 4, 1), 0.3);
+        let mut t = Vec::new();
+        for i in 0..big.nrows() {
+            let (cols, vals) = big.row(i);
+            t.extend(cols.iter().zip(vals).map(|(&j, &v)| (i, j, v)));
+        }
+        t.push((17, 17, -1000.0));
+        let big = CsrMatrix::from_triplets(500, 500, &t);
+        match SparseCholesky::new(&big, "big") {
+            Err(Error::NotPositiveDefinite { pivot, .. }) => assert_eq!(pivot, 17),
             other => panic!("unexpected {other:?}"),
         }
         // A Laplacian shifted down is indefinite: some pivot must fail.

@@ -61,3 +61,20 @@ pub fn subspace_gap(u: &DMatrix<f64>, x: &DMatrix<f64>) -> f64 {
 pub fn orthonormality_error(x: &DMatrix<f64>) -> f64 {
     (x.tr_mul(x) - DMatrix::identity(x.ncols(), x.ncols())).amax()
 }
+
+/// The Laplacian of a random graph: each vertex is joined to `deg` random others, with
+/// weights in (0.5, 1.5) (repeated edges add up).
+pub fn random_graph_laplacian(n: usize, deg: usize, seed: u64) -> CsrMatrix {
+    let mut rng = seeded_rng(seed);
+    let mut t = Vec::new();
+    for a in 0..n {
+        for _ in 0..deg {
+            let b = rng.random_range(0..n);
+            if b != a {
+                let w = rng.random_range(0.5..1.5);
+                t.extend([(a, a, w), (b, b, w), (a, b, -w), (b, a, -w)]);
+            }
+        }
+    }
+    CsrMatrix::from_triplets(n, n, &t)
+}
