@@ -1,1 +1,37 @@
-//! Work in progress.
+//! Quality metrics for embeddings and clusterings.
+//!
+//! Every function takes points as the ROWS of an `n x p` (data) or `n x q` (embedding)
+//! `nalgebra` matrix, validates its input up front and reports bad input as an
+//! [`unfold_core::Error`], never by a panic.
+//!
+//! * [`procrustes`] / [`procrustes_error`]: distance to a known ground truth after the best
+//!   similarity transform (Gower 1975; SciPy's `disparity`).
+//! * [`trustworthiness`] / [`continuity`]: rank-based preservation of k-neighbourhoods
+//!   (Venna & Kaski 2001; scikit-learn's `trustworthiness`).
+//! * [`residual_variance`]: `1 - rho^2` between given (e.g. geodesic) distances and embedding
+//!   distances (Tenenbaum, de Silva & Langford 2000).
+//! * [`loo_1nn_accuracy`]: leave-one-out 1-nearest-neighbour classification accuracy.
+//! * [`kmeans`], [`hungarian`], [`clustering_accuracy`], [`nmi`]: clustering of an
+//!   embedding and its agreement with known classes.
+//!
+//! Neighbours are always ordered by the pair (distance, index): of two points at the same
+//! distance the one with the smaller row index is the nearer. See `docs/eval.md` for the
+//! formulas.
+
+mod assignment;
+mod check;
+mod clustering;
+mod kmeans;
+mod knn;
+mod neighbourhood;
+mod procrustes;
+mod ranks;
+mod residual;
+
+pub use assignment::hungarian;
+pub use clustering::{clustering_accuracy, nmi};
+pub use kmeans::{kmeans, KMeansFit, KMeansOptions};
+pub use knn::loo_1nn_accuracy;
+pub use neighbourhood::{continuity, trustworthiness};
+pub use procrustes::{procrustes, procrustes_error, Procrustes};
+pub use residual::residual_variance;
