@@ -1,1 +1,29 @@
-//! Work in progress.
+//! The models of unfold.
+//!
+//! Every model is fitted from a `Params` value that is validated before any work starts
+//! (linfa style), and the fitted model implements [`Embedding`] and, where a standard rule
+//! exists, [`OutOfSample`]. Fitted models are saved and loaded through [`FittedModel`].
+//!
+//! Spectral baselines (issue 2): [`Pca`], [`Cmds`], [`KernelPca`],
+//! [`LaplacianEigenmaps`], [`Lle`], [`Isomap`].
+
+pub mod cmds;
+pub mod isomap;
+pub mod kernel_pca;
+pub mod laplacian_eigenmaps;
+pub mod lle;
+pub mod neighbourhood;
+mod orient;
+pub mod pca;
+pub mod persist;
+pub mod traits;
+
+pub use cmds::{Cmds, CmdsParams};
+pub use isomap::{Isomap, IsomapParams};
+pub use kernel_pca::{KernelPca, KernelPcaParams};
+pub use laplacian_eigenmaps::{LaplacianEigenmaps, LaplacianEigenmapsParams, LeWeights};
+pub use lle::{Lle, LleParams};
+pub use neighbourhood::GraphSpec;
+pub use pca::{Pca, PcaParams};
+pub use persist::FittedModel;
+pub use traits::{Embedding, OutOfSample, Projection};

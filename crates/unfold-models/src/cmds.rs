@@ -1,0 +1,115 @@
+//! Classical multidimensional scaling (spec `meu_alle_drill.md` §1.1).
+//!
+//! `B = -1/2 H D H` for the matrix `D` of squared distances; the embedding is the top-q
+//! eigenvectors of `B` scaled by the square roots of their eigenvalues, `X = V Lambda^{1/2}`.
+//! On Euclidean distances this equals PCA up to the sign of each axis. New points are
+//! placed by Gower's formula, which is the Nyström projection with the kernel `-D/2`.
+
+use crate::kernel_pca::CentredKernel;
+use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use nalgebra::DMatrix;
+use serde::{Deserialize, Serialize};
+use unfold_core::{Error, Result};
+use unfold_linalg::{pairwise_sq_dists, sq_dists_to};
+
+/// Settings of [`Cmds`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct CmdsParams {
+    pub dim: usize,
+}
+
+impl CmdsParams {
+    pub fn new(dim: usize) -> Self {
+        CmdsParams { dim }
+    }
+
+    /// Classical MDS of the Euclidean distances between the rows of `y`.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Cmds> {
+        check_fit_input(y, self.dim, "classical MDS")?;
+        let mut cmds = self.fit_sq_distances(&pairwise_sq_dists(y))?;
+        cmds.train = Some(y.clone());
+        Ok(cmds)
+    }
+
+    /// Classical MDS of a given symmetric matrix of squared distances (n x n). The fitted
+    /// model cannot project new data points (it has no coordinates to measure from).
+    pub fn fit_sq_distances(&self, d2: &DMatrix<f64>) -> Result<Cmds> {
+        unfold_core::check_finite(d2, "the distance matrix")?;
+        let n = d2.nrows();
+        if d2.ncols() != n {
+            return Err(Error::DimensionMismatch(format!(
+                "a distance matrix must be square, got {n} x {}",
+                d2.ncols()
+            )));
+        }
+        unfold_core::check_dim(
+            self.dim,
+            n,
+            "there must be more points than latent dimensions",
+        )?;
+        let kernel = CentredKernel::new(d2 * -0.5, self.dim, "distance matrix")?;
+        Ok(Cmds {
+            coords: kernel.coords(),
+            kernel,
+            train: None,
+        })
+    }
+}
+
+/// A fitted classical MDS.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Cmds {
+    pub kernel: CentredKernel,
+    train: Option<DMatrix<f64>>,
+    coords: DMatrix<f64>,
+}
+
+impl Embedding for Cmds {
+    fn coords(&self) -> &DMatrix<f64> {
+        &self.coords
+    }
+}
+
+impl OutOfSample for Cmds {
+    fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection> {
+        let train = self.train.as_ref().ok_or_else(|| {
+            Error::invalid(
+                "model",
+                "this MDS was fitted on a distance matrix, so new points cannot be placed",
+            )
+        })?;
+        check_new_points(y_new, train.ncols())?;
+        let k_new = sq_dists_to(y_new, train) * -0.5;
+        Ok(Projection::point(self.kernel.project(&k_new)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pca::PcaParams;
+
+    #[test]
+    fn equals_pca_up_to_sign() {
+        let y = DMatrix::from_fn(50, 4, |i, j| {
+            ((i * 4 + j) as f64 * 0.917).cos() * (4 - j) as f64
+        });
+        let cmds = CmdsParams::new(2).fit(&y).unwrap();
+        let pca = PcaParams::new(2).fit(&y).unwrap();
+        for j in 0..2 {
+            let a = cmds.coords().column(j);
+            let b = pca.coords().column(j);
+            let same = (a - b).norm().min((a + b).norm());
+            assert!(same < 1e-8 * b.norm(), "axis {j}: {same}");
+        }
+        let proj = cmds.project(&y).unwrap();
+        assert!((proj.mean - cmds.coords()).norm() < 1e-8);
+    }
+
+    #[test]
+    fn distance_input_checks_shape() {
+        assert!(CmdsParams::new(1)
+            .fit_sq_distances(&DMatrix::zeros(3, 4))
+            .is_err());
+    }
+}

@@ -1,0 +1,200 @@
+//! Kernel PCA with the exponentiated quadratic (RBF) kernel, and the centred-kernel
+//! eigenproblem shared by classical MDS and Isomap.
+//!
+//! Spec `meu_alle_drill.md` §1.2: the embedding comes from the top-q eigenpairs of the
+//! doubly centred kernel `B = H K H`, `X = V Lambda^{1/2}`. A new point with kernel row
+//! `k*` (against the training points) is placed by the Nyström formula
+//! `x* = Lambda^{-1/2} V^T (k* - mean(k*) 1 - r + m 1)`, where `r` holds the row means of
+//! `K` and `m` its grand mean; for a training point this returns its own coordinates.
+
+use crate::orient::orient_columns;
+use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use nalgebra::{DMatrix, DVector};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use unfold_core::{Error, Result};
+use unfold_linalg::{largest_eigenpairs, pairwise_sq_dists, sq_dists_to, SymMatrix};
+
+/// The top-q eigenpairs of a doubly centred kernel matrix, with the row means needed to
+/// centre new kernel rows consistently.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CentredKernel {
+    /// Unit eigenvectors, n x q.
+    pub vectors: DMatrix<f64>,
+    /// Eigenvalues, descending, all positive.
+    pub values: DVector<f64>,
+    row_means: DVector<f64>,
+    total_mean: f64,
+}
+
+impl CentredKernel {
+    /// Centres the symmetric kernel `k` in place (`B = H K H`) and takes its top `q`
+    /// eigenpairs. Fails when fewer than `q` eigenvalues are clearly positive.
+    pub fn new(mut k: DMatrix<f64>, q: usize, what: &str) -> Result<Self> {
+        let n = k.nrows();
+        let row_means = DVector::from_fn(n, |i, _| k.column(i).mean());
+        let total_mean = row_means.mean();
+        k.as_mut_slice()
+            .par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(j, col)| {
+                for (i, v) in col.iter_mut().enumerate() {
+                    *v += total_mean - row_means[i] - row_means[j];
+                }
+            });
+        let eig = largest_eigenpairs(SymMatrix::Dense(&k), q)?;
+        let top = eig.values[0].abs().max(f64::MIN_POSITIVE);
+        if let Some(j) = eig.values.iter().position(|&v| v <= 1e-10 * top) {
+            return Err(Error::DimensionTooLarge {
+                dim: q,
+                limit: j + 1,
+                reason: format!("the centred {what} has only {j} clearly positive eigenvalues"),
+            });
+        }
+        let mut vectors = eig.vectors;
+        orient_columns(&mut vectors);
+        Ok(CentredKernel {
+            vectors,
+            values: eig.values,
+            row_means,
+            total_mean,
+        })
+    }
+
+    /// The embedding of the training points, `V Lambda^{1/2}` (n x q).
+    pub fn coords(&self) -> DMatrix<f64> {
+        let mut x = self.vectors.clone();
+        for (mut col, &l) in x.column_iter_mut().zip(self.values.iter()) {
+            col *= l.sqrt();
+        }
+        x
+    }
+
+    /// Nyström projection of new points given their uncentred kernel rows (m x n).
+    pub fn project(&self, k_new: &DMatrix<f64>) -> DMatrix<f64> {
+        let mut kc = k_new.clone();
+        for (i, mut row) in kc.row_iter_mut().enumerate() {
+            let mean = k_new.row(i).mean();
+            for (j, v) in row.iter_mut().enumerate() {
+                *v += self.total_mean - mean - self.row_means[j];
+            }
+        }
+        let mut x = kc * &self.vectors;
+        for (mut col, &l) in x.column_iter_mut().zip(self.values.iter()) {
+            col /= l.sqrt();
+        }
+        x
+    }
+}
+
+/// Settings of [`KernelPca`]: the RBF kernel `k(y, y') = exp(-gamma ||y - y'||^2)`;
+/// `gamma = None` uses `1/p` (scikit-learn's default).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelPcaParams {
+    pub dim: usize,
+    pub gamma: Option<f64>,
+}
+
+impl KernelPcaParams {
+    pub fn new(dim: usize) -> Self {
+        KernelPcaParams { dim, gamma: None }
+    }
+
+    pub fn gamma(mut self, gamma: f64) -> Self {
+        self.gamma = Some(gamma);
+        self
+    }
+
+    /// Fits kernel PCA to the rows of `y`.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<KernelPca> {
+        check_fit_input(y, self.dim, "kernel PCA")?;
+        let gamma = self.gamma.unwrap_or(1.0 / y.ncols() as f64);
+        if !(gamma.is_finite() && gamma > 0.0) {
+            return Err(Error::invalid(
+                "gamma",
+                format!("must be positive and finite, got {gamma}"),
+            ));
+        }
+        let kernel = CentredKernel::new(rbf(pairwise_sq_dists(y), gamma), self.dim, "RBF kernel")?;
+        Ok(KernelPca {
+            coords: kernel.coords(),
+            kernel,
+            gamma,
+            train: y.clone(),
+        })
+    }
+}
+
+/// `exp(-gamma d2)` entrywise, in parallel.
+fn rbf(mut d2: DMatrix<f64>, gamma: f64) -> DMatrix<f64> {
+    d2.as_mut_slice()
+        .par_iter_mut()
+        .for_each(|v| *v = (-gamma * *v).exp());
+    d2
+}
+
+/// A fitted RBF kernel PCA.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KernelPca {
+    pub kernel: CentredKernel,
+    pub gamma: f64,
+    train: DMatrix<f64>,
+    coords: DMatrix<f64>,
+}
+
+impl Embedding for KernelPca {
+    fn coords(&self) -> &DMatrix<f64> {
+        &self.coords
+    }
+}
+
+impl OutOfSample for KernelPca {
+    fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection> {
+        check_new_points(y_new, self.train.ncols())?;
+        let k_new = rbf(sq_dists_to(y_new, &self.train), self.gamma);
+        Ok(Projection::point(self.kernel.project(&k_new)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cloud() -> DMatrix<f64> {
+        DMatrix::from_fn(40, 3, |i, j| {
+            ((i * 3 + j) as f64 * 0.731).sin() * (1.0 + j as f64)
+        })
+    }
+
+    #[test]
+    fn eigenpairs_of_centred_kernel() {
+        let y = cloud();
+        let kp = KernelPcaParams::new(2).gamma(0.3).fit(&y).unwrap();
+        // Build H K H directly and check B v = lambda v.
+        let n = y.nrows();
+        let k = DMatrix::from_fn(n, n, |i, j| {
+            (-0.3 * (y.row(i) - y.row(j)).norm_squared()).exp()
+        });
+        let h = DMatrix::identity(n, n) - DMatrix::from_element(n, n, 1.0 / n as f64);
+        let b = &h * k * &h;
+        for j in 0..2 {
+            let v = kp.kernel.vectors.column(j);
+            assert!((&b * v - v * kp.kernel.values[j]).norm() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn nystrom_reproduces_training_points() {
+        let y = cloud();
+        let kp = KernelPcaParams::new(3).fit(&y).unwrap_err();
+        assert!(matches!(kp, Error::DimensionTooLarge { .. }));
+        let kp = KernelPcaParams::new(2).fit(&y).unwrap();
+        let proj = kp.project(&y).unwrap();
+        assert!((proj.mean - kp.coords()).norm() < 1e-8);
+    }
+
+    #[test]
+    fn rejects_bad_gamma() {
+        assert!(KernelPcaParams::new(1).gamma(-1.0).fit(&cloud()).is_err());
+    }
+}

@@ -1,0 +1,164 @@
+//! Laplacian eigenmaps (Belkin & Niyogi 2003; spec `meu_alle_drill.md` §3).
+//!
+//! On a connected kNN graph with weights `W` (0/1 or heat kernel), degree matrix `D` and
+//! Laplacian `L = D - W`, the embedding is given by the generalised eigenproblem
+//! `L f = mu D f`: the eigenvectors of the q smallest non-zero `mu` (the constant vector
+//! with `mu = 0` is dropped), normalised so that `F^T D F = I`.
+
+use crate::neighbourhood::GraphSpec;
+use crate::orient::orient_columns;
+use crate::traits::{check_fit_input, Embedding};
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+use unfold_core::{Error, Result};
+use unfold_graph::{NeighbourGraph, Weighting};
+use unfold_linalg::{smallest_generalized_eigenpairs, SymMatrix};
+
+/// Edge weights of Laplacian eigenmaps.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum LeWeights {
+    /// 1 on every edge ("simple-minded" weights).
+    Binary,
+    /// The heat kernel of `unfold_graph::Weighting::Heat`; `sigma = None` uses the mean
+    /// distance from a point to its k nearest neighbours.
+    Heat { sigma: Option<f64> },
+}
+
+/// Settings of [`LaplacianEigenmaps`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaplacianEigenmapsParams {
+    pub dim: usize,
+    pub graph: GraphSpec,
+    pub weights: LeWeights,
+}
+
+impl LaplacianEigenmapsParams {
+    /// Binary weights on a union kNN graph.
+    pub fn new(dim: usize, k: usize) -> Self {
+        LaplacianEigenmapsParams {
+            dim,
+            graph: GraphSpec::knn(k),
+            weights: LeWeights::Binary,
+        }
+    }
+
+    pub fn weights(mut self, weights: LeWeights) -> Self {
+        self.weights = weights;
+        self
+    }
+
+    /// Fits Laplacian eigenmaps to the rows of `y`.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<LaplacianEigenmaps> {
+        check_fit_input(y, self.dim, "Laplacian eigenmaps")?;
+        let (nn, binary) = self
+            .graph
+            .build(y, Weighting::Binary, "Laplacian eigenmaps")?;
+        let graph = match self.weights {
+            LeWeights::Binary => binary,
+            LeWeights::Heat { sigma } => {
+                let sigma = match sigma {
+                    Some(s) if s.is_finite() && s > 0.0 => s,
+                    Some(s) => {
+                        return Err(Error::invalid(
+                            "sigma",
+                            format!("must be positive, got {s}"),
+                        ))
+                    }
+                    None => {
+                        let all: Vec<f64> = nn.distances.iter().flatten().copied().collect();
+                        all.iter().sum::<f64>() / all.len() as f64
+                    }
+                };
+                binary.reweighted(y, Weighting::Heat { sigma })?
+            }
+        };
+        Self::embed(&graph, self.dim).map(|(coords, eigenvalues)| LaplacianEigenmaps {
+            coords,
+            eigenvalues,
+            graph,
+        })
+    }
+
+    /// The generalised eigenproblem on a given connected graph: the q eigenvectors after
+    /// the constant one, and their eigenvalues `mu`.
+    pub fn embed(graph: &NeighbourGraph, dim: usize) -> Result<(DMatrix<f64>, DVector<f64>)> {
+        graph.ensure_connected()?;
+        let laplacian = graph.laplacian_sparse();
+        let eig = smallest_generalized_eigenpairs(
+            SymMatrix::Sparse(&laplacian),
+            &graph.degrees(),
+            dim + 1,
+        )?;
+        let mut coords = eig.vectors.columns(1, dim).into_owned();
+        orient_columns(&mut coords);
+        Ok((coords, eig.values.rows(1, dim).into_owned()))
+    }
+}
+
+/// A fitted Laplacian eigenmap.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LaplacianEigenmaps {
+    /// The generalised eigenvalues `mu` of the embedding axes, ascending.
+    pub eigenvalues: DVector<f64>,
+    graph: NeighbourGraph,
+    coords: DMatrix<f64>,
+}
+
+impl Embedding for LaplacianEigenmaps {
+    fn coords(&self) -> &DMatrix<f64> {
+        &self.coords
+    }
+
+    fn graph(&self) -> Option<&NeighbourGraph> {
+        Some(&self.graph)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::f64::consts::PI;
+
+    #[test]
+    fn ring_embeds_as_a_circle() {
+        // Points on a circle with k = 2: the graph is the cycle C_n, all degrees 2, so
+        // mu_1 = mu_2 = 1 - cos(2 pi / n) and the eigenvectors are cos/sin of the angle.
+        let n = 40;
+        let y = DMatrix::from_fn(n, 3, |i, j| {
+            let a = 2.0 * PI * i as f64 / n as f64;
+            [a.cos(), a.sin(), 0.0][j]
+        });
+        let le = LaplacianEigenmapsParams::new(2, 2).fit(&y).unwrap();
+        let expected = 1.0 - (2.0 * PI / n as f64).cos();
+        for j in 0..2 {
+            assert!(
+                (le.eigenvalues[j] - expected).abs() < 1e-9,
+                "{}",
+                le.eigenvalues[j]
+            );
+        }
+        let x = le.coords();
+        let r0 = x.row(0).norm();
+        for i in 0..n {
+            assert!((x.row(i).norm() - r0).abs() < 1e-8);
+        }
+        // D-orthonormal: F^T D F = I with D = 2 I.
+        let ftdf = x.tr_mul(x) * 2.0;
+        assert!((ftdf - DMatrix::identity(2, 2)).norm() < 1e-8);
+    }
+
+    #[test]
+    fn disconnected_graph_is_reported() {
+        let y = DMatrix::from_fn(20, 2, |i, j| {
+            if i < 10 {
+                (i + j) as f64
+            } else {
+                1000.0 + (i * j) as f64
+            }
+        });
+        match LaplacianEigenmapsParams::new(1, 3).fit(&y) {
+            Err(Error::DisconnectedGraph { components, .. }) => assert_eq!(components, 2),
+            other => panic!("expected a disconnected graph, got {other:?}"),
+        }
+    }
+}

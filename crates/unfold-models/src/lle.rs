@@ -1,0 +1,220 @@
+//! Locally linear embedding (Roweis & Saul 2000; spec `meu_alle_drill.md` §4.1).
+//!
+//! Each point is reconstructed from its k nearest neighbours with weights summing to one:
+//! with `Z` the neighbours minus the point (k x p) and the local Gram matrix
+//! `C = Z Z^T + reg tr(Z Z^T) I`, the weights are `w = C^{-1} 1 / (1^T C^{-1} 1)`.
+//! The embedding is given by the eigenvectors of the q smallest non-zero eigenvalues of
+//! `M = (I - W)^T (I - W)` (the constant vector is dropped), scaled so that
+//! `X^T X / n = I`. A new point is placed at `sum_j w_j x_j` with its weights computed the
+//! same way from its k nearest training points.
+
+use crate::neighbourhood::GraphSpec;
+use crate::orient::orient_columns;
+use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use nalgebra::{DMatrix, DVector};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use unfold_core::{Error, Result};
+use unfold_graph::{knn_query, NeighbourGraph, Weighting};
+use unfold_linalg::{smallest_eigenpairs, CsrMatrix, SymMatrix};
+
+/// Settings of [`Lle`]. `reg` is the Tikhonov regulariser relative to the trace of the
+/// local Gram matrix (scikit-learn's default 1e-3); it is needed whenever k > p.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LleParams {
+    pub dim: usize,
+    pub graph: GraphSpec,
+    pub reg: f64,
+}
+
+impl LleParams {
+    pub fn new(dim: usize, k: usize) -> Self {
+        LleParams {
+            dim,
+            graph: GraphSpec::knn(k),
+            reg: 1e-3,
+        }
+    }
+
+    pub fn reg(mut self, reg: f64) -> Self {
+        self.reg = reg;
+        self
+    }
+
+    /// Fits LLE to the rows of `y`.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Lle> {
+        check_fit_input(y, self.dim, "LLE")?;
+        if !(self.reg.is_finite() && self.reg >= 0.0) {
+            return Err(Error::invalid(
+                "reg",
+                format!("must be non-negative, got {}", self.reg),
+            ));
+        }
+        let (nn, graph) = self.graph.build(y, Weighting::Binary, "LLE")?;
+        let weights: Vec<Vec<f64>> = (0..y.nrows())
+            .into_par_iter()
+            .map(|i| reconstruction_weights(y, &y.row(i).transpose(), &nn.indices[i], self.reg, i))
+            .collect::<Result<_>>()?;
+        let m = cost_matrix(&nn.indices, &weights);
+        let eig = smallest_eigenpairs(SymMatrix::Sparse(&m), self.dim + 1)?;
+        let mut coords = eig.vectors.columns(1, self.dim) * (y.nrows() as f64).sqrt();
+        orient_columns(&mut coords);
+        Ok(Lle {
+            eigenvalues: eig.values.rows(1, self.dim).into_owned(),
+            k: self.graph.k,
+            reg: self.reg,
+            train: y.clone(),
+            graph,
+            coords,
+        })
+    }
+}
+
+/// Reconstruction weights of `y0` from the rows `nbrs` of `y` (sum to one). `who` names the
+/// point in error messages.
+pub(crate) fn reconstruction_weights(
+    y: &DMatrix<f64>,
+    y0: &DVector<f64>,
+    nbrs: &[usize],
+    reg: f64,
+    who: usize,
+) -> Result<Vec<f64>> {
+    let k = nbrs.len();
+    let z = DMatrix::from_fn(k, y.ncols(), |a, j| y[(nbrs[a], j)] - y0[j]);
+    let mut c = &z * z.transpose();
+    let trace = c.trace();
+    if trace == 0.0 {
+        return Err(Error::DuplicatePoints {
+            first: who,
+            second: nbrs[0],
+            method: format!("LLE (the point coincides with all {k} of its neighbours)"),
+        });
+    }
+    let ridge = if reg > 0.0 { reg * trace } else { 0.0 };
+    for a in 0..k {
+        c[(a, a)] += ridge;
+    }
+    let chol = c.cholesky().ok_or_else(|| Error::NotPositiveDefinite {
+        context: format!("LLE local Gram matrix of point {who}"),
+        pivot: 0,
+        advice: "k exceeds the local dimension of the data; use reg > 0 (e.g. 1e-3)".to_string(),
+    })?;
+    let w = chol.solve(&DVector::from_element(k, 1.0));
+    let total = w.sum();
+    if !(total.is_finite() && total != 0.0) {
+        return Err(Error::numerical(
+            format!("LLE weights of point {who}"),
+            "the local Gram matrix is numerically singular; increase reg",
+        ));
+    }
+    Ok(w.iter().map(|v| v / total).collect())
+}
+
+/// `M = (I - W)^T (I - W)` as a sparse matrix, where row i of W holds `weights[i]` at the
+/// columns `nbrs[i]`.
+fn cost_matrix(nbrs: &[Vec<usize>], weights: &[Vec<f64>]) -> CsrMatrix {
+    let n = nbrs.len();
+    let mut triplets = Vec::with_capacity(n * (1 + nbrs[0].len()).pow(2));
+    for (i, (idx, w)) in nbrs.iter().zip(weights).enumerate() {
+        // Row i of (I - W) is e_i - w; M = sum_i (e_i - w_i)(e_i - w_i)^T.
+        triplets.push((i, i, 1.0));
+        for (&a, &wa) in idx.iter().zip(w) {
+            triplets.push((i, a, -wa));
+            triplets.push((a, i, -wa));
+            for (&b, &wb) in idx.iter().zip(w) {
+                triplets.push((a, b, wa * wb));
+            }
+        }
+    }
+    CsrMatrix::from_triplets(n, n, &triplets)
+}
+
+/// A fitted LLE.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Lle {
+    /// Eigenvalues of `M` for the embedding axes, ascending.
+    pub eigenvalues: DVector<f64>,
+    pub k: usize,
+    pub reg: f64,
+    train: DMatrix<f64>,
+    graph: NeighbourGraph,
+    coords: DMatrix<f64>,
+}
+
+impl Embedding for Lle {
+    fn coords(&self) -> &DMatrix<f64> {
+        &self.coords
+    }
+
+    fn graph(&self) -> Option<&NeighbourGraph> {
+        Some(&self.graph)
+    }
+}
+
+impl OutOfSample for Lle {
+    fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection> {
+        check_new_points(y_new, self.train.ncols())?;
+        let nn = knn_query(&self.train, y_new, self.k)?;
+        let mut mean = DMatrix::zeros(y_new.nrows(), self.coords.ncols());
+        for i in 0..y_new.nrows() {
+            let w = reconstruction_weights(
+                &self.train,
+                &y_new.row(i).transpose(),
+                &nn.indices[i],
+                self.reg,
+                i,
+            )?;
+            for (&a, &wa) in nn.indices[i].iter().zip(&w) {
+                let xa = self.coords.row(a) * wa;
+                let mut row = mean.row_mut(i);
+                row += xa;
+            }
+        }
+        Ok(Projection::point(mean))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_are_barycentric_in_the_plane() {
+        // y0 inside the triangle of its three neighbours in 2-D: with reg -> 0 the weights
+        // are its barycentric coordinates and reconstruct it exactly.
+        let y = DMatrix::from_row_slice(3, 2, &[0.0, 0.0, 4.0, 0.0, 0.0, 2.0]);
+        let y0 = DVector::from_vec(vec![1.0, 0.5]);
+        let w = reconstruction_weights(&y, &y0, &[0, 1, 2], 0.0, 9).unwrap();
+        let expected = [0.5, 0.25, 0.25];
+        for (a, b) in w.iter().zip(expected) {
+            assert!((a - b).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn cost_matrix_matches_dense_product() {
+        let nbrs = vec![vec![1, 2], vec![0, 2], vec![1, 0]];
+        let weights = vec![vec![0.3, 0.7], vec![0.5, 0.5], vec![-0.2, 1.2]];
+        let m = cost_matrix(&nbrs, &weights).to_dense();
+        let mut iw = DMatrix::<f64>::identity(3, 3);
+        for (i, (idx, w)) in nbrs.iter().zip(&weights).enumerate() {
+            for (&a, &wa) in idx.iter().zip(w) {
+                iw[(i, a)] -= wa;
+            }
+        }
+        assert!((m - iw.tr_mul(&iw)).norm() < 1e-14);
+    }
+
+    #[test]
+    fn duplicate_points_are_reported() {
+        let mut y = DMatrix::from_fn(30, 3, |i, j| ((i * 3 + j) as f64 * 0.37).sin());
+        for i in 1..5 {
+            let r = y.row(0).into_owned();
+            y.set_row(i, &r);
+        }
+        match LleParams::new(2, 4).fit(&y) {
+            Err(Error::DuplicatePoints { .. }) => {}
+            other => panic!("expected duplicate points, got {other:?}"),
+        }
+    }
+}

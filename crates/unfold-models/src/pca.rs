@@ -1,0 +1,173 @@
+//! Principal component analysis.
+//!
+//! The data are centred, `Yc = Y - 1 mu^T`, and the embedding is `X = Yc V` where the
+//! columns of `V` are the top-q eigenvectors of the covariance `Yc^T Yc / (n - 1)` (when
+//! p > n, of the Gram matrix `Yc Yc^T`, with `V = Yc^T U Lambda^{-1/2}`). Projection of a
+//! new point is exact: `x = V^T (y - mu)`.
+
+use crate::orient::orient_columns;
+use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+use unfold_core::{Error, Result};
+use unfold_linalg::{largest_eigenpairs, SymMatrix};
+
+/// Settings of [`Pca`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PcaParams {
+    pub dim: usize,
+}
+
+impl PcaParams {
+    pub fn new(dim: usize) -> Self {
+        PcaParams { dim }
+    }
+
+    /// Fits PCA to the rows of `y`.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Pca> {
+        check_fit_input(y, self.dim, "PCA")?;
+        let (n, p) = (y.nrows(), y.ncols());
+        let mean = DVector::from_fn(p, |j, _| y.column(j).mean());
+        let yc = DMatrix::from_fn(n, p, |i, j| y[(i, j)] - mean[j]);
+        let scale = 1.0 / (n as f64 - 1.0);
+        let mut components = if p <= n {
+            let cov = yc.tr_mul(&yc) * scale;
+            largest_eigenpairs(SymMatrix::Dense(&cov), self.dim)?.vectors
+        } else {
+            let gram = &yc * yc.transpose();
+            let eig = largest_eigenpairs(SymMatrix::Dense(&gram), self.dim)?;
+            let mut v = yc.tr_mul(&eig.vectors);
+            for (mut col, &lambda) in v.column_iter_mut().zip(eig.values.iter()) {
+                if lambda <= 0.0 {
+                    return Err(rank_error(self.dim));
+                }
+                col /= lambda.sqrt();
+            }
+            v
+        };
+        orient_columns(&mut components);
+        let coords = &yc * &components;
+        let explained_variance =
+            DVector::from_fn(self.dim, |j, _| coords.column(j).norm_squared() * scale);
+        if explained_variance.iter().any(|&v| v <= 0.0) {
+            return Err(rank_error(self.dim));
+        }
+        Ok(Pca {
+            mean,
+            components,
+            explained_variance,
+            coords,
+        })
+    }
+}
+
+fn rank_error(dim: usize) -> Error {
+    Error::DimensionTooLarge {
+        dim,
+        limit: dim,
+        reason: "the centred data have rank below the requested dimension".to_string(),
+    }
+}
+
+/// A fitted PCA: mean, principal axes (p x q, orthonormal columns) and the variance along
+/// each axis.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Pca {
+    pub mean: DVector<f64>,
+    pub components: DMatrix<f64>,
+    pub explained_variance: DVector<f64>,
+    coords: DMatrix<f64>,
+}
+
+impl Embedding for Pca {
+    fn coords(&self) -> &DMatrix<f64> {
+        &self.coords
+    }
+}
+
+impl OutOfSample for Pca {
+    fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection> {
+        check_new_points(y_new, self.mean.len())?;
+        let mut centred = y_new.clone();
+        for mut row in centred.row_iter_mut() {
+            row -= self.mean.transpose();
+        }
+        Ok(Projection::point(centred * &self.components))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> DMatrix<f64> {
+        // An anisotropic cloud: variance mostly along (1, 1, 0), then (1, -1, 0).
+        DMatrix::from_fn(60, 3, |i, j| {
+            let t = (i as f64 * 0.37).sin() * 5.0;
+            let s = (i as f64 * 1.91).cos();
+            let u = (i as f64 * 2.71).sin() * 0.1;
+            [t + s, t - s, u][j] + 1.0
+        })
+    }
+
+    #[test]
+    fn axes_are_covariance_eigenvectors() {
+        let y = sample();
+        let pca = PcaParams::new(2).fit(&y).unwrap();
+        let n = y.nrows() as f64;
+        let mean = y.row_mean();
+        let yc = DMatrix::from_fn(60, 3, |i, j| y[(i, j)] - mean[j]);
+        let cov = yc.tr_mul(&yc) / (n - 1.0);
+        for j in 0..2 {
+            let v = pca.components.column(j);
+            let cv = &cov * v;
+            let lambda = pca.explained_variance[j];
+            assert!((cv - v * lambda).norm() < 1e-10 * lambda);
+        }
+        assert!(pca.explained_variance[0] > pca.explained_variance[1]);
+        let vtv = pca.components.tr_mul(&pca.components);
+        assert!((vtv - DMatrix::identity(2, 2)).norm() < 1e-12);
+    }
+
+    #[test]
+    fn projection_of_training_points_is_exact() {
+        let y = sample();
+        let pca = PcaParams::new(2).fit(&y).unwrap();
+        let proj = pca.project(&y).unwrap();
+        assert!((proj.mean - pca.coords()).norm() < 1e-10);
+    }
+
+    #[test]
+    fn wide_data_uses_gram_route() {
+        let y = DMatrix::from_fn(5, 8, |i, j| ((i * 8 + j) as f64 * 0.7).sin());
+        let wide = PcaParams::new(2).fit(&y).unwrap();
+        // Same answer from the covariance route on the transposed problem's eigenvectors.
+        let mean = y.row_mean();
+        let yc = DMatrix::from_fn(5, 8, |i, j| y[(i, j)] - mean[j]);
+        let cov = yc.tr_mul(&yc) / 4.0;
+        for j in 0..2 {
+            let v = wide.components.column(j);
+            assert!((&cov * v - v * wide.explained_variance[j]).norm() < 1e-10);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        let y = sample();
+        assert!(matches!(
+            PcaParams::new(3).fit(&y),
+            Err(Error::DimensionTooLarge { .. })
+        ));
+        let mut bad = y.clone();
+        bad[(4, 1)] = f64::INFINITY;
+        assert!(matches!(
+            PcaParams::new(2).fit(&bad),
+            Err(Error::NonFinite { row: 4, col: 1, .. })
+        ));
+        let pca = PcaParams::new(2).fit(&y).unwrap();
+        assert!(matches!(
+            pca.project(&DMatrix::zeros(2, 4)),
+            Err(Error::DimensionMismatch(_))
+        ));
+    }
+}

@@ -1,0 +1,161 @@
+//! Saving and loading fitted models.
+//!
+//! File layout: 8 magic bytes `UNFOLDMD`, the format version as a little-endian `u32`, then
+//! the model encoded with bincode 2 (standard configuration) through serde. Files are
+//! written through a temporary file and renamed, so they are never half-written. A file of
+//! another kind, another format version, or a corrupt one is refused with a message that
+//! says which.
+
+use crate::traits::{Embedding, OutOfSample};
+use crate::{Cmds, Isomap, KernelPca, LaplacianEigenmaps, Lle, Pca};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use unfold_core::{Error, Result};
+
+const MAGIC: &[u8; 8] = b"UNFOLDMD";
+/// Version of the model file format; bumped whenever a saved model's layout changes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Any fitted model of unfold, as saved to and loaded from a model file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum FittedModel {
+    Pca(Pca),
+    Cmds(Cmds),
+    KernelPca(KernelPca),
+    LaplacianEigenmaps(LaplacianEigenmaps),
+    Lle(Lle),
+    Isomap(Isomap),
+}
+
+impl FittedModel {
+    /// The method's name as the command line spells it.
+    pub fn method(&self) -> &'static str {
+        match self {
+            FittedModel::Pca(_) => "pca",
+            FittedModel::Cmds(_) => "cmds",
+            FittedModel::KernelPca(_) => "kpca",
+            FittedModel::LaplacianEigenmaps(_) => "le",
+            FittedModel::Lle(_) => "lle",
+            FittedModel::Isomap(_) => "isomap",
+        }
+    }
+
+    /// The fitted embedding.
+    pub fn embedding(&self) -> &dyn Embedding {
+        match self {
+            FittedModel::Pca(m) => m,
+            FittedModel::Cmds(m) => m,
+            FittedModel::KernelPca(m) => m,
+            FittedModel::LaplacianEigenmaps(m) => m,
+            FittedModel::Lle(m) => m,
+            FittedModel::Isomap(m) => m,
+        }
+    }
+
+    /// The out-of-sample rule, for the methods that have one.
+    pub fn out_of_sample(&self) -> Option<&dyn OutOfSample> {
+        match self {
+            FittedModel::Pca(m) => Some(m),
+            FittedModel::Cmds(m) => Some(m),
+            FittedModel::KernelPca(m) => Some(m),
+            FittedModel::LaplacianEigenmaps(_) => None,
+            FittedModel::Lle(m) => Some(m),
+            FittedModel::Isomap(m) => Some(m),
+        }
+    }
+
+    /// The model file's bytes: header and payload.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        let payload = bincode::serde::encode_to_vec(self, bincode::config::standard())
+            .map_err(|e| Error::numerical("encoding the model", e.to_string()))?;
+        bytes.extend_from_slice(&payload);
+        Ok(bytes)
+    }
+
+    /// Reads a model from bytes; `path` only names the source in error messages.
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Self> {
+        let bad = |message: String| Error::ModelFile {
+            path: path.to_path_buf(),
+            message,
+        };
+        if bytes.len() < 12 || &bytes[..8] != MAGIC {
+            return Err(bad(
+                "not an unfold model file (missing the UNFOLDMD header); pass a file written by `unfold fit --save`"
+                    .to_string(),
+            ));
+        }
+        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("four bytes"));
+        if version != FORMAT_VERSION {
+            return Err(bad(format!(
+                "format version {version}, but this build reads version {FORMAT_VERSION}; refit the model with this version"
+            )));
+        }
+        let (model, used) = bincode::serde::decode_from_slice::<FittedModel, _>(
+            &bytes[12..],
+            bincode::config::standard(),
+        )
+        .map_err(|e| bad(format!("the file is corrupt or truncated ({e})")))?;
+        if used != bytes.len() - 12 {
+            return Err(bad(format!(
+                "the file is corrupt: {} unexpected bytes after the model",
+                bytes.len() - 12 - used
+            )));
+        }
+        Ok(model)
+    }
+
+    /// Saves the model to `path` (atomically: a temporary file, then a rename).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        unfold_core::write_atomic(path, &self.to_bytes()?)
+    }
+
+    /// Loads a model saved by [`FittedModel::save`].
+    pub fn load(path: &Path) -> Result<Self> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        Self::from_bytes(&bytes, path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PcaParams;
+    use nalgebra::DMatrix;
+
+    fn model() -> FittedModel {
+        let y = DMatrix::from_fn(20, 3, |i, j| {
+            ((i * 3 + j) as f64 * 0.61).sin() * (j + 1) as f64
+        });
+        FittedModel::Pca(PcaParams::new(2).fit(&y).unwrap())
+    }
+
+    #[test]
+    fn round_trip_gives_identical_numbers() {
+        let m = model();
+        let bytes = m.to_bytes().unwrap();
+        let back = FittedModel::from_bytes(&bytes, Path::new("m.bin")).unwrap();
+        assert_eq!(back.embedding().coords(), m.embedding().coords());
+        let y = DMatrix::from_fn(4, 3, |i, j| (i + j) as f64);
+        let a = m.out_of_sample().unwrap().project(&y).unwrap();
+        let b = back.out_of_sample().unwrap().project(&y).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn refuses_foreign_old_and_corrupt_files() {
+        let p = Path::new("m.bin");
+        let bytes = model().to_bytes().unwrap();
+        let msg = |r: Result<FittedModel>| r.unwrap_err().to_string();
+        assert!(msg(FittedModel::from_bytes(b"hello world, not a model", p))
+            .contains("not an unfold model"));
+        let mut old = bytes.clone();
+        old[8] = 99;
+        assert!(msg(FittedModel::from_bytes(&old, p)).contains("format version 99"));
+        assert!(msg(FittedModel::from_bytes(&bytes[..bytes.len() / 2], p)).contains("corrupt"));
+        let mut extra = bytes.clone();
+        extra.push(0);
+        assert!(msg(FittedModel::from_bytes(&extra, p)).contains("corrupt"));
+    }
+}

@@ -1,0 +1,81 @@
+//! The traits every fitted embedding implements.
+
+use nalgebra::DMatrix;
+use unfold_core::{Error, Evidence, Result};
+use unfold_graph::NeighbourGraph;
+
+/// A fitted embedding of the training points.
+pub trait Embedding {
+    /// The embedding, one row per training point (n x q), in input order.
+    fn coords(&self) -> &DMatrix<f64>;
+
+    /// The neighbourhood graph the model was fitted on, if it has one.
+    fn graph(&self) -> Option<&NeighbourGraph> {
+        None
+    }
+
+    /// The model's labelled probabilistic score ([`Evidence::none`] for methods without one).
+    fn evidence(&self) -> Evidence {
+        Evidence::none()
+    }
+}
+
+/// Out-of-sample projection of new points into a fitted embedding.
+pub trait OutOfSample: Embedding {
+    /// Projects new points (rows of `y_new`, same features as the training data).
+    fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection>;
+}
+
+/// Projected positions of new points: the mean (m x q), and a q x q covariance per point
+/// where the model defines one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Projection {
+    pub mean: DMatrix<f64>,
+    pub covariance: Option<Vec<DMatrix<f64>>>,
+}
+
+impl Projection {
+    /// A projection with positions only.
+    pub fn point(mean: DMatrix<f64>) -> Self {
+        Projection {
+            mean,
+            covariance: None,
+        }
+    }
+}
+
+/// Checks new points before projection: finite values and the training feature count.
+pub fn check_new_points(y_new: &DMatrix<f64>, p: usize) -> Result<()> {
+    unfold_core::check_finite(y_new, "the points to project")?;
+    if y_new.ncols() != p {
+        return Err(Error::DimensionMismatch(format!(
+            "the points to project have {} features but the model was fitted on {p}",
+            y_new.ncols()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks training data and latent dimension: finite values, at least two points, and
+/// `1 <= dim < min(p, n)` (every method here reduces dimension).
+pub fn check_fit_input(y: &DMatrix<f64>, dim: usize, method: &str) -> Result<()> {
+    unfold_core::check_finite(y, "the data")?;
+    if y.nrows() < 2 {
+        return Err(Error::TooFewPoints {
+            what: method.to_string(),
+            needed: 2,
+            got: y.nrows(),
+            advice: "provide more points".to_string(),
+        });
+    }
+    unfold_core::check_dim(
+        dim,
+        y.ncols(),
+        &format!("{method} reduces the {} data features", y.ncols()),
+    )?;
+    unfold_core::check_dim(
+        dim,
+        y.nrows(),
+        "there must be more points than latent dimensions",
+    )
+}
