@@ -18,6 +18,12 @@ use crate::Error;
 /// block is declared to have no solution.
 const SCHUR_TOL: f64 = 1e-12;
 
+/// Loosest relative inner tolerance (used in the first sweep).
+const MAX_INNER_TOL: f64 = 1e-4;
+
+/// Fraction of the per-variable duality gap used as the inner tolerance of the next sweep.
+const INNER_GAP_FRACTION: f64 = 0.1;
+
 /// One block of the problem, column-major with dimension `m`.
 pub(crate) struct Block {
     /// Dimension.
@@ -50,8 +56,10 @@ pub(crate) struct Limits {
     pub tol: f64,
     /// Maximum sweeps.
     pub max_iter: usize,
-    /// Inner tolerance (absolute, in units of S).
+    /// Floor of the inner tolerance (absolute, in units of S).
     pub inner_tol: f64,
+    /// Mean of the diagonal of W: converts the relative inner tolerance to units of S.
+    pub scale: f64,
     /// Maximum inner passes.
     pub inner_max_iter: usize,
 }
@@ -101,8 +109,13 @@ impl Block {
         let mut active = Vec::with_capacity(m);
         let mut gap = f64::INFINITY;
         let mut sweeps = 0;
+        // Inexact block coordinate descent: the relative inner tolerance starts at
+        // MAX_INNER_TOL and only decreases: to INNER_GAP_FRACTION |gap| / m after each sweep,
+        // and tenfold whenever a sweep fails to halve |gap|; never below the user's inner_tol.
+        let mut inner_rel = MAX_INNER_TOL.max(limits.inner_tol);
         while sweeps < limits.max_iter {
             sweeps += 1;
+            let inner_tol = limits.scale * inner_rel;
             for i in 0..m {
                 let coords = &indices[offsets[i]..offsets[i + 1]];
                 let b = &mut beta[i * m..(i + 1) * m];
@@ -114,13 +127,7 @@ impl Block {
                     coords,
                     dense,
                 };
-                lasso.solve(
-                    b,
-                    &mut r,
-                    &mut active,
-                    limits.inner_tol,
-                    limits.inner_max_iter,
-                );
+                lasso.solve(b, &mut r, &mut active, inner_tol, limits.inner_max_iter);
                 // w12 = W11 beta.
                 if dense {
                     for j in 0..m {
@@ -160,6 +167,7 @@ impl Block {
                 }
                 theta[i + i * m] = tii;
             }
+            let previous = gap;
             gap = self.gap(&theta);
             if !gap.is_finite() {
                 return Err(Error::NoSolution {
@@ -169,6 +177,11 @@ impl Block {
             if gap.abs() <= limits.tol {
                 break;
             }
+            inner_rel = inner_rel.min(INNER_GAP_FRACTION * gap.abs() / m as f64);
+            if gap.abs() > 0.5 * previous.abs() {
+                inner_rel *= 0.1;
+            }
+            inner_rel = inner_rel.max(limits.inner_tol);
         }
         Ok(BlockFit {
             w,

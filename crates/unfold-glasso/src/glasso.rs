@@ -72,7 +72,8 @@ pub fn graphical_lasso(
         let limits = Limits {
             tol: opts.tol * m as f64 / p as f64,
             max_iter: opts.max_iter,
-            inner_tol: opts.inner_tol * scale,
+            inner_tol: opts.inner_tol,
+            scale,
             inner_max_iter: opts.inner_max_iter,
         };
         let fit = block.solve(w0, beta0, &limits)?;

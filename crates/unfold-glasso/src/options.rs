@@ -26,8 +26,10 @@ pub struct GlassoOptions {
     pub tol: f64,
     /// Maximum number of sweeps over the columns (default 100).
     pub max_iter: usize,
-    /// Inner lasso tolerance: a coordinate-descent pass has converged when
-    /// `max_j W_jj |beta_j change| <= inner_tol * mean_i S_ii` (default 1e-7).
+    /// Floor of the inner lasso tolerance: a coordinate-descent pass has converged when
+    /// `max_j W_jj |beta_j change| <= t * mean_i W_ii`, where
+    /// `t = clamp(0.1 |gap| / p, inner_tol, 1e-4)` follows the duality gap of the previous
+    /// sweep (inexact block coordinate descent; `t = 1e-4` in the first sweep). Default 1e-7.
     pub inner_tol: f64,
     /// Maximum coordinate-descent passes per inner lasso (default 1000).
     pub inner_max_iter: usize,
