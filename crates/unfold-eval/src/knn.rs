@@ -2,18 +2,18 @@
 
 use crate::check::labels_len;
 use crate::ranks::nearest;
+use crate::rows::map_distance_rows;
 use nalgebra::DMatrix;
-use rayon::prelude::*;
 use unfold_core::{check_finite, Error, Result};
-use unfold_linalg::pairwise_sq_dists;
 
 /// Leave-one-out 1-nearest-neighbour accuracy of the points `x` (n x q, e.g. an embedding)
 /// with class `labels` (one per row): the fraction of points whose nearest other point
 /// (Euclidean) has the same label, `(1/n) sum_i [labels[nn(i)] == labels[i]]`.
 ///
 /// Ties in distance go to the smaller row index; a point is never its own neighbour, but a
-/// duplicate of it at distance 0 is a valid neighbour. Distances come from
-/// [`pairwise_sq_dists`]; O(n^2 q) time, parallel over points.
+/// duplicate of it at distance 0 is a valid neighbour. Squared distances come from the Gram
+/// expansion ([`unfold_linalg::sq_dists_to`], one block of rows at a time); O(n^2 q) time,
+/// parallel over points.
 ///
 /// Errors: empty or non-finite `x`, fewer than 2 points, or a label count that differs
 /// from the number of rows.
@@ -29,11 +29,12 @@ pub fn loo_1nn_accuracy(x: &DMatrix<f64>, labels: &[usize]) -> Result<f64> {
             advice: "each point needs another point to be its neighbour".to_string(),
         });
     }
-    let d = pairwise_sq_dists(x);
-    let correct = (0..n)
-        .into_par_iter()
-        .filter(|&i| labels[nearest(&d.as_slice()[i * n..(i + 1) * n], i, 1)[0]] == labels[i])
-        .count();
+    let correct = map_distance_rows(&[x], |i, rows| {
+        labels[nearest(rows[0], i, 1)[0]] == labels[i]
+    })
+    .into_iter()
+    .filter(|&hit| hit)
+    .count();
     Ok(correct as f64 / n as f64)
 }
 

@@ -27,6 +27,7 @@ mod neighbourhood;
 mod procrustes;
 mod ranks;
 mod residual;
+mod rows;
 
 pub use assignment::hungarian;
 pub use clustering::{clustering_accuracy, nmi};

@@ -2,10 +2,9 @@
 
 use crate::check::paired_points;
 use crate::ranks::{nearest, ranks_of};
+use crate::rows::map_distance_rows;
 use nalgebra::DMatrix;
-use rayon::prelude::*;
 use unfold_core::{Error, Result};
-use unfold_linalg::pairwise_sq_dists;
 
 /// Trustworthiness of the embedding `low` (n x q) of the data `high` (n x p) with `k`
 /// neighbours (Venna & Kaski 2001), scikit-learn's `sklearn.manifold.trustworthiness` with
@@ -18,11 +17,12 @@ use unfold_linalg::pairwise_sq_dists;
 /// (1 = nearest). It penalises false neighbours brought in by the embedding; 1 is best.
 ///
 /// Neighbours are ordered by (Euclidean distance, row index), a point is never its own
-/// neighbour. Distances come from [`pairwise_sq_dists`] (the Gram expansion), so distances
-/// equal in exact arithmetic but computed from non-integer coordinates may be ordered by
-/// rounding rather than by index. Cost: O(n^2 (p + q)) for the distances plus
-/// O(n^2 log n) at worst for the ranks, parallel over points; the result does not depend on
-/// the thread count (the penalty is an exact integer sum).
+/// neighbour. Squared distances come from the Gram expansion
+/// `||a||^2 + ||b||^2 - 2 a.b` ([`unfold_linalg::sq_dists_to`]), so distances equal in exact
+/// arithmetic but computed from non-integer coordinates may be ordered by rounding rather
+/// than by index. Cost: O(n^2 (p + q)) for the distances (one block of rows at a time, never
+/// the whole n x n matrix) plus O(n^2 log k) at worst for the ranks, parallel over points;
+/// the result does not depend on the thread count (the penalty is an exact integer sum).
 ///
 /// Errors: empty or non-finite input, different numbers of points, or `k` outside
 /// `1 <= k < n / 2` (the normalisation needs `2n - 3k - 1 > 0`; scikit-learn has the
@@ -30,11 +30,7 @@ use unfold_linalg::pairwise_sq_dists;
 pub fn trustworthiness(high: &DMatrix<f64>, low: &DMatrix<f64>, k: usize) -> Result<f64> {
     paired_points(high, "high-dimensional data", low, "embedding")?;
     check_k(high.nrows(), k, "trustworthiness")?;
-    Ok(intrusion_score(
-        &pairwise_sq_dists(high),
-        &pairwise_sq_dists(low),
-        k,
-    ))
+    Ok(intrusion_score(high, low, k))
 }
 
 /// Continuity of the embedding `low` (n x q) of the data `high` (n x p) with `k` neighbours
@@ -50,11 +46,7 @@ pub fn trustworthiness(high: &DMatrix<f64>, low: &DMatrix<f64>, k: usize) -> Res
 pub fn continuity(high: &DMatrix<f64>, low: &DMatrix<f64>, k: usize) -> Result<f64> {
     paired_points(high, "high-dimensional data", low, "embedding")?;
     check_k(high.nrows(), k, "continuity")?;
-    Ok(intrusion_score(
-        &pairwise_sq_dists(low),
-        &pairwise_sq_dists(high),
-        k,
-    ))
+    Ok(intrusion_score(low, high, k))
 }
 
 /// `1 <= k < n / 2`.
@@ -74,28 +66,24 @@ fn check_k(n: usize, k: usize, metric: &str) -> Result<()> {
 }
 
 /// `1 - 2 / (n k (2n - 3k - 1)) * sum_i sum (r_ref(i, j) - k)` over the points `j` among the
-/// `k` nearest neighbours of `i` under `view` but not under `reference`, with `r_ref` the
-/// rank under `reference`. Both arguments are n x n (squared) distance matrices.
+/// `k` nearest neighbours of `i` in `view` but not in `reference`, with `r_ref` the rank in
+/// `reference` (both n x _ point sets).
 fn intrusion_score(reference: &DMatrix<f64>, view: &DMatrix<f64>, k: usize) -> f64 {
     let n = reference.nrows();
-    let penalty: u64 = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            // Symmetric column-major matrices: column i is row i, contiguous.
-            let ref_row = &reference.as_slice()[i * n..(i + 1) * n];
-            let view_row = &view.as_slice()[i * n..(i + 1) * n];
-            let mut true_neighbours = nearest(ref_row, i, k);
-            true_neighbours.sort_unstable();
-            let intruders: Vec<usize> = nearest(view_row, i, k)
-                .into_iter()
-                .filter(|j| true_neighbours.binary_search(j).is_err())
-                .collect();
-            ranks_of(ref_row, i, &intruders)
-                .into_iter()
-                .map(|r| (r - k) as u64)
-                .sum::<u64>()
-        })
-        .sum();
+    let penalties = map_distance_rows(&[reference, view], |i, rows| {
+        let (ref_row, view_row) = (rows[0], rows[1]);
+        let mut true_neighbours = nearest(ref_row, i, k);
+        true_neighbours.sort_unstable();
+        let intruders: Vec<usize> = nearest(view_row, i, k)
+            .into_iter()
+            .filter(|j| true_neighbours.binary_search(j).is_err())
+            .collect();
+        ranks_of(ref_row, i, &intruders)
+            .into_iter()
+            .map(|r| (r - k) as u64)
+            .sum::<u64>()
+    });
+    let penalty: u64 = penalties.into_iter().sum();
     let (n, k) = (n as f64, k as f64);
     1.0 - 2.0 * penalty as f64 / (n * k * (2.0 * n - 3.0 * k - 1.0))
 }
