@@ -12,8 +12,8 @@ use unfold_core::{check_finite, Error, Result};
 ///
 /// Ties in distance go to the smaller row index; a point is never its own neighbour, but a
 /// duplicate of it at distance 0 is a valid neighbour. Squared distances come from the Gram
-/// expansion ([`unfold_linalg::sq_dists_to`], one block of rows at a time); O(n^2 q) time,
-/// parallel over points.
+/// expansion of the column-centred points ([`unfold_linalg::sq_dists_to`], one block of rows
+/// at a time); O(n^2 q) time, parallel over points.
 ///
 /// Errors: empty or non-finite `x`, fewer than 2 points, or a label count that differs
 /// from the number of rows.

@@ -17,8 +17,8 @@ use unfold_core::{Error, Result};
 /// (1 = nearest). It penalises false neighbours brought in by the embedding; 1 is best.
 ///
 /// Neighbours are ordered by (Euclidean distance, row index), a point is never its own
-/// neighbour. Squared distances come from the Gram expansion
-/// `||a||^2 + ||b||^2 - 2 a.b` ([`unfold_linalg::sq_dists_to`]), so distances equal in exact
+/// neighbour. Squared distances come from the Gram expansion `||a||^2 + ||b||^2 - 2 a.b` of
+/// the column-centred points ([`unfold_linalg::sq_dists_to`]), so distances equal in exact
 /// arithmetic but computed from non-integer coordinates may be ordered by rounding rather
 /// than by index. Cost: O(n^2 (p + q)) for the distances (one block of rows at a time, never
 /// the whole n x n matrix) plus O(n^2 log k) at worst for the ranks, parallel over points;

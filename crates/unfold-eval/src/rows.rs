@@ -4,6 +4,10 @@
 //! a slow symmetrisation pass; the metrics only ever look at one row at a time, so they get
 //! the rows of a block of points from one [`sq_dists_to`] product (a fast matrix product)
 //! and work on them in parallel.
+//!
+//! The Gram expansion `||a||^2 + ||b||^2 - 2 a.b` loses relative accuracy when the points
+//! sit far from the origin compared with their spread, so every set is centred first
+//! (distances are translation invariant).
 
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -32,11 +36,12 @@ where
     F: Fn(usize, &[&[f64]]) -> T + Sync,
 {
     let n = sets.first().map_or(0, |x| x.nrows());
+    let centred: Vec<DMatrix<f64>> = sets.iter().map(|x| centred(x)).collect();
     let mut out = Vec::with_capacity(n);
     for start in (0..n).step_by(block) {
         let len = block.min(n - start);
         // Column c of each n x len matrix: distances from point start + c to all points.
-        let dists: Vec<DMatrix<f64>> = sets
+        let dists: Vec<DMatrix<f64>> = centred
             .iter()
             .map(|x| sq_dists_to(x, &x.rows(start, len).clone_owned()))
             .collect();
@@ -49,6 +54,16 @@ where
         }));
     }
     out
+}
+
+/// `x` with its column means subtracted.
+fn centred(x: &DMatrix<f64>) -> DMatrix<f64> {
+    let mean = x.row_mean();
+    let mut c = x.clone();
+    for mut row in c.row_iter_mut() {
+        row -= &mean;
+    }
+    c
 }
 
 #[cfg(test)]
@@ -67,6 +82,22 @@ mod tests {
             for j in 0..9 {
                 assert!((rx[j] - (x.row(i) - x.row(j)).norm_squared()).abs() < 1e-12);
                 assert!((ry[j] - ((i as f64) - (j as f64)).powi(2)).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn far_from_the_origin_distances_stay_accurate() {
+        // Spread 1e-3 around 1e5: uncentred, the Gram expansion would lose every digit.
+        let x = DMatrix::from_fn(6, 2, |i, j| 1e5 + 1e-3 * ((i * 3 + j) as f64).sin());
+        let got = map_distance_rows(&[&x], |_, rows| rows[0].to_vec());
+        for (i, row) in got.iter().enumerate() {
+            for (j, &d) in row.iter().enumerate() {
+                let exact = (x.row(i) - x.row(j)).norm_squared();
+                assert!(
+                    (d - exact).abs() < 1e-9 * 1e-6,
+                    "({i}, {j}): {d} vs {exact}"
+                );
             }
         }
     }
