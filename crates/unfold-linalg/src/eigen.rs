@@ -4,7 +4,7 @@
 
 use crate::check::{check_dense_symmetric, check_q, check_sparse_symmetric};
 use crate::cholesky::Cholesky;
-use crate::lanczos::{self, PartialEigenOptions, ResidualScale, Which};
+use crate::lanczos::{self, Convergence, PartialEigenOptions, Which};
 use crate::operator::{ShiftInvert, ShiftedFactor, SymOperator};
 use crate::sparse::CsrMatrix;
 use crate::sparse_cholesky::SparseCholesky;
@@ -174,13 +174,7 @@ pub fn largest_eigenpairs_with(
         let idx: Vec<usize> = (0..q).map(|j| n - 1 - j).collect();
         return Ok(select(&full, &idx));
     }
-    lanczos::run(
-        a.operator(),
-        q,
-        Which::Largest,
-        opts,
-        ResidualScale::Spectrum,
-    )
+    lanczos::run(a.operator(), q, Which::Largest, opts, Convergence::Spectrum)
 }
 
 /// The `q` smallest eigenpairs of a symmetric matrix, values in ASCENDING order (default
@@ -195,11 +189,13 @@ pub fn smallest_eigenpairs(a: SymMatrix<'_>, q: usize) -> Result<SymEigen> {
 /// Lanczos on the shift-invert operator `(A + s I)^{-1}` (dense or sparse Cholesky), whose
 /// largest eigenvalues `1 / (lambda + s)` are those wanted and are well separated even
 /// when the gaps of `A` at the bottom are tiny (graph Laplacians, LLE's
-/// `M = (I - W)^T (I - W)`). The shift is `s = 1e-9 ||A||_inf` for positive semi-definite
-/// `A`, raised to `1e-6 ||A||_inf` and then to `1.01 ||A||_inf` (always positive definite)
-/// if the factorisation fails. The returned values are Rayleigh quotients of `A` itself
-/// (a final Rayleigh-Ritz step on `A`), with residuals `||A x - lambda x||` of about
-/// `tol ||A||`.
+/// `M = (I - W)^T (I - W)`). The shift is `s = 1e-6 ||A||_inf` for positive semi-definite
+/// `A`, raised to `1e-3 ||A||_inf` and then to `1.01 ||A||_inf` (always positive definite)
+/// if the factorisation fails. A smaller shift separates tiny eigenvalues better but lets
+/// rounding in the direction of the null vector (amplified by `1 / s`) stall the residuals
+/// near `tol`; `1e-6` keeps the ratio `(lambda_2 + s) / (lambda_1 + s)` useful down to
+/// `lambda_1 ~ 1e-7 ||A||` (a 5000-vertex path graph). The returned pairs come from a Rayleigh-Ritz step with `A`
+/// itself on the Krylov basis, with residuals `||A x - lambda x|| <= tol ||A||_inf`.
 ///
 /// # Errors
 /// As [`largest_eigenpairs_with`].
@@ -221,7 +217,7 @@ pub fn smallest_eigenpairs_with(
         _ => 1.0,
     };
     let mut last_err = None;
-    for rel in [1e-9, 1e-6, 1.01] {
+    for rel in [1e-6, 1e-3, 1.01] {
         let op = match shift_invert(a, rel * norm) {
             Ok(op) => op,
             Err(e @ Error::NotPositiveDefinite { .. }) => {
@@ -230,8 +226,16 @@ pub fn smallest_eigenpairs_with(
             }
             Err(e) => return Err(e),
         };
-        let inv = lanczos::run(&op, q, Which::Largest, opts, ResidualScale::RitzValue)?;
-        return rayleigh_ritz(a.operator(), &inv.vectors);
+        return lanczos::run(
+            &op,
+            q,
+            Which::Largest,
+            opts,
+            Convergence::Original {
+                a: a.operator(),
+                norm,
+            },
+        );
     }
     Err(last_err.expect("at least one shift was tried"))
 }
@@ -253,19 +257,6 @@ fn shift_invert(a: SymMatrix<'_>, shift: f64) -> Result<ShiftInvert> {
         )?)),
     };
     Ok(ShiftInvert { factor })
-}
-
-/// Rayleigh-Ritz of `A` on the span of the orthonormal columns of `x`: eigenvalues of
-/// `x^T A x` in ascending order and the rotated vectors.
-fn rayleigh_ritz(a: &dyn SymOperator, x: &DMatrix<f64>) -> Result<SymEigen> {
-    let mut ax = DMatrix::zeros(x.nrows(), x.ncols());
-    a.apply(x, &mut ax);
-    let g = x.tr_mul(&ax);
-    let g = (&g + g.transpose()) * 0.5;
-    let (values, y) = small_sym_eigen(&g)?;
-    let mut vectors = x * y;
-    fix_signs(&mut vectors);
-    Ok(SymEigen { values, vectors })
 }
 
 /// The eigenpairs at positions `idx`, in that order.
@@ -332,4 +323,241 @@ pub fn smallest_generalized_eigenpairs_with(
     }
     fix_signs(&mut eig.vectors);
     Ok(eig)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::*;
+    use std::f64::consts::PI;
+
+    /// Path graph Laplacian on n vertices: eigenvalues 2 - 2 cos(pi k / n) with
+    /// eigenvectors cos(pi k (i + 1/2) / n), k = 0..n-1.
+    fn path_laplacian(n: usize) -> CsrMatrix {
+        let mut t = Vec::new();
+        for i in 0..n - 1 {
+            t.extend([
+                (i, i, 1.0),
+                (i + 1, i + 1, 1.0),
+                (i, i + 1, -1.0),
+                (i + 1, i, -1.0),
+            ]);
+        }
+        CsrMatrix::from_triplets(n, n, &t)
+    }
+
+    fn path_eigenvalue(n: usize, k: usize) -> f64 {
+        2.0 - 2.0 * (PI * k as f64 / n as f64).cos()
+    }
+
+    fn check_sparse_residual(a: &CsrMatrix, e: &SymEigen, tol: f64) {
+        let mut ax = DMatrix::zeros(a.nrows(), e.vectors.ncols());
+        a.apply(&e.vectors, &mut ax);
+        for j in 0..e.vectors.ncols() {
+            let r = (ax.column(j) - e.vectors.column(j) * e.values[j]).norm();
+            assert!(r < tol, "residual {r:e} of pair {j}");
+        }
+        assert!(orthonormality_error(&e.vectors) < 1e-10);
+    }
+
+    #[test]
+    fn full_decomposition_is_ascending_and_exact() {
+        let a = random_sym(80, 1);
+        let e = sym_eigen(&a).unwrap();
+        assert!(e.values.as_slice().windows(2).all(|w| w[0] <= w[1]));
+        assert!(max_residual(&a, &e.values, &e.vectors) < 1e-12 * e.values.amax() * 80.0);
+        assert!(orthonormality_error(&e.vectors) < 1e-12);
+        let rebuilt = &e.vectors * DMatrix::from_diagonal(&e.values) * e.vectors.transpose();
+        assert!((rebuilt - &a).amax() < 1e-12 * 80.0);
+    }
+
+    #[test]
+    fn path_laplacian_smallest_match_closed_form() {
+        let n = 2000;
+        let l = path_laplacian(n);
+        let e = smallest_eigenpairs(SymMatrix::Sparse(&l), 4).unwrap();
+        for k in 0..4 {
+            assert!(
+                (e.values[k] - path_eigenvalue(n, k)).abs() < 1e-10,
+                "k = {k}: {} vs {}",
+                e.values[k],
+                path_eigenvalue(n, k)
+            );
+            let exact = DMatrix::from_fn(n, 1, |i, _| {
+                (PI * k as f64 * (i as f64 + 0.5) / n as f64).cos()
+            });
+            let exact = &exact / exact.norm();
+            assert!(subspace_gap(&exact, &e.vectors.columns(k, 1).into_owned()) < 1e-6);
+        }
+        check_sparse_residual(&l, &e, 1e-9);
+    }
+
+    #[test]
+    fn sparse_largest_match_full() {
+        let l = random_graph_laplacian(700, 5, 8);
+        let top = largest_eigenpairs(SymMatrix::Sparse(&l), 3).unwrap();
+        let full = sym_eigen(&l.to_dense()).unwrap();
+        for k in 0..3 {
+            assert!((top.values[k] - full.values[699 - k]).abs() < 1e-8 * full.values[699]);
+        }
+        check_sparse_residual(&l, &top, 1e-8 * full.values[699]);
+    }
+
+    #[test]
+    fn square_grid_laplacian_finds_the_double_eigenvalue() {
+        // A 25 x 25 grid: eigenvalues mu_i + mu_j of two 25-vertex paths, so the
+        // second-smallest is double (i, j) = (1, 0) and (0, 1).
+        let (r, c) = (25, 25);
+        let l = grid_laplacian(r, c);
+        let e = smallest_eigenpairs(SymMatrix::Sparse(&l), 4).unwrap();
+        let mut expect: Vec<f64> = (0..r)
+            .flat_map(|i| (0..c).map(move |j| path_eigenvalue(r, i) + path_eigenvalue(c, j)))
+            .collect();
+        expect.sort_by(|a, b| a.total_cmp(b));
+        for k in 0..4 {
+            assert!(
+                (e.values[k] - expect[k]).abs() < 1e-10,
+                "{} vs {:?}",
+                e.values,
+                &expect[..4]
+            );
+        }
+        assert!(e.values[0].abs() < 1e-10);
+        check_sparse_residual(&l, &e, 1e-9);
+        // A rectangular grid through the dense shift-invert path.
+        let l2 = grid_laplacian(18, 23);
+        let d2 = l2.to_dense();
+        let e2 = smallest_eigenpairs(SymMatrix::Dense(&d2), 5).unwrap();
+        let full = sym_eigen(&d2).unwrap();
+        assert!((&e2.values - full.values.rows(0, 5)).amax() < 1e-10);
+        assert!(subspace_gap(&full.vectors.columns(0, 5).into_owned(), &e2.vectors) < 1e-7);
+    }
+
+    #[test]
+    fn dense_centred_gram_top_pairs_match_full() {
+        // Kernel-PCA-like: a double-centred Gram matrix of 400 points in 5 dimensions.
+        let n = 400;
+        let y = random_matrix(n, 5, 2);
+        let g = &y * y.transpose();
+        let h = DMatrix::identity(n, n) - DMatrix::from_element(n, n, 1.0 / n as f64);
+        let k = &h * g * &h;
+        let k = (&k + k.transpose()) * 0.5;
+        let e = largest_eigenpairs(SymMatrix::Dense(&k), 3).unwrap();
+        let full = sym_eigen(&k).unwrap();
+        for j in 0..3 {
+            assert!((e.values[j] - full.values[n - 1 - j]).abs() < 1e-8 * full.values[n - 1]);
+            let u = full.vectors.columns(n - 1 - j, 1).into_owned();
+            // Signs are normalised, so the vectors agree directly.
+            assert!((e.vectors.column(j) - u.column(0)).amax() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn dense_psd_and_indefinite_smallest_match_full() {
+        // Positive semi-definite with a null vector: a dense weighted graph Laplacian.
+        let l = random_graph_laplacian(350, 6, 3).to_dense();
+        let e = smallest_eigenpairs(SymMatrix::Dense(&l), 3).unwrap();
+        let full = sym_eigen(&l).unwrap();
+        assert!((&e.values - full.values.rows(0, 3)).amax() < 1e-10 * full.values.amax());
+        assert!(subspace_gap(&full.vectors.columns(0, 3).into_owned(), &e.vectors) < 1e-7);
+        // Indefinite: the first shifts fail and the always-definite one takes over.
+        let a = random_sym(320, 4);
+        let e = smallest_eigenpairs(SymMatrix::Dense(&a), 2).unwrap();
+        let full = sym_eigen(&a).unwrap();
+        assert!((&e.values - full.values.rows(0, 2)).amax() < 1e-8 * full.values.amax());
+        assert!(max_residual(&a, &e.values, &e.vectors) < 1e-8 * full.values.amax());
+    }
+
+    #[test]
+    fn small_problems_use_the_full_decomposition_in_the_stated_order() {
+        let a = random_sym(50, 5);
+        let full = sym_eigen(&a).unwrap();
+        let top = largest_eigenpairs(SymMatrix::Dense(&a), 3).unwrap();
+        let bottom = smallest_eigenpairs(SymMatrix::Dense(&a), 3).unwrap();
+        for j in 0..3 {
+            assert_eq!(top.values[j], full.values[49 - j]);
+            assert_eq!(bottom.values[j], full.values[j]);
+        }
+        // Sparse input of the same small size.
+        let l = path_laplacian(40);
+        let e = smallest_eigenpairs(SymMatrix::Sparse(&l), 2).unwrap();
+        assert!((e.values[1] - path_eigenvalue(40, 1)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn generalized_problem_is_solved_with_d_orthonormal_vectors() {
+        for n in [120, 900] {
+            let l = random_graph_laplacian(n, 3, 6);
+            let d: Vec<f64> = (0..n).map(|i| l.get(i, i)).collect();
+            let e = smallest_generalized_eigenpairs(SymMatrix::Sparse(&l), &d, 3).unwrap();
+            let ld = l.to_dense();
+            let dm = DMatrix::from_diagonal(&DVector::from_column_slice(&d));
+            let f = &e.vectors;
+            assert!((f.transpose() * &dm * f - DMatrix::identity(3, 3)).amax() < 1e-10);
+            for j in 0..3 {
+                let r = &ld * f.column(j) - &dm * f.column(j) * e.values[j];
+                assert!(r.norm() < 1e-8, "n = {n}, pair {j}: {:e}", r.norm());
+            }
+            assert!(e.values[0].abs() < 1e-10 && e.values[1] > 1e-6);
+            // Against the dense reduction solved by the full decomposition.
+            let s = DVector::from_iterator(n, d.iter().map(|x| 1.0 / x.sqrt()));
+            let reduced = DMatrix::from_fn(n, n, |i, j| ld[(i, j)] * s[i] * s[j]);
+            let full = sym_eigen(&reduced).unwrap();
+            assert!((&e.values - full.values.rows(0, 3)).amax() < 1e-10);
+            let dense = smallest_generalized_eigenpairs(SymMatrix::Dense(&ld), &d, 3).unwrap();
+            assert!((&dense.values - &e.values).amax() < 1e-10);
+        }
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let a = random_spd(20, 7);
+        let l = path_laplacian(20);
+        for m in [SymMatrix::Dense(&a), SymMatrix::Sparse(&l)] {
+            assert!(matches!(
+                largest_eigenpairs(m, 0),
+                Err(Error::InvalidParameter { .. })
+            ));
+            assert!(matches!(
+                smallest_eigenpairs(m, 21),
+                Err(Error::InvalidParameter { .. })
+            ));
+        }
+        let mut nan = a.clone();
+        nan[(2, 5)] = f64::INFINITY;
+        assert!(matches!(
+            sym_eigen(&nan),
+            Err(Error::NonFinite { row: 2, col: 5, .. })
+        ));
+        assert!(matches!(
+            largest_eigenpairs(SymMatrix::Dense(&nan), 2),
+            Err(Error::NonFinite { .. })
+        ));
+        let bad_sparse =
+            CsrMatrix::from_triplets(3, 3, &[(0, 0, 1.0), (1, 2, f64::NAN), (2, 1, f64::NAN)]);
+        assert!(matches!(
+            smallest_eigenpairs(SymMatrix::Sparse(&bad_sparse), 1),
+            Err(Error::NonFinite { .. })
+        ));
+        let mut asym = a.clone();
+        asym[(0, 1)] += 0.1;
+        assert!(matches!(
+            sym_eigen(&asym),
+            Err(Error::InvalidParameter { .. })
+        ));
+        assert!(matches!(
+            sym_eigen(&DMatrix::zeros(3, 4)),
+            Err(Error::DimensionMismatch(_))
+        ));
+        let mut d = vec![1.0; 20];
+        assert!(matches!(
+            smallest_generalized_eigenpairs(SymMatrix::Sparse(&l), &d[..19], 2),
+            Err(Error::DimensionMismatch(_))
+        ));
+        d[7] = 0.0;
+        match smallest_generalized_eigenpairs(SymMatrix::Sparse(&l), &d, 2) {
+            Err(Error::InvalidParameter { message, .. }) => assert!(message.contains("entry 7")),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
 }

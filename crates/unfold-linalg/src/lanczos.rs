@@ -88,14 +88,19 @@ pub enum Which {
     Smallest,
 }
 
-/// What a residual is measured against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ResidualScale {
-    /// `||r_i|| <= tol * max_j |theta_j|` (relative to the operator norm).
+/// How convergence of a Ritz pair is judged, and which pairs are returned.
+#[derive(Clone, Copy)]
+pub(crate) enum Convergence<'a> {
+    /// `||r_i|| <= tol * max_j |theta_j|` for the operator itself (relative to its norm).
     Spectrum,
-    /// `||r_i|| <= tol * |theta_i|` (relative to each Ritz value; used for shift-invert,
-    /// where it bounds the residual of the original matrix by `tol ||A + shift I||`).
-    RitzValue,
+    /// The operator is `(A + s I)^{-1}` and the wanted pairs are the smallest of `A`,
+    /// extracted by Rayleigh-Ritz of `A` itself on the basis and converged when
+    /// `||A x - rho x|| <= tol * norm` (`norm >= ||A||`); values come in ascending order.
+    /// Ritz pairs of the inverse cannot serve: its projected matrix has norm `1 / s`, so
+    /// rounding perturbs the small wanted values by about `eps / s`, relative error
+    /// `eps lambda_i / s`. `A` is applied (to the whole basis) only once every pair's
+    /// residual for the inverse is below `1e-4 |theta_i|`.
+    Original { a: &'a dyn SymOperator, norm: f64 },
 }
 
 /// The `q` extreme eigenpairs of a symmetric operator by block thick-restart Lanczos.
@@ -114,16 +119,21 @@ pub fn partial_sym_eigen<O: SymOperator + ?Sized>(
     which: Which,
     opts: &PartialEigenOptions,
 ) -> Result<SymEigen> {
-    run(op, q, which, opts, ResidualScale::Spectrum)
+    run(op, q, which, opts, Convergence::Spectrum)
 }
 
-/// The solver behind [`partial_sym_eigen`], with a choice of residual scale.
+/// The solver behind [`partial_sym_eigen`], with a choice of convergence test.
+///
+/// Columns `0..nlock` of the basis are locked: converged Ritz vectors (in wanted order)
+/// kept for orthogonalisation but left out of the Rayleigh-Ritz problem, so that a
+/// dominant eigenvalue (such as `1 / s` of a null vector under shift-invert) no longer
+/// sets the rounding level of the projected matrix for the others.
 pub(crate) fn run<O: SymOperator + ?Sized>(
     op: &O,
     q: usize,
     which: Which,
     opts: &PartialEigenOptions,
-    scale: ResidualScale,
+    convergence: Convergence<'_>,
 ) -> Result<SymEigen> {
     opts.check()?;
     let n = op.dim();
@@ -140,6 +150,7 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
     let mut v = DMatrix::<f64>::zeros(n, m);
     let mut av = DMatrix::<f64>::zeros(n, m);
     let mut h = DMatrix::<f64>::zeros(m, m);
+    let mut locked_values: Vec<f64> = Vec::new();
     let mut f = orthonormalise(DMatrix::zeros(n, 0), cols(&v, 0), b, &mut rng)?;
     let mut k = 0usize;
     let mut applies = 0usize;
@@ -166,8 +177,6 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
                 h[(i, k - nb + j)] = c[(i, j)];
                 h[(k - nb + j, i)] = c[(i, j)];
             }
-        }
-        for j in 0..nb {
             for i in 0..j {
                 let s = 0.5 * (c[(k - nb + i, j)] + c[(k - nb + j, i)]);
                 h[(k - nb + i, k - nb + j)] = s;
@@ -179,77 +188,189 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
             f = orthonormalise(w, cols(&v, k), b.min(n - k), &mut rng)?;
         }
 
-        // Rayleigh-Ritz on the current basis.
-        let hk = h.view((0, 0), (k, k)).into_owned();
-        let (theta, y) = small_sym_eigen(&hk)?;
+        // Rayleigh-Ritz on the unlocked part of the basis.
+        let nlock = locked_values.len();
+        let ku = k - nlock;
+        let (theta, y) = small_sym_eigen(&h.view((nlock, nlock), (ku, ku)).into_owned())?;
         let order: Vec<usize> = match which {
-            Which::Largest => (0..k).rev().collect(),
-            Which::Smallest => (0..k).collect(),
+            Which::Largest => (0..ku).rev().collect(),
+            Which::Smallest => (0..ku).collect(),
         };
-        if k >= q {
-            let yq = DMatrix::from_fn(k, q, |i, j| y[(i, order[j])]);
-            let thq: Vec<f64> = order[..q].iter().map(|&i| theta[i]).collect();
-            let x = mul_nn(cols(&v, k), mat(&yq));
-            let mut r = mul_nn(cols(&av, k), mat(&yq));
-            let norm_est = theta[0].abs().max(theta[k - 1].abs());
-            let mut worst = 0.0f64;
-            let mut n_conv = 0;
-            for (j, &th) in thq.iter().enumerate() {
-                let mut rj = r.column_mut(j);
-                rj.axpy(-th, &x.column(j), 1.0);
-                let res = rj.norm();
-                let bound = opts.tol
-                    * match scale {
-                        ResidualScale::Spectrum => norm_est,
-                        ResidualScale::RitzValue => th.abs(),
-                    };
-                if res <= bound {
-                    n_conv += 1;
-                }
-                worst = worst.max(res / norm_est.max(f64::MIN_POSITIVE));
-            }
-            if n_conv == q || k == n {
-                let mut vectors = x;
-                fix_signs(&mut vectors);
-                return Ok(SymEigen {
-                    values: DVector::from_vec(thq),
-                    vectors,
-                });
-            }
-            if applies >= opts.max_iter {
-                return Err(Error::NotConverged {
-                    context: format!("block Lanczos for {q} eigenpairs of a {n} x {n} matrix"),
-                    iterations: applies,
-                    advice: format!(
-                        "{n_conv} of {q} eigenpairs reached the relative residual {:e} \
-                         (worst {worst:.2e}); raise max_iter, loosen tol, or enlarge \
-                         block_size/max_basis if eigenvalues are clustered",
-                        opts.tol
-                    ),
-                });
-            }
+        let qu = q - nlock;
+        if ku < qu {
+            continue;
         }
-        if k + f.ncols() > m {
-            // Thick restart: keep the best `keep` Ritz vectors (and their images). The
-            // pending block F stays whole, which preserves A V = V H + F B^T.
-            let yk = DMatrix::from_fn(k, keep, |i, j| y[(i, order[j])]);
-            let vk = mul_nn(cols(&v, k), mat(&yk));
-            let avk = mul_nn(cols(&av, k), mat(&yk));
-            v.columns_mut(0, keep).copy_from(&vk);
-            av.columns_mut(0, keep).copy_from(&avk);
-            h.fill(0.0);
-            for j in 0..keep {
-                h[(j, j)] = theta[order[j]];
+        let (x, thq, res) = ritz_pairs(
+            col_range(&v, nlock, k),
+            col_range(&av, nlock, k),
+            &theta,
+            &y,
+            &order[..qu],
+        );
+        let norm_est = locked_values
+            .iter()
+            .chain([&theta[0], &theta[ku - 1]])
+            .fold(0.0f64, |a, t| a.max(t.abs()));
+        // Per-pair bound for locking (and, for `Spectrum`, for convergence).
+        let lock_bound = |th: f64| match convergence {
+            Convergence::Spectrum => opts.tol * norm_est,
+            Convergence::Original { .. } => opts.tol * th.abs(),
+        };
+        let check = match convergence {
+            Convergence::Spectrum => {
+                let (n_conv, worst) = count_below(&res, opts.tol * norm_est, norm_est);
+                let mut values = locked_values.clone();
+                values.extend(&thq);
+                let mut vectors = DMatrix::zeros(n, q);
+                vectors
+                    .columns_mut(0, nlock)
+                    .copy_from(&v.columns(0, nlock));
+                vectors.columns_mut(nlock, qu).copy_from(&x);
+                Check {
+                    n_conv: nlock + n_conv,
+                    worst,
+                    values,
+                    vectors,
+                }
             }
-            k = keep;
+            Convergence::Original { a, norm } => {
+                let gate = res.iter().zip(&thq).all(|(r, th)| *r <= 1e-4 * th.abs());
+                if gate || k == n {
+                    original_ritz(a, norm, &v.columns(0, k).into_owned(), q, opts.tol)?
+                } else {
+                    let worst = res
+                        .iter()
+                        .zip(&thq)
+                        .fold(0.0f64, |m, (r, th)| m.max(r / th.abs()));
+                    Check {
+                        n_conv: 0,
+                        worst,
+                        values: Vec::new(),
+                        vectors: DMatrix::zeros(n, 0),
+                    }
+                }
+            }
+        };
+        if check.n_conv == q || k == n {
+            let mut vectors = check.vectors;
+            fix_signs(&mut vectors);
+            return Ok(SymEigen {
+                values: DVector::from_vec(check.values),
+                vectors,
+            });
+        }
+        if applies >= opts.max_iter {
+            return Err(Error::NotConverged {
+                context: format!("block Lanczos for {q} eigenpairs of a {n} x {n} matrix"),
+                iterations: applies,
+                advice: format!(
+                    "{} of {q} eigenpairs reached the relative residual {:e} (worst {:.2e}); \
+                     raise max_iter, loosen tol, or enlarge block_size/max_basis if \
+                     eigenvalues are clustered",
+                    check.n_conv, opts.tol, check.worst
+                ),
+            });
+        }
+        // Lock the leading wanted pairs that have converged (never all q: that returned).
+        let new_locks = res
+            .iter()
+            .zip(&thq)
+            .take_while(|(r, th)| **r <= lock_bound(**th))
+            .count();
+        let restart = k + f.ncols() > m;
+        if new_locks > 0 || restart {
+            // Rotate the unlocked basis onto its Ritz vectors in wanted order, truncated to
+            // `keep` columns in all on restart. Keeping whole Ritz vectors (and the pending
+            // block F) preserves the Krylov decomposition A V = V H + F B^T.
+            let kept = if restart { keep - nlock } else { ku };
+            let yk = DMatrix::from_fn(ku, kept, |i, j| y[(i, order[j])]);
+            let vk = mul_nn(col_range(&v, nlock, k), mat(&yk));
+            let avk = mul_nn(col_range(&av, nlock, k), mat(&yk));
+            v.columns_mut(nlock, kept).copy_from(&vk);
+            av.columns_mut(nlock, kept).copy_from(&avk);
+            h.fill(0.0);
+            for j in 0..kept {
+                h[(nlock + j, nlock + j)] = theta[order[j]];
+            }
+            locked_values.extend(order[..new_locks].iter().map(|&i| theta[i]));
+            k = nlock + kept;
         }
     }
 }
 
+/// How many residuals are at most `bound`, and the largest residual relative to `scale`.
+fn count_below(res: &[f64], bound: f64, scale: f64) -> (usize, f64) {
+    let n_conv = res.iter().filter(|&&r| r <= bound).count();
+    let worst = res.iter().fold(0.0f64, |m, r| m.max(*r));
+    (n_conv, worst / scale.max(f64::MIN_POSITIVE))
+}
+
+/// Ritz pairs of the operator at positions `idx` of the projected eigendecomposition
+/// `(theta, y)`: vectors `X = V Y`, values, and residual norms `||(A V) y - theta V y||`.
+fn ritz_pairs(
+    v: MatRef<'_, f64>,
+    av: MatRef<'_, f64>,
+    theta: &DVector<f64>,
+    y: &DMatrix<f64>,
+    idx: &[usize],
+) -> (DMatrix<f64>, Vec<f64>, Vec<f64>) {
+    let yq = DMatrix::from_fn(y.nrows(), idx.len(), |i, j| y[(i, idx[j])]);
+    let values: Vec<f64> = idx.iter().map(|&i| theta[i]).collect();
+    let x = mul_nn(v, mat(&yq));
+    let mut r = mul_nn(av, mat(&yq));
+    let mut res = Vec::with_capacity(idx.len());
+    for (j, &th) in values.iter().enumerate() {
+        let mut rj = r.column_mut(j);
+        rj.axpy(-th, &x.column(j), 1.0);
+        res.push(rj.norm());
+    }
+    (x, values, res)
+}
+
+/// A convergence test: how many pairs passed, the worst relative residual, and the pairs.
+struct Check {
+    n_conv: usize,
+    worst: f64,
+    values: Vec<f64>,
+    vectors: DMatrix<f64>,
+}
+
+/// Rayleigh-Ritz of the original matrix `A` on the whole basis `V` (used with
+/// shift-invert): the `q` smallest Ritz pairs of `V^T A V`, tested by
+/// `||A x - rho x|| <= tol * norm`. The projected matrix has norm about `||A||`, so its
+/// eigenvectors carry no `eps / s` error, unlike those of the inverse.
+fn original_ritz(
+    a: &dyn SymOperator,
+    norm: f64,
+    v: &DMatrix<f64>,
+    q: usize,
+    tol: f64,
+) -> Result<Check> {
+    let mut av = DMatrix::zeros(v.nrows(), v.ncols());
+    a.apply(v, &mut av);
+    let g = mul_tn(mat(v), mat(&av));
+    let g = (&g + g.transpose()) * 0.5;
+    let (rho, z) = small_sym_eigen(&g)?;
+    let idx: Vec<usize> = (0..q).collect();
+    let (vectors, values, res) = ritz_pairs(mat(v), mat(&av), &rho, &z, &idx);
+    let (n_conv, worst) = count_below(&res, tol * norm, norm);
+    Ok(Check {
+        n_conv,
+        worst,
+        values,
+        vectors,
+    })
+}
+
 /// The first `k` columns of `m` as a faer view.
 fn cols(m: &DMatrix<f64>, k: usize) -> MatRef<'_, f64> {
+    col_range(m, 0, k)
+}
+
+/// Columns `from..to` of `m` as a faer view.
+fn col_range(m: &DMatrix<f64>, from: usize, to: usize) -> MatRef<'_, f64> {
     let n = m.nrows();
-    MatRef::from_column_major_slice(&m.as_slice()[..n * k], n, k)
+    MatRef::from_column_major_slice(&m.as_slice()[n * from..n * to], n, to - from)
 }
 
 fn mat(m: &DMatrix<f64>) -> MatRef<'_, f64> {
