@@ -103,14 +103,16 @@ pub fn kmeans(x: &DMatrix<f64>, k: usize, opts: &KMeansOptions) -> Result<KMeans
         .par_iter()
         .map(|&seed| lloyd(&points, k, opts.max_iter, tol, seed))
         .collect();
-    let mut best = 0;
-    for (r, fit) in fits.iter().enumerate() {
-        if fit.inertia < fits[best].inertia {
-            best = r;
-        }
-    }
-    let best = fits.into_iter().nth(best).unwrap_or_else(|| unreachable!());
-    Ok(best)
+    // The earliest restart wins ties, whatever order the threads finished in.
+    fits.into_iter()
+        .reduce(|best, fit| {
+            if fit.inertia < best.inertia {
+                fit
+            } else {
+                best
+            }
+        })
+        .ok_or_else(|| Error::invalid("restarts", "must be at least 1"))
 }
 
 /// The data as contiguous rows (point-major), for cache-friendly distance loops.

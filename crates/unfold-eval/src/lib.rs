@@ -17,6 +17,24 @@
 //! Neighbours are always ordered by the pair (distance, index): of two points at the same
 //! distance the one with the smaller row index is the nearer. See `docs/eval.md` for the
 //! formulas.
+//!
+//! ```
+//! use nalgebra::DMatrix;
+//! use unfold_eval::{kmeans, nmi, procrustes, trustworthiness, KMeansOptions};
+//!
+//! // Twelve points on a line and an embedding that is the line scaled by -2 and shifted.
+//! let truth = DMatrix::from_fn(12, 1, |i, _| i as f64);
+//! let embedding = truth.map(|t| 5.0 - 2.0 * t);
+//! let fit = procrustes(&embedding, &truth)?;
+//! assert!(fit.error < 1e-20 && (fit.scale - 0.5).abs() < 1e-12);
+//! assert_eq!(trustworthiness(&truth, &embedding, 3)?, 1.0);
+//!
+//! // Two clusters on the line, recovered by k-means up to relabelling.
+//! let clusters = kmeans(&truth, 2, &KMeansOptions::default())?;
+//! let classes: Vec<usize> = (0..12).map(|i| usize::from(i >= 6)).collect();
+//! assert_eq!(nmi(&clusters.labels, &classes)?, 1.0);
+//! # Ok::<(), unfold_core::Error>(())
+//! ```
 
 mod assignment;
 mod check;

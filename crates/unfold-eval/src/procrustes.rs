@@ -180,6 +180,20 @@ mod tests {
     }
 
     #[test]
+    fn wider_embedding_pads_the_truth() {
+        // x has a third, constant-zero coordinate and is a rotated copy of the truth.
+        let truth = random(10, 2, 6);
+        let (c, s) = (1.1f64.cos(), 1.1f64.sin());
+        let rotated = &truth * DMatrix::from_row_slice(2, 2, &[c, -s, s, c]);
+        let x = DMatrix::from_fn(10, 3, |i, j| if j < 2 { rotated[(i, j)] } else { 0.0 });
+        let p = procrustes(&x, &truth).unwrap();
+        assert!(p.error < 1e-28);
+        assert_eq!(p.aligned.shape(), (10, 3));
+        assert!((p.aligned.columns(0, 2) - &truth).amax() < 1e-13);
+        assert!(p.aligned.column(2).amax() < 1e-13);
+    }
+
+    #[test]
     fn rejects_bad_input() {
         let a = random(5, 2, 4);
         assert!(matches!(
