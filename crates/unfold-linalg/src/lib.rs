@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Linear algebra kernels of unfold.
 //!
 //! Public types are `nalgebra` matrices (column-major, like faer); heavy kernels run on
