@@ -393,6 +393,38 @@ mod tests {
     }
 
     #[test]
+    fn disconnected_graph_has_a_double_zero_eigenvalue() {
+        // Two paths of 300 and 250 vertices: eigenvalue 0 twice, then 2 - 2 cos(pi / 300).
+        let (n1, n2) = (300, 250);
+        let mut t = Vec::new();
+        for (start, len) in [(0, n1), (n1, n2)] {
+            for i in start..start + len - 1 {
+                t.extend([
+                    (i, i, 1.0),
+                    (i + 1, i + 1, 1.0),
+                    (i, i + 1, -1.0),
+                    (i + 1, i, -1.0),
+                ]);
+            }
+        }
+        let l = CsrMatrix::from_triplets(n1 + n2, n1 + n2, &t);
+        let e = smallest_eigenpairs(SymMatrix::Sparse(&l), 3).unwrap();
+        assert!(e.values[0].abs() < 1e-12 && e.values[1].abs() < 1e-12);
+        assert!((e.values[2] - path_eigenvalue(n1, 1)).abs() < 1e-12);
+        check_sparse_residual(&l, &e, 1e-9);
+        // The two null vectors span the component indicators.
+        let ind = DMatrix::from_fn(n1 + n2, 2, |i, j| {
+            let (inside, len) = if j == 0 { (i < n1, n1) } else { (i >= n1, n2) };
+            if inside {
+                1.0 / (len as f64).sqrt()
+            } else {
+                0.0
+            }
+        });
+        assert!(subspace_gap(&ind, &e.vectors.columns(0, 2).into_owned()) < 1e-8);
+    }
+
+    #[test]
     fn sparse_largest_match_full() {
         let l = random_graph_laplacian(700, 5, 8);
         let top = largest_eigenpairs(SymMatrix::Sparse(&l), 3).unwrap();

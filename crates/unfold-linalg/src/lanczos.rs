@@ -252,10 +252,23 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
             }
         };
         if check.n_conv == q || k == n {
-            let mut vectors = check.vectors;
+            // Locked pairs come first; restore the promised order should a pair found
+            // later belong before one locked earlier.
+            let ascending =
+                matches!(convergence, Convergence::Original { .. }) || which == Which::Smallest;
+            let mut idx: Vec<usize> = (0..q).collect();
+            idx.sort_by(|&i, &j| {
+                let o = check.values[i].total_cmp(&check.values[j]);
+                if ascending {
+                    o
+                } else {
+                    o.reverse()
+                }
+            });
+            let mut vectors = DMatrix::from_fn(n, q, |r, c| check.vectors[(r, idx[c])]);
             fix_signs(&mut vectors);
             return Ok(SymEigen {
-                values: DVector::from_vec(check.values),
+                values: DVector::from_iterator(q, idx.iter().map(|&i| check.values[i])),
                 vectors,
             });
         }
