@@ -42,11 +42,13 @@ pub(crate) struct BlockFit {
     pub w: Vec<f64>,
     /// Precision Theta.
     pub theta: Vec<f64>,
-    /// Duality gap `tr(S Theta) - m + sum rho |Theta|`.
+    /// Duality gap (see [`Block::duality_gap`]).
     pub gap: f64,
+    /// Log-determinant of Theta (NaN if Theta is not positive definite).
+    pub logdet_theta: f64,
     /// Sweeps done.
     pub sweeps: usize,
-    /// Whether `|gap| <= tol`.
+    /// Whether the gap reached the tolerance.
     pub converged: bool,
 }
 
@@ -80,8 +82,10 @@ impl Block {
         (offsets, indices, dense)
     }
 
-    /// The duality gap of `theta` (see [`crate::GlassoFit::duality_gap`]).
-    pub fn gap(&self, theta: &[f64]) -> f64 {
+    /// `tr(S Theta) - m + sum rho_ij |Theta_ij|`: the duality gap when `W = Theta^{-1}`
+    /// (scikit-learn's convergence measure). Cheap, but terms of both signs can cancel away
+    /// from the optimum, so it is only used to decide when to compute the true gap.
+    pub fn surrogate_gap(&self, theta: &[f64]) -> f64 {
         let mut trace = 0.0;
         let mut l1 = 0.0;
         for ((&s, &rho), &t) in self.s.iter().zip(&self.pen).zip(theta) {
@@ -113,6 +117,7 @@ impl Block {
         let mut w12 = vec![0.0; m];
         let mut active = Vec::with_capacity(m);
         let mut gap = f64::INFINITY;
+        let mut converged = false;
         let mut sweeps = 0;
         // Inexact block coordinate descent: the relative inner tolerance starts at
         // MAX_INNER_TOL and only decreases: to INNER_GAP_FRACTION |gap| / m after each sweep,
@@ -181,14 +186,20 @@ impl Block {
                 theta[i + i * m] = tii;
             }
             let previous = gap;
-            gap = self.gap(&theta);
-            if !gap.is_finite() {
+            let surrogate = self.surrogate_gap(&theta);
+            if !surrogate.is_finite() {
                 return Err(Error::NoSolution {
-                    reason: format!("the duality gap became {gap} in sweep {sweeps}"),
+                    reason: format!("the duality gap became {surrogate} in sweep {sweeps}"),
                 });
             }
-            if gap.abs() <= limits.tol {
-                break;
+            gap = surrogate;
+            if surrogate.abs() <= limits.tol {
+                let (true_gap, _) = self.duality_gap(&w, &theta, surrogate);
+                if true_gap.abs() <= limits.tol {
+                    converged = true;
+                    break;
+                }
+                gap = true_gap;
             }
             inner_rel = inner_rel.min(INNER_GAP_FRACTION * gap.abs() / m as f64);
             if gap.abs() > 0.5 * previous.abs() {
@@ -196,14 +207,37 @@ impl Block {
             }
             inner_rel = inner_rel.max(limits.inner_tol);
         }
+        let surrogate = self.surrogate_gap(&theta);
+        let (gap, logdet_theta) = self.duality_gap(&w, &theta, surrogate);
         Ok(BlockFit {
             w,
             theta,
             gap,
+            logdet_theta,
             sweeps,
-            converged: gap.abs() <= limits.tol,
+            converged,
         })
     }
+
+    /// The duality gap `dual(W) - primal(Theta)` with `primal(Theta) = log det Theta -
+    /// tr(S Theta) - sum rho |Theta|` and `dual(W) = -log det W - m` (W is dual feasible:
+    /// `|W_ij - S_ij| <= rho_ij`, `W_ii = S_ii + rho_ii`), that is
+    /// `surrogate - log det W - log det Theta`; `+inf` if W or Theta is not positive definite.
+    /// Also returns `log det Theta` (NaN if not positive definite).
+    fn duality_gap(&self, w: &[f64], theta: &[f64], surrogate: f64) -> (f64, f64) {
+        match (log_det(w, self.m), log_det(theta, self.m)) {
+            (Some(lw), Some(lt)) => (surrogate - lw - lt, lt),
+            (_, lt) => (f64::INFINITY, lt.unwrap_or(f64::NAN)),
+        }
+    }
+}
+
+/// `log det A` of a symmetric m x m column-major matrix by Cholesky (None if not positive
+/// definite).
+pub(crate) fn log_det(a: &[f64], m: usize) -> Option<f64> {
+    let ch = nalgebra::Cholesky::new(nalgebra::DMatrix::from_column_slice(m, m, a))?;
+    let l = ch.l_dirty();
+    Some((0..m).map(|i| 2.0 * l[(i, i)].ln()).sum())
 }
 
 /// Breadth-first order of a graph in CSR form, each connected part started from a

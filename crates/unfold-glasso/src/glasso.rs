@@ -80,7 +80,8 @@ pub fn graphical_lasso(
         gap += fit.gap;
         sweeps = sweeps.max(fit.sweeps);
         converged &= fit.converged;
-        objective += block_objective(&block, &fit.theta);
+        // primal = log det Theta - (surrogate gap + m).
+        objective += fit.logdet_theta - (block.surrogate_gap(&fit.theta) + m as f64);
         for (b, &jb) in idx.iter().enumerate() {
             for (a, &ja) in idx.iter().enumerate() {
                 precision[(ja, jb)] = fit.theta[a + b * m];
@@ -166,18 +167,4 @@ fn start(b: &Block, idx: &[usize], opts: &GlassoOptions) -> (Vec<f64>, Vec<f64>)
         w[k + k * m] = b.s[k + k * m] + b.pen[k + k * m];
     }
     (w, beta)
-}
-
-/// `log det Theta - tr(S Theta) - sum rho |Theta|` of a block (NaN if Theta is not positive
-/// definite).
-fn block_objective(b: &Block, theta: &[f64]) -> f64 {
-    let m = b.m;
-    let t = DMatrix::from_column_slice(m, m, theta);
-    let Some(ch) = Cholesky::new(t) else {
-        return f64::NAN;
-    };
-    let l = ch.l_dirty();
-    let logdet: f64 = (0..m).map(|i| 2.0 * l[(i, i)].ln()).sum();
-    // gap = tr(S Theta) - m + sum rho|Theta|, so tr(S Theta) + sum rho|Theta| = gap + m.
-    logdet - (b.gap(theta) + m as f64)
 }

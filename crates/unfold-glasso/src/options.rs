@@ -21,8 +21,10 @@ pub struct GlassoOptions {
     /// Penalise the diagonal `rho_ii Theta_ii` (R's glasso does; scikit-learn does not).
     /// Default false.
     pub penalize_diagonal: bool,
-    /// Stop when the duality gap (see [`GlassoFit::duality_gap`]) is at most `tol` in
-    /// absolute value (default 1e-4, scikit-learn's default).
+    /// Stop when both scikit-learn's gap `tr(S Theta) - p + sum rho |Theta|` (checked every
+    /// sweep, cheap) and the duality gap [`GlassoFit::duality_gap`] (checked when the first
+    /// one passes) are at most `tol` in absolute value (default 1e-4, scikit-learn's
+    /// default). With screening, component c of size m_c gets `tol * m_c / p`.
     pub tol: f64,
     /// Maximum number of sweeps over the columns (default 100).
     pub max_iter: usize,
@@ -68,10 +70,20 @@ pub struct GlassoFit {
     /// (NaN if the returned Theta is not positive definite, which can only happen without
     /// convergence).
     pub objective: f64,
-    /// The duality gap `tr(S Theta) - p + sum_{ij} rho_ij |Theta_ij|` (entries with infinite
-    /// penalty have `Theta_ij = 0` and contribute nothing; the diagonal counts only when
-    /// penalised). It is the gap between the primal objective at Theta and the dual
-    /// objective `-log det W - p` at `W = Theta^{-1}`, and is 0 at the optimum.
+    /// The duality gap `dual(W) - primal(Theta)` between the returned covariance W (dual
+    /// feasible: `|W_ij - S_ij| <= rho_ij`, `W_ii = S_ii + rho_ii`) with dual objective
+    /// `-log det W - p`, and the returned precision with primal objective [`objective`]:
+    ///
+    /// ```text
+    /// gap = tr(S Theta) - p + sum_ij rho_ij |Theta_ij| - log det W - log det Theta
+    /// ```
+    ///
+    /// (entries with infinite penalty have `Theta_ij = 0` and contribute nothing; `rho_ii = 0`
+    /// when the diagonal is unpenalised). With `W = Theta^{-1}` it is scikit-learn's
+    /// `tr(S Theta) - p + sum rho |Theta|`; it is 0 at the optimum, and `+inf` if W or Theta
+    /// is not positive definite. Summed over screened components.
+    ///
+    /// [`objective`]: GlassoFit::objective
     pub duality_gap: f64,
     /// Number of sweeps over the columns (the maximum over the screened components).
     pub iterations: usize,
