@@ -95,11 +95,29 @@ fn use_full(n: usize, q: usize) -> bool {
 /// [`Error::Empty`], [`Error::DimensionMismatch`] (not square), [`Error::NonFinite`],
 /// [`Error::InvalidParameter`] (not symmetric), or [`Error::Numerical`] if the QR
 /// iteration fails to converge.
+///
+/// Runs on all of rayon's threads; faer's parallel tridiagonalisation can change the last
+/// bits of the result with the number of threads (the partial solvers do not).
 pub fn sym_eigen(a: &DMatrix<f64>) -> Result<SymEigen> {
     check_dense_symmetric(a, "symmetric eigendecomposition input")?;
-    let (values, mut vectors) = faer_sym_eigen(a, par())?;
+    full_sym_eigen(a, par())
+}
+
+fn full_sym_eigen(a: &DMatrix<f64>, p: Par) -> Result<SymEigen> {
+    let (values, mut vectors) = faer_sym_eigen(a, p)?;
     fix_signs(&mut vectors);
     Ok(SymEigen { values, vectors })
+}
+
+/// The full decomposition for the eigenpair functions: sequential (hence independent of
+/// the thread count) up to `FULL_MAX_N`, where it costs milliseconds.
+fn dispatch_full(a: SymMatrix<'_>) -> Result<SymEigen> {
+    let p = if a.dim() <= FULL_MAX_N {
+        Par::Seq
+    } else {
+        par()
+    };
+    full_sym_eigen(&a.to_dense(), p)
 }
 
 /// The eigendecomposition of a small projected matrix (sequential, no input checks).
@@ -170,7 +188,7 @@ pub fn largest_eigenpairs_with(
     let n = a.dim();
     check_q(q, n)?;
     if use_full(n, q) {
-        let full = sym_eigen(&a.to_dense())?;
+        let full = dispatch_full(a)?;
         let idx: Vec<usize> = (0..q).map(|j| n - 1 - j).collect();
         return Ok(select(&full, &idx));
     }
@@ -208,7 +226,7 @@ pub fn smallest_eigenpairs_with(
     let n = a.dim();
     check_q(q, n)?;
     if use_full(n, q) {
-        let full = sym_eigen(&a.to_dense())?;
+        let full = dispatch_full(a)?;
         let idx: Vec<usize> = (0..q).collect();
         return Ok(select(&full, &idx));
     }
@@ -422,6 +440,32 @@ mod tests {
             }
         });
         assert!(subspace_gap(&ind, &e.vectors.columns(0, 2).into_owned()) < 1e-8);
+    }
+
+    #[test]
+    fn results_do_not_depend_on_the_thread_count() {
+        let l = random_graph_laplacian(3000, 4, 9);
+        let y = random_matrix(1500, 4, 9);
+        let g = &y * y.transpose();
+        let small = random_spd(250, 9);
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                (
+                    smallest_eigenpairs(SymMatrix::Sparse(&l), 3).unwrap(),
+                    largest_eigenpairs(SymMatrix::Dense(&g), 2).unwrap(),
+                    smallest_eigenpairs(SymMatrix::Dense(&small), 3).unwrap(),
+                )
+            })
+        };
+        let (a1, b1, c1) = run(1);
+        let (a2, b2, c2) = run(3);
+        assert_eq!(a1, a2);
+        assert_eq!(b1, b2);
+        assert_eq!(c1, c2);
     }
 
     #[test]

@@ -16,12 +16,13 @@
 use crate::check::check_q;
 use crate::eigen::{fix_signs, small_sym_eigen, SymEigen};
 use crate::operator::SymOperator;
-use crate::view::par;
 use faer::linalg::matmul::matmul;
+use faer::Par;
 use faer::{Accum, MatMut, MatRef};
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
 use rand_distr::StandardNormal;
+use rayon::prelude::*;
 use unfold_core::{seeded_rng, Error, Result};
 
 /// Settings of the partial eigensolver. The defaults suit the spectral methods of unfold.
@@ -395,23 +396,74 @@ fn out(m: &mut DMatrix<f64>) -> MatMut<'_, f64> {
     MatMut::from_column_major_slice_mut(m.as_mut_slice(), r, c)
 }
 
-/// `A^T B`.
-fn mul_tn(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> DMatrix<f64> {
-    let mut c = DMatrix::zeros(a.ncols(), b.ncols());
-    matmul(out(&mut c), Accum::Replace, a.transpose(), b, 1.0, par());
-    c
+/// Rows per task of the tall-skinny products below. Work is split into fixed row chunks
+/// (never by thread count) and partial sums are added in chunk order, so the products run
+/// in parallel yet give the same bits for any number of threads.
+const ROW_CHUNK: usize = 2048;
+
+/// The row ranges `(start, len)` of the fixed chunks of `n` rows.
+fn row_chunks(n: usize) -> Vec<(usize, usize)> {
+    (0..n.div_ceil(ROW_CHUNK).max(1))
+        .map(|c| (c * ROW_CHUNK, ROW_CHUNK.min(n - c * ROW_CHUNK)))
+        .collect()
 }
 
-/// `A B`.
+/// `A^T B` for tall `A` and `B` (n x k and n x b).
+fn mul_tn(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> DMatrix<f64> {
+    let parts: Vec<DMatrix<f64>> = row_chunks(a.nrows())
+        .into_par_iter()
+        .map(|(r0, len)| {
+            let mut p = DMatrix::zeros(a.ncols(), b.ncols());
+            let (ac, bc) = (a.subrows(r0, len), b.subrows(r0, len));
+            matmul(
+                out(&mut p),
+                Accum::Replace,
+                ac.transpose(),
+                bc,
+                1.0,
+                Par::Seq,
+            );
+            p
+        })
+        .collect();
+    let mut parts = parts.into_iter();
+    let first = parts.next().expect("at least one chunk");
+    parts.fold(first, |acc, p| acc + p)
+}
+
+/// `A B` for tall `A` (n x k) and small `B` (k x b).
 fn mul_nn(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> DMatrix<f64> {
     let mut c = DMatrix::zeros(a.nrows(), b.ncols());
-    matmul(out(&mut c), Accum::Replace, a, b, 1.0, par());
+    mul_acc(&mut c, a, b, 1.0);
     c
 }
 
 /// `W -= V C`.
 fn mul_sub(w: &mut DMatrix<f64>, v: MatRef<'_, f64>, c: &DMatrix<f64>) {
-    matmul(out(w), Accum::Add, v, mat(c), -1.0, par());
+    mul_acc(w, v, mat(c), -1.0);
+}
+
+/// `C += alpha A B`, each fixed chunk of rows computed sequentially by one task.
+fn mul_acc(c: &mut DMatrix<f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>, alpha: f64) {
+    let parts: Vec<DMatrix<f64>> = row_chunks(a.nrows())
+        .into_par_iter()
+        .map(|(r0, len)| {
+            let mut p = DMatrix::zeros(len, b.ncols());
+            matmul(
+                out(&mut p),
+                Accum::Replace,
+                a.subrows(r0, len),
+                b,
+                alpha,
+                Par::Seq,
+            );
+            p
+        })
+        .collect();
+    for ((r0, len), p) in row_chunks(a.nrows()).into_iter().zip(parts) {
+        let mut rows = c.rows_mut(r0, len);
+        rows += p;
+    }
 }
 
 /// `t` orthonormal columns, orthogonal to the orthonormal columns of `v`, spanning as much
