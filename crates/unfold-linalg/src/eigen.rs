@@ -347,6 +347,7 @@ pub fn smallest_generalized_eigenpairs_with(
 mod tests {
     use super::*;
     use crate::test_util::*;
+    use rand::Rng;
     use std::f64::consts::PI;
 
     /// Path graph Laplacian on n vertices: eigenvalues 2 - 2 cos(pi k / n) with
@@ -466,6 +467,43 @@ mod tests {
         assert_eq!(a1, a2);
         assert_eq!(b1, b2);
         assert_eq!(c1, c2);
+    }
+
+    #[test]
+    fn lle_cost_matrix_bottom_pairs_match_full() {
+        // M = (I - W)^T (I - W) with rows of W summing to one over 6 neighbours on a ring:
+        // positive semi-definite, M 1 = 0, small gaps at the bottom.
+        let n = 500;
+        let mut rng = unfold_core::seeded_rng(12);
+        let mut w = DMatrix::<f64>::zeros(n, n);
+        for i in 0..n {
+            let raw: Vec<f64> = (0..6).map(|_| rng.random_range(0.2..1.0)).collect();
+            let total: f64 = raw.iter().sum();
+            for (o, r) in [1, 2, 3, n - 1, n - 2, n - 3].into_iter().zip(raw) {
+                w[(i, (i + o) % n)] = r / total;
+            }
+        }
+        let iw = DMatrix::identity(n, n) - w;
+        let m = iw.transpose() * &iw;
+        let m = (&m + m.transpose()) * 0.5;
+        let mut t = Vec::new();
+        for i in 0..n {
+            for j in 0..n {
+                if m[(i, j)] != 0.0 {
+                    t.push((i, j, m[(i, j)]));
+                }
+            }
+        }
+        let sparse = CsrMatrix::from_triplets(n, n, &t);
+        let full = sym_eigen(&m).unwrap();
+        for got in [
+            smallest_eigenpairs(SymMatrix::Sparse(&sparse), 3).unwrap(),
+            smallest_eigenpairs(SymMatrix::Dense(&m), 3).unwrap(),
+        ] {
+            assert!((&got.values - full.values.rows(0, 3)).amax() < 1e-10 * full.values[n - 1]);
+            assert!(max_residual(&m, &got.values, &got.vectors) < 1e-9 * full.values[n - 1]);
+            assert!(subspace_gap(&full.vectors.columns(0, 3).into_owned(), &got.vectors) < 1e-6);
+        }
     }
 
     #[test]

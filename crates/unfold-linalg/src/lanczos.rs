@@ -10,8 +10,9 @@
 //! maximum size it is restarted with the best Ritz vectors, which keeps the block Krylov
 //! decomposition `A V = V H + F B^T` intact (Wu & Simon 2000, thick-restart Lanczos;
 //! Stewart 2001, Krylov-Schur; Golub & Van Loan, *Matrix Computations*, 4th ed., sec. 10.3
-//! on block Lanczos). Blocks of `b >= 2` vectors find repeated and tightly clustered
-//! eigenvalues that a single-vector Krylov space cannot separate.
+//! on block Lanczos). Converged leading pairs are locked (deflated from the projected
+//! problem). Blocks of `b >= 2` vectors find repeated and tightly clustered eigenvalues
+//! that a single-vector Krylov space cannot separate.
 
 use crate::check::check_q;
 use crate::eigen::{fix_signs, small_sym_eigen, SymEigen};
@@ -43,7 +44,7 @@ pub struct PartialEigenOptions {
     /// as large as the multiplicity of a wanted eigenvalue to find all its copies.
     pub block_size: Option<usize>,
     /// Maximum number of basis vectors before a restart; `None` picks
-    /// `max(q + 4b, 2q + 2b, 30)` (capped at `n`).
+    /// `max(q + 4b, 2q + 2b, 30)`. Raised to at least `q + b` and capped at `n`.
     pub max_basis: Option<usize>,
 }
 
