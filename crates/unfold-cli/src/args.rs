@@ -1,0 +1,135 @@
+//! Command-line arguments.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "unfold",
+    version,
+    about = "Probabilistic spectral dimensionality reduction"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Fit every method on a bundled data set; write plots and a summary table.
+    Demo(DemoArgs),
+    /// Fit one method to a CSV file and write the embedding, a report, a model file.
+    Fit(FitArgs),
+    /// Place new points into the embedding of a saved model.
+    Project(ProjectArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Directory for the plots and the summary.
+    #[arg(long, default_value = "unfold-demo")]
+    pub out: PathBuf,
+    /// Number of Swiss roll points.
+    #[arg(long, default_value_t = 1000)]
+    pub n: usize,
+    /// Neighbours per point.
+    #[arg(long, default_value_t = 10)]
+    pub k: usize,
+    /// Seed of the data generator.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Method {
+    Pca,
+    Cmds,
+    Kpca,
+    Le,
+    Lle,
+    Isomap,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GraphKind {
+    Union,
+    Mutual,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WeightKind {
+    Binary,
+    Heat,
+}
+
+/// Options shared by `fit` and `demo`: which method, and its settings.
+#[derive(Args, Debug, Clone)]
+pub struct MethodArgs {
+    /// The method to fit.
+    #[arg(long, value_enum)]
+    pub method: Method,
+    /// Latent dimension.
+    #[arg(long, default_value_t = 2)]
+    pub dim: usize,
+    /// Neighbours per point (graph-based methods).
+    #[arg(long, default_value_t = 10)]
+    pub k: usize,
+    /// Symmetrisation of the kNN graph.
+    #[arg(long, value_enum, default_value_t = GraphKind::Union)]
+    pub graph: GraphKind,
+    /// Seed for every random choice.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Kernel PCA: RBF precision in exp(-gamma |y - y'|^2) (default 1/p).
+    #[arg(long)]
+    pub gamma: Option<f64>,
+    /// Laplacian eigenmaps: edge weights.
+    #[arg(long, value_enum, default_value_t = WeightKind::Binary)]
+    pub weights: WeightKind,
+    /// Laplacian eigenmaps: heat kernel width (default: mean kNN distance).
+    #[arg(long)]
+    pub sigma: Option<f64>,
+    /// LLE: regulariser of the local Gram matrix, relative to its trace.
+    #[arg(long, default_value_t = 1e-3)]
+    pub reg: f64,
+}
+
+#[derive(Args, Debug)]
+pub struct FitArgs {
+    #[command(flatten)]
+    pub method: MethodArgs,
+    /// Input CSV: one point per row, optional header row.
+    #[arg(long)]
+    pub input: PathBuf,
+    /// A column holding labels rather than features (header name or 0-based index).
+    #[arg(long)]
+    pub label_column: Option<String>,
+    /// Output CSV of the embedding (header x1,...,xQ; input row order).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Save the fitted model here (for `unfold project`).
+    #[arg(long)]
+    pub save: Option<PathBuf>,
+    /// Write a JSON report here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Write an SVG scatter plot of the first two coordinates here.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ProjectArgs {
+    /// A model saved by `unfold fit --save`.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// CSV of new points with the training data's features.
+    #[arg(long)]
+    pub input: PathBuf,
+    /// A column of the input holding labels, to ignore.
+    #[arg(long)]
+    pub label_column: Option<String>,
+    /// Output CSV of the projected coordinates.
+    #[arg(long)]
+    pub out: PathBuf,
+}

@@ -1,0 +1,76 @@
+//! `unfold fit`.
+
+use crate::args::FitArgs;
+use crate::methods;
+use crate::plot::{scatter_svg, Colouring};
+use crate::report::Report;
+use std::time::Instant;
+use unfold_core::Result;
+use unfold_data::{read_csv, to_csv_string, write_csv, CsvOptions};
+
+/// The header of an embedding CSV: `x1,...,xQ`.
+pub fn coord_header(dim: usize) -> Vec<String> {
+    (1..=dim).map(|j| format!("x{j}")).collect()
+}
+
+pub fn run(a: &FitArgs) -> Result<()> {
+    let data = read_csv(
+        &a.input,
+        &CsvOptions {
+            label_column: a.label_column.clone(),
+        },
+    )?;
+    let start = Instant::now();
+    let model = methods::fit(&a.method, &data.points)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let embedding = model.embedding();
+    let x = embedding.coords();
+    let header = coord_header(x.ncols());
+    let name = methods::name(a.method.method);
+
+    let mut wrote = Vec::new();
+    if let Some(out) = &a.out {
+        write_csv(out, x, &header)?;
+        wrote.push(format!("embedding {}", out.display()));
+    }
+    if let Some(path) = &a.save {
+        model.save(path)?;
+        wrote.push(format!("model {}", path.display()));
+    }
+    if let Some(path) = &a.report {
+        let report = Report {
+            method: name.to_string(),
+            n: data.points.nrows(),
+            p: data.points.ncols(),
+            dim: a.method.dim,
+            k: methods::uses_graph(a.method.method).then_some(a.method.k),
+            seconds,
+            iterations: 0,
+            converged: true,
+            evidence: (&embedding.evidence()).into(),
+            trace: Vec::new(),
+        };
+        let json = serde_json::to_string_pretty(&report).expect("a report always serialises");
+        unfold_core::write_atomic(path, json.as_bytes())?;
+        wrote.push(format!("report {}", path.display()));
+    }
+    if let Some(path) = &a.plot {
+        let colouring = match &data.labels {
+            Some(l) => Colouring::Class(l),
+            None => Colouring::None,
+        };
+        scatter_svg(path, x, colouring, name)?;
+        wrote.push(format!("plot {}", path.display()));
+    }
+    if wrote.is_empty() {
+        print!("{}", to_csv_string(x, &header));
+    } else {
+        eprintln!(
+            "fitted {name} to {} points x {} features in {seconds:.3} s; wrote {}",
+            data.points.nrows(),
+            data.points.ncols(),
+            wrote.join(", ")
+        );
+    }
+    Ok(())
+}

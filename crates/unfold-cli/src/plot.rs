@@ -1,0 +1,101 @@
+//! SVG scatter plots of embeddings.
+
+use nalgebra::DMatrix;
+use plotters::prelude::*;
+use std::path::Path;
+use unfold_core::{Error, Result};
+
+/// How points are coloured.
+pub enum Colouring<'a> {
+    /// A continuous value per point (e.g. the true manifold coordinate), blue to red.
+    Value(&'a [f64]),
+    /// A class per point, from a fixed palette.
+    Class(&'a [usize]),
+    /// All points alike.
+    None,
+}
+
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+fn plot_error(e: impl std::fmt::Display) -> Error {
+    Error::numerical("drawing the plot", e.to_string())
+}
+
+/// Draws the first two columns of `x` (or the first against the row index when `x` has one
+/// column) and writes the SVG to `path` atomically.
+pub fn scatter_svg(
+    path: &Path,
+    x: &DMatrix<f64>,
+    colouring: Colouring<'_>,
+    title: &str,
+) -> Result<()> {
+    let n = x.nrows();
+    let points: Vec<(f64, f64)> = (0..n)
+        .map(|i| {
+            if x.ncols() >= 2 {
+                (x[(i, 0)], x[(i, 1)])
+            } else {
+                (i as f64, x[(i, 0)])
+            }
+        })
+        .collect();
+    let range = |f: fn(&(f64, f64)) -> f64| {
+        let lo = points.iter().map(f).fold(f64::INFINITY, f64::min);
+        let hi = points.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
+        let pad = ((hi - lo) * 0.05).max(1e-12);
+        (lo - pad)..(hi + pad)
+    };
+    let colour = |i: usize| -> RGBColor {
+        match &colouring {
+            Colouring::Value(v) => {
+                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let t = if hi > lo {
+                    (v[i] - lo) / (hi - lo)
+                } else {
+                    0.5
+                };
+                let hsl = HSLColor(0.66 * (1.0 - t), 0.85, 0.45).to_rgba();
+                RGBColor(hsl.0, hsl.1, hsl.2)
+            }
+            Colouring::Class(c) => PALETTE[c[i] % PALETTE.len()],
+            Colouring::None => PALETTE[0],
+        }
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (520, 460)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(range(|p| p.0), range(|p| p.1))
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE)
+            .draw()
+            .map_err(plot_error)?;
+        chart
+            .draw_series(
+                points
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &p)| Circle::new(p, 2, colour(i).filled())),
+            )
+            .map_err(plot_error)?;
+        root.present().map_err(plot_error)?;
+    }
+    unfold_core::write_atomic(path, svg.as_bytes())
+}

@@ -1,0 +1,39 @@
+//! `unfold project`.
+
+use crate::args::ProjectArgs;
+use crate::fit::coord_header;
+use unfold_core::{Error, Result};
+use unfold_data::{read_csv, write_csv, CsvOptions};
+use unfold_models::FittedModel;
+
+pub fn run(a: &ProjectArgs) -> Result<()> {
+    let model = FittedModel::load(&a.model)?;
+    let rule = model.out_of_sample().ok_or_else(|| {
+        Error::invalid(
+            "model",
+            format!(
+                "{} has no out-of-sample rule; refit with pca, cmds, kpca, lle or isomap to project new points",
+                model.method()
+            ),
+        )
+    })?;
+    let data = read_csv(
+        &a.input,
+        &CsvOptions {
+            label_column: a.label_column.clone(),
+        },
+    )?;
+    let projection = rule.project(&data.points)?;
+    write_csv(
+        &a.out,
+        &projection.mean,
+        &coord_header(projection.mean.ncols()),
+    )?;
+    eprintln!(
+        "projected {} points with the {} model; wrote {}",
+        data.points.nrows(),
+        model.method(),
+        a.out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,229 @@
+//! End-to-end tests of the `unfold` binary: fit, project, and the errors bad input gets.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn unfold(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_unfold"))
+        .args(args)
+        .output()
+        .expect("the unfold binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("unfold-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A noiseless Swiss roll-like sheet with a header row, as CSV.
+fn sheet_csv(n: usize) -> String {
+    let mut text = String::from("a,b,c\n");
+    for i in 0..n {
+        let t = 1.5 * std::f64::consts::PI * (1.0 + 2.0 * (i as f64 * 0.618034).fract());
+        let h = 10.0 * (i as f64 * 0.414214).fract();
+        text.push_str(&format!("{},{},{}\n", t * t.cos(), h, t * t.sin()));
+    }
+    text
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn fit_then_project_round_trips() {
+    let dir = scratch("fit");
+    let input = dir.join("data.csv");
+    std::fs::write(&input, sheet_csv(300)).unwrap();
+    for method in ["pca", "cmds", "kpca", "lle", "isomap"] {
+        let (emb, model, report) = (dir.join("emb.csv"), dir.join("m.bin"), dir.join("r.json"));
+        let plot = dir.join("p.svg");
+        let o = unfold(&[
+            "fit",
+            "--method",
+            method,
+            "--input",
+            s(&input),
+            "--dim",
+            "2",
+            "--k",
+            "10",
+            "--out",
+            s(&emb),
+            "--save",
+            s(&model),
+            "--report",
+            s(&report),
+            "--plot",
+            s(&plot),
+        ]);
+        assert!(o.status.success(), "{method}: {}", stderr(&o));
+        let text = std::fs::read_to_string(&emb).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("x1,x2"));
+        assert_eq!(lines.count(), 300);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(json["method"], method);
+        assert_eq!(json["n"], 300);
+        assert_eq!(json["p"], 3);
+        assert_eq!(json["evidence"]["kind"], "none");
+        assert!(std::fs::read_to_string(&plot).unwrap().starts_with("<svg"));
+
+        // Projecting the training points returns their embedding.
+        let proj = dir.join("proj.csv");
+        let o = unfold(&[
+            "project",
+            "--model",
+            s(&model),
+            "--input",
+            s(&input),
+            "--out",
+            s(&proj),
+        ]);
+        assert!(o.status.success(), "{method}: {}", stderr(&o));
+        let read = |p: &Path| -> Vec<f64> {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .skip(1)
+                .flat_map(|l| {
+                    l.split(',')
+                        .map(|v| v.parse::<f64>().unwrap())
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        let (a, b) = (read(&emb), read(&proj));
+        let scale = a.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        let worst = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max);
+        // LLE places a training point by its neighbours' weights, not exactly at itself.
+        let tol = if method == "lle" { 0.05 } else { 1e-6 };
+        assert!(
+            worst <= tol * scale,
+            "{method}: projection differs by {worst}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn laplacian_eigenmaps_model_refuses_projection() {
+    let dir = scratch("le");
+    let input = dir.join("data.csv");
+    std::fs::write(&input, sheet_csv(100)).unwrap();
+    let model = dir.join("le.bin");
+    let o = unfold(&[
+        "fit",
+        "--method",
+        "le",
+        "--input",
+        s(&input),
+        "--k",
+        "8",
+        "--save",
+        s(&model),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = unfold(&[
+        "project",
+        "--model",
+        s(&model),
+        "--input",
+        s(&input),
+        "--out",
+        s(&dir.join("x.csv")),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no out-of-sample rule"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Runs `fit` on `csv` and returns the error message, asserting a non-zero exit.
+fn fit_error(name: &str, csv: &str, extra: &[&str]) -> String {
+    let dir = scratch(name);
+    let input = dir.join("data.csv");
+    std::fs::write(&input, csv).unwrap();
+    let mut args = vec!["fit", "--input", s(&input)];
+    args.extend_from_slice(extra);
+    let o = unfold(&args);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(!o.status.success(), "{name}: expected failure");
+    assert!(o.stdout.is_empty(), "{name}: nothing on stdout on failure");
+    let e = stderr(&o);
+    assert!(e.starts_with("error: "), "{name}: {e}");
+    e
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let e = fit_error(
+        "nan",
+        "a,b,c\n1,2,3\n4,NaN,6\n7,8,9\n",
+        &["--method", "pca", "--dim", "1"],
+    );
+    assert!(e.contains("line 3") && e.contains("non-finite"), "{e}");
+    let e = fit_error("ragged", "1,2,3\n4,5\n", &["--method", "pca", "--dim", "1"]);
+    assert!(e.contains("line 2"), "{e}");
+    let e = fit_error("empty", "", &["--method", "pca", "--dim", "1"]);
+    assert!(e.contains("empty"), "{e}");
+    let e = fit_error("k", &sheet_csv(8), &["--method", "isomap", "--k", "8"]);
+    assert!(e.contains("k = 8") && e.contains("at least 9"), "{e}");
+    let e = fit_error("dim", &sheet_csv(20), &["--method", "pca", "--dim", "3"]);
+    assert!(e.contains("latent dimension 3 is too large"), "{e}");
+    let mut dup = String::from("a,b,c\n");
+    for _ in 0..6 {
+        dup.push_str("1,1,1\n");
+    }
+    dup.push_str(&sheet_csv(40)[6..]);
+    let e = fit_error("dup", &dup, &["--method", "lle", "--k", "4"]);
+    assert!(e.contains("identical"), "{e}");
+    let mut two = sheet_csv(40);
+    for line in sheet_csv(40).lines().skip(1) {
+        let v: Vec<f64> = line
+            .split(',')
+            .map(|x| x.parse::<f64>().unwrap() + 1000.0)
+            .collect();
+        two.push_str(&format!("{},{},{}\n", v[0], v[1], v[2]));
+    }
+    let e = fit_error("disconnected", &two, &["--method", "isomap", "--k", "5"]);
+    assert!(
+        e.contains("2 connected components") && e.contains("k"),
+        "{e}"
+    );
+}
+
+#[test]
+fn corrupt_model_file_is_refused() {
+    let dir = scratch("corrupt");
+    let model = dir.join("m.bin");
+    std::fs::write(&model, b"UNFOLDMD\x01\x00\x00\x00garbage").unwrap();
+    let input = dir.join("data.csv");
+    std::fs::write(&input, sheet_csv(10)).unwrap();
+    let o = unfold(&[
+        "project",
+        "--model",
+        s(&model),
+        "--input",
+        s(&input),
+        "--out",
+        s(&dir.join("o.csv")),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("corrupt"), "{}", stderr(&o));
+    assert!(!dir.join("o.csv").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
