@@ -5,8 +5,8 @@
 //! same seed gives the same numbers on every machine and thread count.
 
 mod error;
-pub mod io;
 mod evidence;
+pub mod io;
 mod validate;
 
 pub use error::{Error, Result};
