@@ -19,7 +19,7 @@ from sklearn.covariance import empirical_covariance, graphical_lasso
 
 BIN = sys.argv[1]
 TOL = float(sys.argv[2]) if len(sys.argv) > 2 else 1e-4
-REPEATS = 3
+REPEATS = 5
 
 
 def sklearn_gap(s, theta, rho):

@@ -11,5 +11,7 @@ if [ ! -x "$venv/bin/python" ]; then
     "$venv/bin/pip" install --quiet --upgrade pip
     "$venv/bin/pip" install --quiet scikit-learn numpy
 fi
+# Both sides single-threaded (unfold-glasso is sequential): a fair, less noisy comparison.
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 (cd "$root" && cargo build --release --quiet -p unfold-glasso --example glasso_bench)
 "$venv/bin/python" "$here/glasso_vs_sklearn.py" "$root/target/release/examples/glasso_bench" "${1:-1e-4}"

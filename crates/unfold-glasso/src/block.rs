@@ -19,7 +19,7 @@ use crate::Error;
 const SCHUR_TOL: f64 = 1e-12;
 
 /// Loosest relative inner tolerance (used in the first sweep).
-const MAX_INNER_TOL: f64 = 1e-4;
+const MAX_INNER_TOL: f64 = 1e-3;
 
 /// Fraction of the per-variable duality gap used as the inner tolerance of the next sweep.
 const INNER_GAP_FRACTION: f64 = 0.1;
@@ -98,11 +98,13 @@ impl Block {
     }
 
     /// Runs the sweeps from `w` (diagonal already set) and the warm-start `beta` (column `i`
-    /// holds the lasso coefficients of column `i`).
+    /// holds the lasso coefficients of column `i`); `initial_gap` is the surrogate gap of the
+    /// warm-start precision (`+inf` for a cold start) and sets the first inner tolerance.
     pub fn solve(
         &self,
         mut w: Vec<f64>,
         mut beta: Vec<f64>,
+        initial_gap: f64,
         limits: &Limits,
     ) -> Result<BlockFit, Error> {
         let m = self.m;
@@ -120,9 +122,11 @@ impl Block {
         let mut converged = false;
         let mut sweeps = 0;
         // Inexact block coordinate descent: the relative inner tolerance starts at
-        // MAX_INNER_TOL and only decreases: to INNER_GAP_FRACTION |gap| / m after each sweep,
+        // MAX_INNER_TOL (or lower for a good warm start) and only decreases: to INNER_GAP_FRACTION |gap| / m after each sweep,
         // and tenfold whenever a sweep fails to halve |gap|; never below the user's inner_tol.
-        let mut inner_rel = MAX_INNER_TOL.max(limits.inner_tol);
+        let mut inner_rel = (INNER_GAP_FRACTION * initial_gap.abs() / m as f64)
+            .min(MAX_INNER_TOL)
+            .max(limits.inner_tol);
         while sweeps < limits.max_iter {
             sweeps += 1;
             let inner_tol = limits.scale * inner_rel;

@@ -67,7 +67,7 @@ pub fn graphical_lasso(
         }
         let block = extract(&c.s, &c.pen, p, idx);
         check_unpenalised(&block)?;
-        let (w0, beta0) = start(&block, idx, opts);
+        let (w0, beta0, initial_gap) = start(&block, idx, opts);
         let scale = (0..m).map(|k| w0[k + k * m]).sum::<f64>() / m as f64;
         let limits = Limits {
             tol: opts.tol * m as f64 / p as f64,
@@ -76,7 +76,7 @@ pub fn graphical_lasso(
             scale,
             inner_max_iter: opts.inner_max_iter,
         };
-        let fit = block.solve(w0, beta0, &limits)?;
+        let fit = block.solve(w0, beta0, initial_gap, &limits)?;
         gap += fit.gap;
         sweeps = sweeps.max(fit.sweeps);
         converged &= fit.converged;
@@ -147,12 +147,19 @@ fn check_unpenalised(b: &Block) -> Result<(), Error> {
     }
 }
 
-/// Starting W (diagonal `S_ii + rho_ii`) and lasso coefficients (warm start or zero).
-fn start(b: &Block, idx: &[usize], opts: &GlassoOptions) -> (Vec<f64>, Vec<f64>) {
+/// Starting W (diagonal `S_ii + rho_ii`), lasso coefficients (warm start or zero) and the
+/// surrogate gap of the warm-start precision (`+inf` for a cold start).
+fn start(b: &Block, idx: &[usize], opts: &GlassoOptions) -> (Vec<f64>, Vec<f64>, f64) {
     let m = b.m;
     let mut beta = vec![0.0; m * m];
     let mut w = b.s.clone();
+    let mut initial_gap = f64::INFINITY;
     if let Some((w_ws, t_ws)) = &opts.warm_start {
+        let theta0: Vec<f64> = idx
+            .iter()
+            .flat_map(|&jc| idx.iter().map(move |&ja| t_ws[(ja, jc)]))
+            .collect();
+        initial_gap = b.surrogate_gap(&theta0);
         for (bc, &jc) in idx.iter().enumerate() {
             let tii = t_ws[(jc, jc)];
             for (a, &ja) in idx.iter().enumerate() {
@@ -166,5 +173,5 @@ fn start(b: &Block, idx: &[usize], opts: &GlassoOptions) -> (Vec<f64>, Vec<f64>)
     for k in 0..m {
         w[k + k * m] = b.s[k + k * m] + b.pen[k + k * m];
     }
-    (w, beta)
+    (w, beta, initial_gap)
 }
