@@ -1,45 +1,95 @@
 //! Blocked brute-force search for high-dimensional points.
 //!
 //! Squared distances from a block of queries to all reference points come from one matrix
-//! product (`unfold_linalg::sq_dists_to`) on centred coordinates. The product form
-//! `|a|^2 + |b|^2 - 2 a.b` carries a rounding error of at most `c (|a|^2 + |b|^2)` with
-//! `c = (8p + 32) eps` (dot product of length p, the two norms, centring, and the
-//! exact formula's own rounding, with a factor 2 to spare), so it only
-//! *selects candidates*: every point whose lower bound could still beat the answer is
-//! re-measured with the exact [`sq_dist`], and the answer is chosen from exact values.
-//! Only `BLOCK_ENTRIES` distances are held at a time, never the full n x m matrix.
+//! product on centred coordinates, `|a|^2 + |b|^2 - 2 a.b`. This form carries a rounding
+//! error of at most `c (|a|^2 + |b|^2)` with `c = (8p + 32) eps` (dot product of length p,
+//! the two norms, centring, and the exact formula's own rounding, with a factor 2 to
+//! spare), so it only *selects candidates*: every point whose lower bound could still beat
+//! the answer is re-measured with the exact [`sq_dist`], and the answer is chosen from
+//! exact values. About `BLOCK_ENTRIES` products are held per block of queries, never the
+//! full n x m matrix.
 
 use crate::kdtree::Best;
 use crate::rows::{sq_dist, Rows};
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Par};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
-use unfold_linalg::sq_dists_to;
+use std::collections::BinaryHeap;
+use unfold_linalg::view::{as_faer, as_faer_mut};
 
-/// The largest number of approximate distances held at once (64 MiB of f64).
-const BLOCK_ENTRIES: usize = 1 << 23;
+/// About this many products (2 MiB of f64) are held per block of queries, so a block stays
+/// in cache; blocks run in parallel.
+const BLOCK_ENTRIES: usize = 1 << 18;
 
-/// Approximate squared distances from one query to every reference point, with bounds.
+/// Blocks have at least this many queries, so the matrix product stays efficient.
+const MIN_BLOCK: usize = 32;
+
+/// Points are screened this many at a time: bounds for a chunk are computed in one
+/// vectorisable pass and the chunk is skipped when none can qualify.
+const CHUNK: usize = 64;
+
+/// What is known about one query: approximate squared distances to every reference point
+/// with bounds. With `a_j` the centred reference points, `b` the centred query, and
+/// `d_j = |a_j|^2 - 2 a_j . b + |b|^2`, the exact squared distance lies in
+/// `[d_j - c (|a_j|^2 + |b|^2), d_j + c (|a_j|^2 + |b|^2)]`.
 struct Approx<'a> {
-    d2: &'a [f64],
-    ref_norms: &'a [f64],
-    query_norm: f64,
-    c: f64,
+    /// `a_j . b`.
+    cross: &'a [f64],
+    /// `(1 - c) |a_j|^2`.
+    ref_low: &'a [f64],
+    /// `(1 + c) |a_j|^2`.
+    ref_high: &'a [f64],
+    /// `(1 - c) |b|^2`.
+    query_low: f64,
+    /// `(1 + c) |b|^2`.
+    query_high: f64,
 }
 
 impl Approx<'_> {
-    fn slack(&self, j: usize) -> f64 {
-        self.c * (self.ref_norms[j] + self.query_norm)
+    fn len(&self) -> usize {
+        self.cross.len()
     }
+
+    #[inline]
     fn lower(&self, j: usize) -> f64 {
-        self.d2[j] - self.slack(j)
+        self.ref_low[j] - 2.0 * self.cross[j] + self.query_low
     }
+
+    #[inline]
     fn upper(&self, j: usize) -> f64 {
-        self.d2[j] + self.slack(j)
+        self.ref_high[j] - 2.0 * self.cross[j] + self.query_high
+    }
+
+    /// Calls `visit(j, bound)` for every point, in index order, whose lower bound does not
+    /// exceed `bound` at the time it is reached; `visit` may lower `bound`.
+    fn for_each_below(&self, bound: &mut f64, mut visit: impl FnMut(usize, &mut f64)) {
+        let mut low = [0.0; CHUNK];
+        for base in (0..self.len()).step_by(CHUNK) {
+            let len = CHUNK.min(self.len() - base);
+            let (cross, ref_low) = (
+                &self.cross[base..base + len],
+                &self.ref_low[base..base + len],
+            );
+            for t in 0..len {
+                low[t] = ref_low[t] - 2.0 * cross[t] + self.query_low;
+            }
+            let limit = *bound;
+            if !low[..len].iter().fold(false, |any, &l| any | (l <= limit)) {
+                continue;
+            }
+            for (t, &l) in low[..len].iter().enumerate() {
+                if l <= *bound {
+                    visit(base + t, bound);
+                }
+            }
+        }
     }
 }
 
-/// Runs `per_query(q, approx)` for every query row, in parallel, and returns the results in
-/// query order. `reference` and `queries` have the same number of columns.
+/// Runs `per_query(q, approx)` for every query row and returns the results in query
+/// order. Blocks of queries run in parallel. `reference` and `queries` have the same
+/// number of columns.
 fn for_each_query<T: Send>(
     reference: &DMatrix<f64>,
     queries: &DMatrix<f64>,
@@ -49,32 +99,46 @@ fn for_each_query<T: Send>(
     let m = queries.nrows();
     let mean = reference.row_mean();
     let centred_ref = DMatrix::from_fn(n, p, |i, c| reference[(i, c)] - mean[c]);
-    let ref_norms: Vec<f64> = centred_ref.row_iter().map(|r| r.norm_squared()).collect();
     let c = (8.0 * p as f64 + 32.0) * f64::EPSILON;
-    let block = (BLOCK_ENTRIES / n.max(1)).clamp(1, m.max(1));
-    let mut out = Vec::with_capacity(m);
-    for start in (0..m).step_by(block) {
-        let len = block.min(m - start);
-        let centred_q = DMatrix::from_fn(len, p, |i, c| queries[(start + i, c)] - mean[c]);
-        // n x len, column b holds the distances of query start + b (contiguous).
-        let d2 = sq_dists_to(&centred_ref, &centred_q);
-        let part: Vec<T> = d2
-            .as_slice()
-            .par_chunks(n)
-            .enumerate()
-            .map(|(b, col)| {
-                let approx = Approx {
-                    d2: col,
-                    ref_norms: &ref_norms,
-                    query_norm: centred_q.row(b).norm_squared(),
-                    c,
-                };
-                per_query(start + b, &approx)
-            })
-            .collect();
-        out.extend(part);
-    }
-    out
+    let ref_norms: Vec<f64> = centred_ref.row_iter().map(|r| r.norm_squared()).collect();
+    let ref_low: Vec<f64> = ref_norms.iter().map(|&r| (1.0 - c) * r).collect();
+    let ref_high: Vec<f64> = ref_norms.iter().map(|&r| (1.0 + c) * r).collect();
+    let block = (BLOCK_ENTRIES / n.max(1)).max(MIN_BLOCK).min(m.max(1));
+    let starts: Vec<usize> = (0..m).step_by(block).collect();
+    let parts: Vec<Vec<T>> = starts
+        .into_par_iter()
+        .map(|start| {
+            let len = block.min(m - start);
+            let centred_q = DMatrix::from_fn(len, p, |i, c| queries[(start + i, c)] - mean[c]);
+            // n x len: column b holds the products with query start + b (contiguous).
+            let mut cross = DMatrix::<f64>::zeros(n, len);
+            matmul(
+                as_faer_mut(&mut cross),
+                Accum::Replace,
+                as_faer(&centred_ref),
+                as_faer(&centred_q).transpose(),
+                1.0,
+                Par::Seq,
+            );
+            cross
+                .as_slice()
+                .chunks(n)
+                .enumerate()
+                .map(|(b, col)| {
+                    let query_norm = centred_q.row(b).norm_squared();
+                    let approx = Approx {
+                        cross: col,
+                        ref_low: &ref_low,
+                        ref_high: &ref_high,
+                        query_low: (1.0 - c) * query_norm,
+                        query_high: (1.0 + c) * query_norm,
+                    };
+                    per_query(start + b, &approx)
+                })
+                .collect()
+        })
+        .collect();
+    parts.into_iter().flatten().collect()
 }
 
 /// For every query, its `k` nearest reference points as `(squared distance, index)`,
@@ -88,19 +152,37 @@ pub(crate) fn knn(
 ) -> Vec<Vec<(f64, usize)>> {
     let ref_rows = Rows::new(reference);
     let query_rows = Rows::new(queries);
-    let n = reference.nrows();
     for_each_query(reference, queries, |q, approx| {
-        let skip = |j: usize| exclude_self && j == q;
-        // An upper bound on the true k-th smallest squared distance.
-        let mut uppers: Vec<f64> = (0..n)
-            .filter(|&j| !skip(j))
-            .map(|j| approx.upper(j))
-            .collect();
-        let (_, kth, _) = uppers.select_nth_unstable_by(k - 1, f64::total_cmp);
-        let bound = *kth;
+        // One pass: a max-heap of the k smallest upper bounds (whose top bounds the true
+        // k-th smallest distance from above), and every point whose lower bound does not
+        // exceed the top at the time it is seen. The top only decreases, so the points
+        // that can be among the k nearest are all collected; a final filter uses the final
+        // top. Bounds are >= 0 (a possible -0.0 is mapped to +0.0), so their IEEE bit
+        // patterns order as the numbers do.
+        let mut heap: BinaryHeap<u64> = BinaryHeap::with_capacity(k + 1);
+        let mut top = f64::INFINITY;
+        let mut candidates = Vec::with_capacity(4 * k);
+        approx.for_each_below(&mut top, |j, top| {
+            if exclude_self && j == q {
+                return;
+            }
+            candidates.push(j);
+            let upper = approx.upper(j).max(0.0) + 0.0;
+            if heap.len() < k {
+                heap.push(upper.to_bits());
+            } else if upper < *top {
+                heap.pop();
+                heap.push(upper.to_bits());
+            }
+            if heap.len() == k {
+                *top = f64::from_bits(*heap.peek().expect("k >= 1 bounds are held"));
+            }
+        });
         let mut best = Best::new(k);
-        for j in (0..n).filter(|&j| !skip(j) && approx.lower(j) <= bound) {
-            best.offer(sq_dist(ref_rows.row(j), query_rows.row(q)), j);
+        for j in candidates {
+            if approx.lower(j) <= top {
+                best.offer(sq_dist(ref_rows.row(j), query_rows.row(q)), j);
+            }
         }
         best.into_sorted()
     })
@@ -110,16 +192,16 @@ pub(crate) fn knn(
 /// (`sqrt(d2) <= radius`) as `(squared distance, index)`, unsorted.
 pub(crate) fn within(points: &DMatrix<f64>, radius: f64) -> Vec<Vec<(f64, usize)>> {
     let rows = Rows::new(points);
-    let n = points.nrows();
     // Squaring the radius may round down: widen the candidate filter by a relative 4 eps.
     let r2 = radius * radius * (1.0 + 4.0 * f64::EPSILON);
     for_each_query(points, points, |q, approx| {
-        (0..n)
-            .filter(|&j| j != q && approx.lower(j) <= r2)
-            .filter_map(|j| {
-                let d2 = sq_dist(rows.row(j), rows.row(q));
-                (d2.sqrt() <= radius).then_some((d2, j))
-            })
-            .collect()
+        let mut found = Vec::new();
+        approx.for_each_below(&mut r2.clone(), |j, _| {
+            let d2 = sq_dist(rows.row(j), rows.row(q));
+            if j != q && d2.sqrt() <= radius {
+                found.push((d2, j));
+            }
+        });
+        found
     })
 }

@@ -1,28 +1,25 @@
 //! An exact kd-tree (Friedman, Bentley & Finkel 1977) for low-dimensional points.
 //!
-//! Nodes split at the median of the coordinate with the largest spread. A search keeps,
-//! for every coordinate, a lower bound on `|x_c - q_c|` over the cell being visited, and
-//! skips a cell only when the bound on its squared distance is *strictly* larger than the
-//! current k-th distance (or the radius). Both the bound and the point distances are
-//! summed in coordinate order from rounded, monotone operations, so the bound never
-//! exceeds the computed distance of a point in the cell: pruning is exact in floating
-//! point, and equal distances are resolved by index exactly as brute force does.
+//! Nodes split at the median of the coordinate with the largest spread and store the
+//! bounding box of their points. A search descends into the child whose box is nearer
+//! first and skips a box only when its squared distance to the query is *strictly* larger
+//! than the current k-th distance (or the radius). The box distance and the point
+//! distances are both summed in coordinate order from rounded, monotone operations, so
+//! the box distance never exceeds the computed distance of a point inside: pruning is
+//! exact in floating point, and equal distances are resolved by index exactly as brute
+//! force does.
 
 use crate::rows::{sq_dist, Rows};
 
 /// Cells with at most this many points are leaves.
-const LEAF_SIZE: usize = 12;
+const LEAF_SIZE: usize = 8;
 
+#[derive(Clone, Copy)]
 enum Node {
     /// Points `start..end` of the tree order.
     Leaf { start: usize, end: usize },
-    /// Points in `left` have coordinate `dim` at most `value`, points in `right` at least.
-    Split {
-        dim: usize,
-        value: f64,
-        left: usize,
-        right: usize,
-    },
+    /// Two children (node indices).
+    Split { left: usize, right: usize },
 }
 
 /// A kd-tree over the rows of a point set.
@@ -32,44 +29,60 @@ pub(crate) struct KdTree {
     /// `order[t]` is the original index of the point at tree position `t`.
     order: Vec<usize>,
     nodes: Vec<Node>,
+    /// Per node, the lower corner then the upper corner of its points' bounding box
+    /// (`2p` numbers per node).
+    boxes: Vec<f64>,
 }
 
 /// The k best `(squared distance, index)` pairs so far, sorted lexicographically.
 pub(crate) struct Best {
     k: usize,
     items: Vec<(f64, usize)>,
+    /// The k-th item once full; `(inf, usize::MAX)` before, so everything enters.
+    worst: (f64, usize),
 }
 
 impl Best {
     pub(crate) fn new(k: usize) -> Self {
         Best {
             k,
-            items: Vec::with_capacity(k + 1),
+            items: Vec::with_capacity(k),
+            worst: (f64::INFINITY, usize::MAX),
         }
     }
 
     /// The squared distance a point must not exceed to enter (infinite until full).
     fn worst(&self) -> f64 {
-        if self.items.len() < self.k {
-            f64::INFINITY
-        } else {
-            self.items[self.k - 1].0
-        }
+        self.worst.0
     }
 
     /// Offers a candidate; keeps the k lexicographically smallest `(d2, j)`.
+    #[inline]
     pub(crate) fn offer(&mut self, d2: f64, j: usize) {
-        if self.items.len() == self.k {
-            let (wd, wj) = self.items[self.k - 1];
-            if d2 > wd || (d2 == wd && j > wj) {
-                return;
-            }
+        let (wd, wj) = self.worst;
+        if d2 < wd || (d2 == wd && j < wj) {
+            self.insert(d2, j);
         }
-        let pos = self
-            .items
-            .partition_point(|&(d, i)| d < d2 || (d == d2 && i < j));
-        self.items.insert(pos, (d2, j));
-        self.items.truncate(self.k);
+    }
+
+    fn insert(&mut self, d2: f64, j: usize) {
+        if self.items.len() == self.k {
+            self.items.pop();
+        }
+        let mut pos = self.items.len();
+        self.items.push((d2, j));
+        while pos > 0 {
+            let (pd, pj) = self.items[pos - 1];
+            if pd < d2 || (pd == d2 && pj < j) {
+                break;
+            }
+            self.items[pos] = (pd, pj);
+            pos -= 1;
+        }
+        self.items[pos] = (d2, j);
+        if self.items.len() == self.k {
+            self.worst = self.items[self.k - 1];
+        }
     }
 
     /// The pairs found, nearest first.
@@ -82,19 +95,61 @@ impl KdTree {
     /// Builds the tree over `points` (at least one point).
     pub(crate) fn build(points: &Rows) -> Self {
         let n = points.len();
-        let mut order: Vec<usize> = (0..n).collect();
-        let mut nodes = Vec::with_capacity(2 * n / LEAF_SIZE + 1);
-        build_node(points, &mut order, 0, n, &mut nodes);
         let p = points.dim();
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut tree = KdTree {
+            points: Rows::from_row_major(p, Vec::new()),
+            order: Vec::new(),
+            nodes: Vec::with_capacity(4 * n / LEAF_SIZE + 1),
+            boxes: Vec::with_capacity(2 * p * (4 * n / LEAF_SIZE + 1)),
+        };
+        tree.build_node(points, &mut order, 0, n);
         let mut data = Vec::with_capacity(n * p);
         for &i in &order {
             data.extend_from_slice(points.row(i));
         }
-        KdTree {
-            points: Rows::from_row_major(p, data),
-            order,
-            nodes,
+        tree.points = Rows::from_row_major(p, data);
+        tree.order = order;
+        tree
+    }
+
+    /// Builds the subtree over `order[start..end]` and returns its node index.
+    fn build_node(
+        &mut self,
+        points: &Rows,
+        order: &mut [usize],
+        start: usize,
+        end: usize,
+    ) -> usize {
+        let p = points.dim();
+        let id = self.nodes.len();
+        self.nodes.push(Node::Leaf { start, end });
+        // Bounding box of the points.
+        let first = points.row(order[start]);
+        let (mut lo, mut hi) = (first.to_vec(), first.to_vec());
+        for &i in &order[start + 1..end] {
+            for (c, &v) in points.row(i).iter().enumerate() {
+                lo[c] = lo[c].min(v);
+                hi[c] = hi[c].max(v);
+            }
         }
+        let dim = (0..p)
+            .max_by(|&a, &b| (hi[a] - lo[a]).total_cmp(&(hi[b] - lo[b])).then(b.cmp(&a)))
+            .unwrap_or(0);
+        let spread = hi[dim] - lo[dim];
+        self.boxes.extend_from_slice(&lo);
+        self.boxes.extend_from_slice(&hi);
+        if end - start <= LEAF_SIZE || spread == 0.0 {
+            return id;
+        }
+        let mid = start + (end - start) / 2;
+        order[start..end].select_nth_unstable_by(mid - start, |&a, &b| {
+            points.row(a)[dim].total_cmp(&points.row(b)[dim])
+        });
+        let left = self.build_node(points, order, start, mid);
+        let right = self.build_node(points, order, mid, end);
+        self.nodes[id] = Node::Split { left, right };
+        id
     }
 
     /// Number of points in the tree.
@@ -112,13 +167,64 @@ impl KdTree {
         self.points.row(t)
     }
 
+    /// Squared distance from `q` to the bounding box of `node`, summed in coordinate order
+    /// like [`sq_dist`] (a lower bound on the computed distance of every point inside).
+    #[inline]
+    fn box_sq_dist(&self, node: usize, q: &[f64]) -> f64 {
+        let p = q.len();
+        let b = &self.boxes[2 * p * node..2 * p * (node + 1)];
+        let (lo, hi) = b.split_at(p);
+        let mut s = 0.0;
+        for c in 0..p {
+            let g = if q[c] < lo[c] {
+                lo[c] - q[c]
+            } else if q[c] > hi[c] {
+                q[c] - hi[c]
+            } else {
+                0.0
+            };
+            s += g * g;
+        }
+        s
+    }
+
+    /// The children of a split node, nearer box first, with their box distances.
+    #[inline]
+    fn ordered_children(&self, left: usize, right: usize, q: &[f64]) -> [(usize, f64); 2] {
+        let (bl, br) = (self.box_sq_dist(left, q), self.box_sq_dist(right, q));
+        if bl <= br {
+            [(left, bl), (right, br)]
+        } else {
+            [(right, br), (left, bl)]
+        }
+    }
+
     /// The `k` nearest points to `q` as `(squared distance, original index)`, nearest first,
     /// ties by smaller index; the point with original index `exclude` is skipped.
     pub(crate) fn nearest(&self, q: &[f64], k: usize, exclude: Option<usize>) -> Vec<(f64, usize)> {
         let mut best = Best::new(k);
-        let mut off = vec![0.0; q.len()];
-        self.visit_knn(0, q, exclude, &mut best, &mut off);
+        self.visit_knn(0, q, exclude, &mut best);
         best.into_sorted()
+    }
+
+    fn visit_knn(&self, node: usize, q: &[f64], exclude: Option<usize>, best: &mut Best) {
+        match self.nodes[node] {
+            Node::Leaf { start, end } => {
+                for t in start..end {
+                    let j = self.order[t];
+                    if Some(j) != exclude {
+                        best.offer(sq_dist(self.points.row(t), q), j);
+                    }
+                }
+            }
+            Node::Split { left, right } => {
+                for (child, bound) in self.ordered_children(left, right, q) {
+                    if bound <= best.worst() {
+                        self.visit_knn(child, q, exclude, best);
+                    }
+                }
+            }
+        }
     }
 
     /// All points within Euclidean distance `radius` of `q` (`sqrt(d2) <= radius`) as
@@ -130,44 +236,8 @@ impl KdTree {
         exclude: Option<usize>,
     ) -> Vec<(f64, usize)> {
         let mut found = Vec::new();
-        let mut off = vec![0.0; q.len()];
-        self.visit_ball(0, q, radius, exclude, &mut found, &mut off);
+        self.visit_ball(0, q, radius, exclude, &mut found);
         found
-    }
-
-    fn visit_knn(
-        &self,
-        node: usize,
-        q: &[f64],
-        exclude: Option<usize>,
-        best: &mut Best,
-        off: &mut [f64],
-    ) {
-        match self.nodes[node] {
-            Node::Leaf { start, end } => {
-                for t in start..end {
-                    let j = self.order[t];
-                    if Some(j) != exclude {
-                        best.offer(sq_dist(self.points.row(t), q), j);
-                    }
-                }
-            }
-            Node::Split {
-                dim,
-                value,
-                left,
-                right,
-            } => {
-                let (near, far, gap) = split_sides(q[dim], value, left, right);
-                self.visit_knn(near, q, exclude, best, off);
-                let old = off[dim];
-                off[dim] = old.max(gap);
-                if sq_norm(off) <= best.worst() {
-                    self.visit_knn(far, q, exclude, best, off);
-                }
-                off[dim] = old;
-            }
-        }
     }
 
     fn visit_ball(
@@ -177,7 +247,6 @@ impl KdTree {
         radius: f64,
         exclude: Option<usize>,
         found: &mut Vec<(f64, usize)>,
-        off: &mut [f64],
     ) {
         match self.nodes[node] {
             Node::Leaf { start, end } => {
@@ -191,89 +260,13 @@ impl KdTree {
                     }
                 }
             }
-            Node::Split {
-                dim,
-                value,
-                left,
-                right,
-            } => {
-                let (near, far, gap) = split_sides(q[dim], value, left, right);
-                self.visit_ball(near, q, radius, exclude, found, off);
-                let old = off[dim];
-                off[dim] = old.max(gap);
-                if sq_norm(off).sqrt() <= radius {
-                    self.visit_ball(far, q, radius, exclude, found, off);
+            Node::Split { left, right } => {
+                for (child, bound) in self.ordered_children(left, right, q) {
+                    if bound.sqrt() <= radius {
+                        self.visit_ball(child, q, radius, exclude, found);
+                    }
                 }
-                off[dim] = old;
             }
         }
     }
-}
-
-/// The child containing `x`'s side of the split, the other child, and the distance from
-/// `x` to the split plane (a lower bound on `|y_dim - x|` for every `y` in the far child).
-fn split_sides(x: f64, value: f64, left: usize, right: usize) -> (usize, usize, f64) {
-    if x <= value {
-        (left, right, value - x)
-    } else {
-        (right, left, x - value)
-    }
-}
-
-/// `sum_c off_c^2` in coordinate order: the same rounding sequence as [`sq_dist`].
-fn sq_norm(off: &[f64]) -> f64 {
-    let mut s = 0.0;
-    for &o in off {
-        s += o * o;
-    }
-    s
-}
-
-/// Builds the subtree over `order[start..end]` and returns its node index.
-fn build_node(
-    points: &Rows,
-    order: &mut [usize],
-    start: usize,
-    end: usize,
-    nodes: &mut Vec<Node>,
-) -> usize {
-    let id = nodes.len();
-    if end - start <= LEAF_SIZE {
-        nodes.push(Node::Leaf { start, end });
-        return id;
-    }
-    let dim = widest_coordinate(points, &order[start..end]);
-    let mid = start + (end - start) / 2;
-    order[start..end].select_nth_unstable_by(mid - start, |&a, &b| {
-        points.row(a)[dim].total_cmp(&points.row(b)[dim])
-    });
-    let value = points.row(order[mid])[dim];
-    // Reserve the slot, then fill it once the children's indices are known.
-    nodes.push(Node::Leaf { start, end });
-    let left = build_node(points, order, start, mid, nodes);
-    let right = build_node(points, order, mid, end, nodes);
-    nodes[id] = Node::Split {
-        dim,
-        value,
-        left,
-        right,
-    };
-    id
-}
-
-/// The coordinate with the largest range over the given points.
-fn widest_coordinate(points: &Rows, idx: &[usize]) -> usize {
-    let p = points.dim();
-    let first = points.row(idx[0]);
-    let mut lo = first.to_vec();
-    let mut hi = first.to_vec();
-    for &i in &idx[1..] {
-        for (c, &v) in points.row(i).iter().enumerate() {
-            lo[c] = lo[c].min(v);
-            hi[c] = hi[c].max(v);
-        }
-    }
-    (0..p)
-        .max_by(|&a, &b| (hi[a] - lo[a]).total_cmp(&(hi[b] - lo[b])).then(b.cmp(&a)))
-        .unwrap_or(0)
 }

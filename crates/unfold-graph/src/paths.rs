@@ -4,33 +4,103 @@ use crate::components::disconnected;
 use crate::graph::NeighbourGraph;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use unfold_core::{Error, Result};
 
-/// A priority queue of `(distance, point)` with lazy deletion. Distances are non-negative
-/// finite f64, whose IEEE bit patterns order exactly as the numbers do, so the heap
-/// compares integers.
-type Queue = BinaryHeap<Reverse<(u64, usize)>>;
+/// Marks a point that is not in the heap.
+const ABSENT: u32 = u32::MAX;
+
+/// A 4-ary min-heap of `(tentative distance, point)` with decrease-key, so every point
+/// enters at most once (heap size <= n, no stale entries). Keys are stored next to the
+/// points so a sift touches one contiguous array.
+struct Heap {
+    items: Vec<(f64, u32)>,
+    /// `pos[v]` is the slot of `v` in `items`, or [`ABSENT`].
+    pos: Vec<u32>,
+}
+
+impl Heap {
+    fn new(n: usize) -> Self {
+        Heap {
+            items: Vec::with_capacity(n),
+            pos: vec![ABSENT; n],
+        }
+    }
+
+    #[inline]
+    fn place(&mut self, slot: usize, item: (f64, u32)) {
+        self.items[slot] = item;
+        self.pos[item.1 as usize] = slot as u32;
+    }
+
+    /// Inserts `v` with key `key`, or lowers its key to `key`.
+    #[inline]
+    fn push_or_decrease(&mut self, v: usize, key: f64) {
+        let mut slot = match self.pos[v] {
+            ABSENT => {
+                self.items.push((key, v as u32));
+                self.items.len() - 1
+            }
+            s => s as usize,
+        };
+        while slot > 0 {
+            let parent = (slot - 1) / 4;
+            let up = self.items[parent];
+            if up.0 <= key {
+                break;
+            }
+            self.place(slot, up);
+            slot = parent;
+        }
+        self.place(slot, (key, v as u32));
+    }
+
+    /// Removes and returns the `(key, point)` of least key.
+    fn pop(&mut self) -> Option<(f64, usize)> {
+        let (top_key, top) = *self.items.first()?;
+        self.pos[top as usize] = ABSENT;
+        let last = self.items.pop().expect("the heap is not empty");
+        let len = self.items.len();
+        if len > 0 {
+            let mut slot = 0;
+            loop {
+                let first = 4 * slot + 1;
+                if first >= len {
+                    break;
+                }
+                let mut child = first;
+                let mut child_key = self.items[first].0;
+                for c in first + 1..(first + 4).min(len) {
+                    if self.items[c].0 < child_key {
+                        child = c;
+                        child_key = self.items[c].0;
+                    }
+                }
+                if child_key >= last.0 {
+                    break;
+                }
+                self.place(slot, self.items[child]);
+                slot = child;
+            }
+            self.place(slot, last);
+        }
+        Some((top_key, top as usize))
+    }
+}
 
 /// Distances from `source` to every point into `dist` (length n), `f64::INFINITY` where
-/// unreachable. Edge weights are the lengths.
-fn dijkstra(g: &NeighbourGraph, source: usize, dist: &mut [f64], queue: &mut Queue) {
+/// unreachable. Edge weights are the lengths. `heap` is empty on entry and on exit.
+fn dijkstra(g: &NeighbourGraph, source: usize, dist: &mut [f64], heap: &mut Heap) {
     dist.fill(f64::INFINITY);
-    queue.clear();
     dist[source] = 0.0;
-    queue.push(Reverse((0f64.to_bits(), source)));
-    while let Some(Reverse((bits, u))) = queue.pop() {
-        let du = f64::from_bits(bits);
-        if du > dist[u] {
-            continue; // a stale entry: u was settled at a smaller distance
-        }
+    heap.push_or_decrease(source, 0.0);
+    while let Some((du, u)) = heap.pop() {
         let (js, ws) = g.neighbours(u);
         for (&v, &w) in js.iter().zip(ws) {
+            // Settled points never improve: du + w >= du >= dist[v] for them.
             let dv = du + w;
             if dv < dist[v] {
                 dist[v] = dv;
-                queue.push(Reverse((dv.to_bits(), v)));
+                heap.push_or_decrease(v, dv);
             }
         }
     }
@@ -54,7 +124,7 @@ pub fn shortest_paths(g: &NeighbourGraph) -> Result<DMatrix<f64>> {
     d.as_mut_slice()
         .par_chunks_mut(n)
         .enumerate()
-        .for_each_init(Queue::new, |queue, (s, col)| dijkstra(g, s, col, queue));
+        .for_each_init(|| Heap::new(n), |heap, (s, col)| dijkstra(g, s, col, heap));
     symmetrise_min(&mut d);
     Ok(d)
 }
@@ -91,11 +161,14 @@ pub fn shortest_paths_from(g: &NeighbourGraph, sources: &[usize]) -> Result<DMat
     }
     let rows: Vec<Vec<f64>> = sources
         .par_iter()
-        .map_init(Queue::new, |queue, &s| {
-            let mut dist = vec![0.0; n];
-            dijkstra(g, s, &mut dist, queue);
-            dist
-        })
+        .map_init(
+            || Heap::new(n),
+            |heap, &s| {
+                let mut dist = vec![0.0; n];
+                dijkstra(g, s, &mut dist, heap);
+                dist
+            },
+        )
         .collect();
     Ok(DMatrix::from_fn(sources.len(), n, |r, j| rows[r][j]))
 }
