@@ -11,7 +11,9 @@
 //! decomposition `A V = V H + F B^T` intact (Wu & Simon 2000, thick-restart Lanczos;
 //! Stewart 2001, Krylov-Schur; Golub & Van Loan, *Matrix Computations*, 4th ed., sec. 10.3
 //! on block Lanczos). Converged leading pairs are locked (deflated from the projected
-//! problem). Blocks of `b >= 2` vectors find repeated and tightly clustered eigenvalues
+//! problem); a locked value that dwarfs all others (the `1 / s` of a null vector under
+//! shift-invert) also purges the rest of the basis, since the Krylov decomposition only
+//! holds to `eps` times the largest eigenvalue it has seen. Blocks of `b >= 2` vectors find repeated and tightly clustered eigenvalues
 //! that a single-vector Krylov space cannot separate.
 
 use crate::check::check_q;
@@ -292,8 +294,37 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
             .zip(&thq)
             .take_while(|(r, th)| **r <= lock_bound(**th))
             .count();
+        // A newly locked value that dwarfs the rest of the spectrum seen (the `1 / s` of a
+        // null vector under shift-invert) has left rounding of size `eps |theta_locked|` in
+        // the Krylov decomposition, which restarts would carry along as a residual floor.
+        // Then the unlocked part is purged: Lanczos restarts from the best unlocked Ritz
+        // vectors, orthogonal to the locked ones.
+        let rest = order[new_locks..]
+            .iter()
+            .fold(0.0f64, |a, &i| a.max(theta[i].abs()));
+        let purge = order[..new_locks]
+            .iter()
+            .any(|&i| theta[i].abs() > PURGE_RATIO * rest);
         let restart = k + f.ncols() > m;
-        if new_locks > 0 || restart {
+        if purge {
+            let nf = b.min(ku - new_locks);
+            let yk = DMatrix::from_fn(ku, new_locks + nf, |i, j| y[(i, order[j])]);
+            let vk = mul_nn(col_range(&v, nlock, k), mat(&yk));
+            let avk = mul_nn(col_range(&av, nlock, k), mat(&yk));
+            v.columns_mut(nlock, new_locks)
+                .copy_from(&vk.columns(0, new_locks));
+            av.columns_mut(nlock, new_locks)
+                .copy_from(&avk.columns(0, new_locks));
+            locked_values.extend(order[..new_locks].iter().map(|&i| theta[i]));
+            k = locked_values.len();
+            h.fill(0.0);
+            f = orthonormalise(
+                vk.columns(new_locks, nf).into_owned(),
+                cols(&v, k),
+                nf,
+                &mut rng,
+            )?;
+        } else if new_locks > 0 || restart {
             // Rotate the unlocked basis onto its Ritz vectors in wanted order, truncated to
             // `keep` columns in all on restart. Keeping whole Ritz vectors (and the pending
             // block F) preserves the Krylov decomposition A V = V H + F B^T.
@@ -312,6 +343,10 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
         }
     }
 }
+
+/// A locked eigenvalue more than this many times larger (in magnitude) than every other
+/// Ritz value triggers a purge of the unlocked basis (relation errors `eps * ratio`).
+const PURGE_RATIO: f64 = 100.0;
 
 /// How many residuals are at most `bound`, and the largest residual relative to `scale`.
 fn count_below(res: &[f64], bound: f64, scale: f64) -> (usize, f64) {
