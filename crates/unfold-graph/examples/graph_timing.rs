@@ -1,7 +1,7 @@
 //! Wall-clock timings of the graph kernels on the sizes the benchmarks use.
 //!
 //! `cargo run --release -p unfold-graph --example graph_timing`
-//! Each line is the best of several runs, in milliseconds.
+//! Each figure is the best of several runs. Set `RAYON_NUM_THREADS` to fix the threads.
 
 use nalgebra::DMatrix;
 use rand::Rng;
@@ -11,12 +11,26 @@ use unfold_graph::{
     Symmetrisation, Weighting,
 };
 
+/// n x p points uniform on the unit cube (intrinsic dimension p).
 fn uniform(n: usize, p: usize, seed: u64) -> DMatrix<f64> {
     let mut rng = unfold_core::seeded_rng(seed);
     DMatrix::from_fn(n, p, |_, _| rng.random::<f64>())
 }
 
-/// Best wall time in milliseconds over `reps` runs of `f`.
+/// A swiss roll (a 2-D sheet curled in 3-D) mixed into p coordinates by a random matrix
+/// (intrinsic dimension 2).
+fn sheet(n: usize, p: usize, seed: u64) -> DMatrix<f64> {
+    let mut rng = unfold_core::seeded_rng(seed);
+    let roll = DMatrix::from_fn(n, 3, |_, _| rng.random::<f64>());
+    let roll = DMatrix::from_fn(n, 3, |i, c| {
+        let a = 1.5 * std::f64::consts::PI * (1.0 + 2.0 * roll[(i, 0)]);
+        [a * a.cos(), 20.0 * roll[(i, 1)], a * a.sin()][c]
+    });
+    let mix = DMatrix::from_fn(3, p, |_, _| rng.random::<f64>() - 0.5);
+    roll * mix
+}
+
+/// Best wall time over `reps` runs of `f`, formatted in milliseconds.
 fn best_ms<T>(reps: usize, mut f: impl FnMut() -> T) -> String {
     let best = (0..reps)
         .map(|_| {
@@ -25,46 +39,49 @@ fn best_ms<T>(reps: usize, mut f: impl FnMut() -> T) -> String {
             t.elapsed().as_secs_f64() * 1e3
         })
         .fold(f64::INFINITY, f64::min);
-    format!("{best:.2} ms")
+    format!("{best:.1} ms")
 }
 
 fn main() {
     println!("threads: {}", rayon::current_num_threads());
-    for (n, p) in [
-        (5000, 3),
-        (20000, 3),
-        (5000, 8),
-        (5000, 12),
-        (5000, 16),
-        (5000, 50),
-        (20000, 50),
-    ] {
-        let y = uniform(n, p, 1);
-        let tree = if p <= 16 {
-            best_ms(5, || knn_with(&y, 10, KnnAlgorithm::KdTree).unwrap())
-        } else {
-            "-".into()
-        };
-        let brute = best_ms(3, || knn_with(&y, 10, KnnAlgorithm::BruteForce).unwrap());
-        let auto = best_ms(3, || knn(&y, 10).unwrap());
-        println!("knn k=10 n={n} p={p}: kd-tree {tree}, brute force {brute}, auto {auto}");
+    println!("kNN, k = 10: kd-tree | brute force | auto");
+    for (n, p) in [(5000, 3), (20000, 3), (5000, 8), (5000, 50), (20000, 50)] {
+        for (name, y) in [("uniform", uniform(n, p, 1)), ("sheet", sheet(n, p, 1))] {
+            let tree = if p <= 8 || name == "sheet" {
+                best_ms(3, || knn_with(&y, 10, KnnAlgorithm::KdTree).unwrap())
+            } else {
+                "(slow)".into()
+            };
+            let brute = best_ms(3, || knn_with(&y, 10, KnnAlgorithm::BruteForce).unwrap());
+            let auto = best_ms(3, || knn(&y, 10).unwrap());
+            println!("  n={n:>5} p={p:>2} {name:>7}: {tree} | {brute} | {auto}");
+        }
     }
     let y = uniform(5000, 3, 2);
     let r = knn(&y, 10).unwrap();
     let g = NeighbourGraph::from_knn(&r, Symmetrisation::Union, Weighting::Distance).unwrap();
-    println!("10-NN union graph n=5000: {} edges", g.n_edges());
-    let build = best_ms(10, || {
-        NeighbourGraph::from_knn(&r, Symmetrisation::Union, Weighting::Distance).unwrap()
+    println!(
+        "10-NN union graph, n = 5000 uniform in 3-D: {} edges",
+        g.n_edges()
+    );
+    let build = best_ms(5, || {
+        NeighbourGraph::from_knn(&r, Symmetrisation::Union, Weighting::Distance)
     });
-    println!("from_knn: {build}");
-    let lap = best_ms(10, || g.laplacian_sparse());
-    println!("laplacian_sparse: {lap}");
-    let mst = best_ms(10, || minimum_spanning_tree(&g).unwrap());
-    println!("minimum_spanning_tree: {mst}");
-    let sp = best_ms(3, || shortest_paths(&g).unwrap());
-    println!("shortest_paths (all pairs): {sp}");
+    println!("  from_knn: {build}");
+    println!(
+        "  laplacian_sparse: {}",
+        best_ms(5, || g.laplacian_sparse())
+    );
+    println!(
+        "  minimum_spanning_tree: {}",
+        best_ms(5, || minimum_spanning_tree(&g))
+    );
+    println!(
+        "  shortest_paths (all pairs): {}",
+        best_ms(3, || shortest_paths(&g))
+    );
     let ball = best_ms(5, || {
-        NeighbourGraph::epsilon_ball(&y, 0.08, Weighting::Binary).unwrap()
+        NeighbourGraph::epsilon_ball(&y, 0.08, Weighting::Binary)
     });
-    println!("epsilon_ball r=0.08 n=5000 p=3: {ball}");
+    println!("  epsilon_ball r = 0.08: {ball}");
 }

@@ -11,6 +11,15 @@
 
 use crate::rows::{sq_dist, Rows};
 
+/// What a search looks for.
+#[derive(Clone, Copy)]
+pub(crate) enum Search {
+    /// The k nearest points.
+    Nearest(usize),
+    /// All points within this Euclidean distance.
+    Within(f64),
+}
+
 /// Cells with at most this many points are leaves.
 const LEAF_SIZE: usize = 8;
 
@@ -203,13 +212,31 @@ impl KdTree {
     /// ties by smaller index; the point with original index `exclude` is skipped.
     pub(crate) fn nearest(&self, q: &[f64], k: usize, exclude: Option<usize>) -> Vec<(f64, usize)> {
         let mut best = Best::new(k);
-        self.visit_knn(0, q, exclude, &mut best);
+        self.visit_knn(0, q, exclude, &mut best, &mut 0);
         best.into_sorted()
     }
 
-    fn visit_knn(&self, node: usize, q: &[f64], exclude: Option<usize>, best: &mut Best) {
+    /// How many points a search examines (its cost).
+    pub(crate) fn search_cost(&self, q: &[f64], search: Search, exclude: Option<usize>) -> usize {
+        let mut examined = 0;
+        match search {
+            Search::Nearest(k) => self.visit_knn(0, q, exclude, &mut Best::new(k), &mut examined),
+            Search::Within(r) => self.visit_ball(0, q, r, exclude, &mut Vec::new(), &mut examined),
+        }
+        examined
+    }
+
+    fn visit_knn(
+        &self,
+        node: usize,
+        q: &[f64],
+        exclude: Option<usize>,
+        best: &mut Best,
+        examined: &mut usize,
+    ) {
         match self.nodes[node] {
             Node::Leaf { start, end } => {
+                *examined += end - start;
                 for t in start..end {
                     let j = self.order[t];
                     if Some(j) != exclude {
@@ -220,7 +247,7 @@ impl KdTree {
             Node::Split { left, right } => {
                 for (child, bound) in self.ordered_children(left, right, q) {
                     if bound <= best.worst() {
-                        self.visit_knn(child, q, exclude, best);
+                        self.visit_knn(child, q, exclude, best, examined);
                     }
                 }
             }
@@ -236,7 +263,7 @@ impl KdTree {
         exclude: Option<usize>,
     ) -> Vec<(f64, usize)> {
         let mut found = Vec::new();
-        self.visit_ball(0, q, radius, exclude, &mut found);
+        self.visit_ball(0, q, radius, exclude, &mut found, &mut 0);
         found
     }
 
@@ -247,9 +274,11 @@ impl KdTree {
         radius: f64,
         exclude: Option<usize>,
         found: &mut Vec<(f64, usize)>,
+        examined: &mut usize,
     ) {
         match self.nodes[node] {
             Node::Leaf { start, end } => {
+                *examined += end - start;
                 for t in start..end {
                     let j = self.order[t];
                     if Some(j) != exclude {
@@ -263,7 +292,7 @@ impl KdTree {
             Node::Split { left, right } => {
                 for (child, bound) in self.ordered_children(left, right, q) {
                     if bound.sqrt() <= radius {
-                        self.visit_ball(child, q, radius, exclude, found);
+                        self.visit_ball(child, q, radius, exclude, found, examined);
                     }
                 }
             }

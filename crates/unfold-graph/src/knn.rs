@@ -1,16 +1,15 @@
 //! Exact k-nearest-neighbour search.
 
 use crate::brute;
-use crate::kdtree::KdTree;
+use crate::kdtree::{KdTree, Search};
 use crate::rows::Rows;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use unfold_core::{check_finite, check_k, Error, Result};
 
-/// Above this many coordinates [`KnnAlgorithm::Auto`] uses brute force: a kd-tree prunes
-/// little once the dimension is comparable to `log2 n`.
-pub const KD_TREE_MAX_DIM: usize = 15;
+/// Above this many coordinates [`KnnAlgorithm::Auto`] always uses brute force.
+pub const KD_TREE_MAX_DIM: usize = 32;
 
 /// The k nearest neighbours of each point, self excluded, sorted by increasing distance,
 /// ties broken by smaller index. Distances are Euclidean (not squared).
@@ -37,7 +36,11 @@ impl Knn {
 /// How [`knn_with`] and [`knn_query_with`] search. All give the same answer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum KnnAlgorithm {
-    /// kd-tree for at most [`KD_TREE_MAX_DIM`] coordinates, brute force above.
+    /// Brute force above [`KD_TREE_MAX_DIM`] coordinates. Otherwise a kd-tree is built and
+    /// a fixed sample of 32 queries measures how many points a search examines; the tree is
+    /// used if that predicts it beats brute force. (A kd-tree's cost depends on the
+    /// *intrinsic* dimension: 10 coordinates of a curled 2-D sheet search fast, 10 uniform
+    /// coordinates do not.) The choice is deterministic.
     #[default]
     Auto,
     /// A kd-tree with exact pruning, queries in parallel.
@@ -46,14 +49,37 @@ pub enum KnnAlgorithm {
     BruteForce,
 }
 
-impl KnnAlgorithm {
-    fn use_tree(self, p: usize) -> bool {
-        match self {
-            KnnAlgorithm::Auto => p <= KD_TREE_MAX_DIM,
-            KnnAlgorithm::KdTree => true,
-            KnnAlgorithm::BruteForce => false,
+/// The kd-tree to search `points` with, or `None` where brute force should be used.
+/// `cost(tree, t)` is the number of points a search from tree position `t` examines.
+fn chosen_tree(
+    points: &DMatrix<f64>,
+    algorithm: KnnAlgorithm,
+    cost: impl Fn(&KdTree, usize) -> usize,
+) -> Option<KdTree> {
+    let p = points.ncols();
+    match algorithm {
+        KnnAlgorithm::BruteForce => None,
+        KnnAlgorithm::KdTree => Some(KdTree::build(&Rows::new(points))),
+        KnnAlgorithm::Auto if p > KD_TREE_MAX_DIM => None,
+        KnnAlgorithm::Auto => {
+            let tree = KdTree::build(&Rows::new(points));
+            tree_pays_off(&tree, p, cost).then_some(tree)
         }
     }
+}
+
+/// Whether kd-tree searches are predicted to be cheaper than brute force, from the points
+/// examined by 32 searches spread over the tree. Cost per query in nanoseconds, measured
+/// on the development machine: about `20 + 8p` per examined point for the tree (with its
+/// share of the descent) and
+/// `n (1.6 + 0.1 p)` for brute force (screening plus its share of the distance product).
+fn tree_pays_off(tree: &KdTree, p: usize, cost: impl Fn(&KdTree, usize) -> usize) -> bool {
+    let n = tree.len();
+    let samples = n.min(32);
+    let examined: usize = (0..samples).map(|r| cost(tree, r * n / samples)).sum();
+    let tree_cost = examined as f64 / samples as f64 * (20.0 + 8.0 * p as f64);
+    let brute_cost = n as f64 * (1.6 + 0.1 * p as f64);
+    tree_cost < brute_cost
 }
 
 /// The `k` nearest neighbours of every row of `points` (n x p) among the other rows,
@@ -69,13 +95,14 @@ pub fn knn(points: &DMatrix<f64>, k: usize) -> Result<Knn> {
 pub fn knn_with(points: &DMatrix<f64>, k: usize, algorithm: KnnAlgorithm) -> Result<Knn> {
     check_finite(points, "points")?;
     check_k(points.nrows(), k, "k-nearest-neighbour search")?;
-    let found = if algorithm.use_tree(points.ncols()) {
-        let tree = KdTree::build(&Rows::new(points));
-        in_original_order(&tree, |t| {
+    let chosen = chosen_tree(points, algorithm, |tree, t| {
+        tree.search_cost(tree.point(t), Search::Nearest(k), Some(tree.original(t)))
+    });
+    let found = match chosen {
+        Some(tree) => in_original_order(&tree, |t| {
             tree.nearest(tree.point(t), k, Some(tree.original(t)))
-        })
-    } else {
-        brute::knn(points, points, k, true)
+        }),
+        None => brute::knn(points, points, k, true),
     };
     Ok(into_knn(k, found))
 }
@@ -107,15 +134,18 @@ pub fn knn_query_with(
         )));
     }
     check_query_k(reference.nrows(), k)?;
-    let found = if algorithm.use_tree(reference.ncols()) {
-        let tree = KdTree::build(&Rows::new(reference));
-        let q = Rows::new(queries);
-        (0..q.len())
-            .into_par_iter()
-            .map(|i| tree.nearest(q.row(i), k, None))
-            .collect()
-    } else {
-        brute::knn(reference, queries, k, false)
+    let chosen = chosen_tree(reference, algorithm, |tree, t| {
+        tree.search_cost(tree.point(t), Search::Nearest(k), None)
+    });
+    let found = match chosen {
+        Some(tree) => {
+            let q = Rows::new(queries);
+            (0..q.len())
+                .into_par_iter()
+                .map(|i| tree.nearest(q.row(i), k, None))
+                .collect()
+        }
+        None => brute::knn(reference, queries, k, false),
     };
     Ok(into_knn(k, found))
 }
@@ -190,13 +220,18 @@ pub fn duplicate_pairs(knn: &Knn) -> Vec<(usize, usize)> {
 /// Range search for [`crate::NeighbourGraph::epsilon_ball`]: for every point, the other
 /// points within `radius` as `(Euclidean distance, index)` sorted by index.
 pub(crate) fn within_radius(points: &DMatrix<f64>, radius: f64) -> Vec<Vec<(f64, usize)>> {
-    let mut found = if KnnAlgorithm::Auto.use_tree(points.ncols()) {
-        let tree = KdTree::build(&Rows::new(points));
-        in_original_order(&tree, |t| {
+    let chosen = chosen_tree(points, KnnAlgorithm::Auto, |tree, t| {
+        tree.search_cost(
+            tree.point(t),
+            Search::Within(radius),
+            Some(tree.original(t)),
+        )
+    });
+    let mut found = match chosen {
+        Some(tree) => in_original_order(&tree, |t| {
             tree.within(tree.point(t), radius, Some(tree.original(t)))
-        })
-    } else {
-        brute::within(points, radius)
+        }),
+        None => brute::within(points, radius),
     };
     for list in &mut found {
         for e in list.iter_mut() {
