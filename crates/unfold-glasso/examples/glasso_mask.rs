@@ -2,6 +2,9 @@
 //! matrix that is `rho` on a symmetrised kNN graph and `+inf` elsewhere, penalised diagonal.
 //!
 //! `cargo run --release -p unfold-glasso --example glasso_mask -- [n] [k] [rho]`
+//!
+//! Fits once from a cold start and once along a decreasing penalty path (16, 8, 4, 2, 1 times
+//! rho) with warm starts.
 
 use nalgebra::DMatrix;
 use std::time::Instant;
@@ -10,7 +13,8 @@ use unfold_glasso::{graphical_lasso, GlassoOptions, Penalty};
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |k: usize, default: f64| args.get(k).and_then(|v| v.parse().ok()).unwrap_or(default);
-    let (n, k, rho) = (arg(1, 1000.0) as usize, arg(2, 10.0) as usize, arg(3, 0.01));
+    let (n, k, rho) = (arg(1, 500.0) as usize, arg(2, 10.0) as usize, arg(3, 0.01));
+    println!("n={n} k={k} rho={rho}");
     let d = 10;
     // Deterministic points on a noisy helix in 10 dimensions.
     let mut state = 0x2545F4914F6CDD1Du64;
@@ -47,15 +51,44 @@ fn main() {
             pen[(j, i)] = rho;
         }
     }
-    let opts = GlassoOptions {
+    let mut opts = GlassoOptions {
         penalize_diagonal: true,
         max_iter: 500,
         ..Default::default()
     };
+    // Cold start at rho, then the same rho reached along a decreasing path of warm starts.
     let t0 = Instant::now();
-    match graphical_lasso(&s, &Penalty::Matrix(pen), &opts) {
+    report(
+        "cold",
+        t0,
+        graphical_lasso(&s, &Penalty::Matrix(pen.map(|v| v)), &opts),
+    );
+    let t0 = Instant::now();
+    let mut sweeps = 0;
+    for factor in [16.0, 8.0, 4.0, 2.0, 1.0] {
+        let path_pen = pen.map(|v| v * factor);
+        match graphical_lasso(&s, &Penalty::Matrix(path_pen), &opts) {
+            Ok(fit) => {
+                sweeps += fit.iterations;
+                if factor == 1.0 {
+                    println!("(path of 5 penalties: {sweeps} sweeps in total)");
+                    report("path", t0, Ok(fit));
+                    break;
+                }
+                opts.warm_start = Some((fit.covariance, fit.precision));
+            }
+            Err(e) => {
+                println!("error: {e}");
+                break;
+            }
+        }
+    }
+}
+
+fn report(label: &str, t0: Instant, fit: Result<unfold_glasso::GlassoFit, unfold_glasso::Error>) {
+    match fit {
         Ok(fit) => println!(
-            "n={n} k={k} rho={rho}: {:.3} s, {} sweeps, gap {:.2e}, converged {}, {} components, nnz {}",
+            "{label}: {:.3} s, {} sweeps, gap {:.2e}, converged {}, {} components, nnz {}",
             t0.elapsed().as_secs_f64(),
             fit.iterations,
             fit.duality_gap,
@@ -63,6 +96,6 @@ fn main() {
             fit.components,
             fit.precision.iter().filter(|v| **v != 0.0).count()
         ),
-        Err(e) => println!("error: {e}"),
+        Err(e) => println!("{label}: error: {e}"),
     }
 }

@@ -289,9 +289,21 @@ fn drill_like_singular_s_with_a_knn_mask() {
             f64::INFINITY
         }
     });
-    let fit = graphical_lasso(&s, &Penalty::Matrix(pm.clone()), &tight()).unwrap();
+    // Nearly singular: Theta's error is O(sqrt(gap) * condition), so ask for a smaller gap.
+    let o = GlassoOptions {
+        tol: 1e-12,
+        max_iter: 5000,
+        ..tight()
+    };
+    let fit = graphical_lasso(&s, &Penalty::Matrix(pm.clone()), &o).unwrap();
     assert!(fit.converged);
-    assert!(kkt_violation(&fit, &s, &pm, false) < KKT);
+    let v = kkt_violation(&fit, &s, &pm, false);
+    assert!(
+        v < KKT,
+        "KKT {v} gap {} sweeps {}",
+        fit.duality_gap,
+        fit.iterations
+    );
     // Zero penalty with full support and singular S has no solution.
     let err = graphical_lasso(&s, &Penalty::Scalar(0.0), &GlassoOptions::default()).unwrap_err();
     assert!(matches!(err, Error::NoSolution { .. }), "{err}");
