@@ -10,6 +10,28 @@
 //! - [`largest_eigenpairs`], [`smallest_eigenpairs`], [`smallest_generalized_eigenpairs`]:
 //!   the few extreme eigenpairs spectral methods need, by the full decomposition for small
 //!   matrices and by block Lanczos ([`partial_sym_eigen`]) otherwise.
+//!
+//! ```
+//! use nalgebra::DMatrix;
+//! use unfold_linalg::{smallest_eigenpairs, Cholesky, CsrMatrix, SymMatrix};
+//!
+//! // Laplacian of a path on 400 vertices: eigenvalues 2 - 2 cos(pi k / 400).
+//! let n = 400;
+//! let mut t = Vec::new();
+//! for i in 0..n - 1 {
+//!     t.extend([(i, i, 1.0), (i + 1, i + 1, 1.0), (i, i + 1, -1.0), (i + 1, i, -1.0)]);
+//! }
+//! let l = CsrMatrix::from_triplets(n, n, &t);
+//! let e = smallest_eigenpairs(SymMatrix::Sparse(&l), 2).unwrap();
+//! let exact = 2.0 - 2.0 * (std::f64::consts::PI / n as f64).cos();
+//! assert!(e.values[0].abs() < 1e-12 && (e.values[1] - exact).abs() < 1e-12);
+//!
+//! // log det of an SPD matrix, and the error for one that is not.
+//! let a = DMatrix::from_row_slice(2, 2, &[4.0, 2.0, 2.0, 3.0]);
+//! assert!((Cholesky::new(&a, "A").unwrap().log_det() - 8f64.ln()).abs() < 1e-14);
+//! let b = DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 2.0, 1.0]);
+//! assert!(Cholesky::new(&b, "B").is_err());
+//! ```
 
 mod check;
 pub mod cholesky;
