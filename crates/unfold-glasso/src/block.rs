@@ -11,7 +11,7 @@
 //!
 //! The diagonal `w_ii = s_ii + rho_ii` (rho_ii = 0 when unpenalised) never changes.
 
-use crate::lasso::ColumnLasso;
+use crate::lasso::{axpy, ColumnLasso};
 use crate::Error;
 
 /// Relative size of the Schur complement `w22 - w12^T beta` (times `w22`) below which the
@@ -162,9 +162,7 @@ impl Block {
                     w12.iter_mut().for_each(|v| *v = 0.0);
                     for &k in coords {
                         if b[k] != 0.0 {
-                            for (v, wk) in w12.iter_mut().zip(&w[k * m..(k + 1) * m]) {
-                                *v += b[k] * wk;
-                            }
+                            axpy(&mut w12, b[k], &w[k * m..(k + 1) * m]);
                         }
                     }
                 }
