@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use unfold_core::{check_finite, check_k, Error, Result};
 
 /// Above this many coordinates [`KnnAlgorithm::Auto`] always uses brute force.
-pub const KD_TREE_MAX_DIM: usize = 32;
+pub const KD_TREE_MAX_DIM: usize = 64;
 
 /// The k nearest neighbours of each point, self excluded, sorted by increasing distance,
 /// ties broken by smaller index. Distances are Euclidean (not squared).
@@ -69,17 +69,25 @@ fn chosen_tree(
 }
 
 /// Whether kd-tree searches are predicted to be cheaper than brute force, from the points
-/// examined by 32 searches spread over the tree. Cost per query in nanoseconds, measured
-/// on the development machine: about `20 + 8p` per examined point for the tree (with its
-/// share of the descent) and
-/// `n (1.6 + 0.1 p)` for brute force (screening plus its share of the distance product).
+/// examined by up to 32 searches spread over the tree. Cost per query in nanoseconds,
+/// measured on the development machine: about `20 + 8p` per examined point for the tree
+/// (with its share of the descent) and `n (1.6 + 0.1 p)` for brute force (screening plus
+/// its share of the distance product). The probe stops as soon as the tree has cost more
+/// than brute force would for the same queries, so it never costs much more than 32
+/// brute-force queries plus one tree search.
 fn tree_pays_off(tree: &KdTree, p: usize, cost: impl Fn(&KdTree, usize) -> usize) -> bool {
     let n = tree.len();
     let samples = n.min(32);
-    let examined: usize = (0..samples).map(|r| cost(tree, r * n / samples)).sum();
-    let tree_cost = examined as f64 / samples as f64 * (20.0 + 8.0 * p as f64);
-    let brute_cost = n as f64 * (1.6 + 0.1 * p as f64);
-    tree_cost < brute_cost
+    let per_point = 20.0 + 8.0 * p as f64;
+    let budget = samples as f64 * n as f64 * (1.6 + 0.1 * p as f64);
+    let mut spent = 0.0;
+    for r in 0..samples {
+        spent += cost(tree, r * n / samples) as f64 * per_point;
+        if spent >= budget {
+            return false;
+        }
+    }
+    true
 }
 
 /// The `k` nearest neighbours of every row of `points` (n x p) among the other rows,
