@@ -532,6 +532,32 @@ mod tests {
     }
 
     #[test]
+    fn eight_components_give_eight_zero_eigenvalues() {
+        // Eight disjoint paths of 60 vertices: eigenvalue 0 eight times, then
+        // 2 - 2 cos(pi / 60) eight times.
+        let (parts, len) = (8, 60);
+        let mut t = Vec::new();
+        for p in 0..parts {
+            for i in p * len..(p + 1) * len - 1 {
+                t.extend([
+                    (i, i, 1.0),
+                    (i + 1, i + 1, 1.0),
+                    (i, i + 1, -1.0),
+                    (i + 1, i, -1.0),
+                ]);
+            }
+        }
+        let n = parts * len;
+        let l = CsrMatrix::from_triplets(n, n, &t);
+        let e = smallest_eigenpairs(SymMatrix::Sparse(&l), 10).unwrap();
+        for k in 0..10 {
+            let expect = if k < 8 { 0.0 } else { path_eigenvalue(len, 1) };
+            assert!((e.values[k] - expect).abs() < 1e-10, "{}", e.values);
+        }
+        check_sparse_residual(&l, &e, 1e-9);
+    }
+
+    #[test]
     fn sparse_largest_match_full() {
         let l = random_graph_laplacian(700, 5, 8);
         let top = largest_eigenpairs(SymMatrix::Sparse(&l), 3).unwrap();

@@ -42,8 +42,9 @@ pub struct PartialEigenOptions {
     /// Seed of the random starting block; the same seed gives the same result.
     /// Default `0`.
     pub seed: u64,
-    /// Vectors per block; `None` picks `q` clamped to `2..=6`. A block must be at least
-    /// as large as the multiplicity of a wanted eigenvalue to find all its copies.
+    /// Vectors per block; `None` picks `max(q, 2)`. A block Krylov space holds at most `b`
+    /// directions of any eigenspace, so `b >= q` finds every wanted copy of a repeated
+    /// eigenvalue (e.g. one null vector per component of a disconnected graph).
     pub block_size: Option<usize>,
     /// Maximum number of basis vectors before a restart; `None` picks
     /// `max(q + 4b, 2q + 2b, 30)`. Raised to at least `q + b` and capped at `n`.
@@ -142,7 +143,7 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
     opts.check()?;
     let n = op.dim();
     check_q(q, n)?;
-    let b = opts.block_size.unwrap_or(q.clamp(2, 6)).min(n);
+    let b = opts.block_size.unwrap_or(q.max(2)).min(n);
     let m = opts
         .max_basis
         .unwrap_or((q + 4 * b).max(2 * q + 2 * b).max(30))
