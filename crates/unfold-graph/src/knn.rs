@@ -11,6 +11,11 @@ use unfold_core::{check_finite, check_k, Error, Result};
 /// Above this many coordinates [`KnnAlgorithm::Auto`] always uses brute force.
 pub const KD_TREE_MAX_DIM: usize = 64;
 
+/// With fewer queries than this, [`KnnAlgorithm::Auto`] answers [`knn_query`] by brute
+/// force: one brute-force query screens n points, while building a tree sorts all n
+/// points about `log2 n` times, which few queries never pay back.
+pub const MIN_TREE_QUERIES: usize = 64;
+
 /// The k nearest neighbours of each point, self excluded, sorted by increasing distance,
 /// ties broken by smaller index. Distances are Euclidean (not squared).
 ///
@@ -40,7 +45,9 @@ pub enum KnnAlgorithm {
     /// a fixed sample of 32 queries measures how many points a search examines; the tree is
     /// used if that predicts it beats brute force. (A kd-tree's cost depends on the
     /// *intrinsic* dimension: 10 coordinates of a curled 2-D sheet search fast, 10 uniform
-    /// coordinates do not.) The choice is deterministic.
+    /// coordinates do not.) [`knn_query`] with fewer than [`MIN_TREE_QUERIES`] queries uses
+    /// brute force: building the tree would cost more than it saves. The choice is
+    /// deterministic.
     #[default]
     Auto,
     /// A kd-tree with exact pruning, queries in parallel.
@@ -142,6 +149,10 @@ pub fn knn_query_with(
         )));
     }
     check_query_k(reference.nrows(), k)?;
+    let algorithm = match algorithm {
+        KnnAlgorithm::Auto if queries.nrows() < MIN_TREE_QUERIES => KnnAlgorithm::BruteForce,
+        other => other,
+    };
     let chosen = chosen_tree(reference, algorithm, |tree, t| {
         tree.search_cost(tree.point(t), Search::Nearest(k), None)
     });

@@ -25,6 +25,7 @@ pub use components::Components;
 pub use graph::NeighbourGraph;
 pub use knn::{
     duplicate_pairs, knn, knn_query, knn_query_with, knn_with, Knn, KnnAlgorithm, KD_TREE_MAX_DIM,
+    MIN_TREE_QUERIES,
 };
 pub use mst::{minimum_spanning_forest, minimum_spanning_tree, minimum_spanning_tree_dense};
 pub use order::acyclic_parents;
