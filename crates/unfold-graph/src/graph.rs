@@ -341,11 +341,12 @@ impl NeighbourGraph {
         self.indices.len() / 2
     }
 
-    /// Neighbours of point `i` in increasing index order, and their edge weights.
-    ///
-    /// # Panics
-    /// If `i >= n` (like slice indexing).
+    /// Neighbours of point `i` in increasing index order, and their edge weights (both
+    /// empty for `i >= n`, like [`NeighbourGraph::has_edge`] answering false).
     pub fn neighbours(&self, i: usize) -> (&[usize], &[f64]) {
+        if i >= self.n {
+            return (&[], &[]);
+        }
         let r = self.indptr[i]..self.indptr[i + 1];
         (&self.indices[r.clone()], &self.weights[r])
     }
@@ -371,9 +372,6 @@ impl NeighbourGraph {
 
     /// The weight of edge `{i, j}`, `None` if absent or out of range.
     pub fn weight(&self, i: usize, j: usize) -> Option<f64> {
-        if i >= self.n {
-            return None;
-        }
         let (js, ws) = self.neighbours(i);
         js.binary_search(&j).ok().map(|p| ws[p])
     }

@@ -106,14 +106,27 @@ fn dijkstra(g: &NeighbourGraph, source: usize, dist: &mut [f64], heap: &mut Heap
     }
 }
 
+/// The heap stores points as `u32`.
+fn check_size(n: usize) -> Result<()> {
+    if n >= ABSENT as usize {
+        return Err(Error::invalid(
+            "graph",
+            format!("shortest paths support fewer than {ABSENT} points, the graph has {n}"),
+        ));
+    }
+    Ok(())
+}
+
 /// All-pairs shortest-path distances (edge weights are lengths, e.g. from
 /// [`crate::Weighting::Distance`] for Isomap): Dijkstra from every source in parallel,
 /// O(n (n + E) log n). The matrix is exactly symmetric: `d_ij` and `d_ji` come from two
 /// runs that may round differently, and the smaller is kept for both.
 ///
 /// # Errors
-/// [`Error::DisconnectedGraph`] if some pair is not connected.
+/// [`Error::DisconnectedGraph`] if some pair is not connected (the error names the
+/// component sizes; [`shortest_paths_from`] gives infinite distances instead).
 pub fn shortest_paths(g: &NeighbourGraph) -> Result<DMatrix<f64>> {
+    check_size(g.n())?;
     let c = g.components();
     if c.count > 1 {
         return Err(disconnected(&c, g.n()));
@@ -153,6 +166,7 @@ fn symmetrise_min(d: &mut DMatrix<f64>) {
 /// A source index outside `0..n`.
 pub fn shortest_paths_from(g: &NeighbourGraph, sources: &[usize]) -> Result<DMatrix<f64>> {
     let n = g.n();
+    check_size(n)?;
     if let Some(&s) = sources.iter().find(|&&s| s >= n) {
         return Err(Error::invalid(
             "sources",

@@ -285,6 +285,7 @@ fn bad_graph_input_is_an_error() {
     let absent = (1..20).find(|&j| !g.has_edge(0, j)).unwrap();
     assert!(inv(g.without_edge(0, absent)));
     assert!(!g.has_edge(0, 99) && g.weight(99, 0).is_none());
+    assert_eq!(g.neighbours(20), (&[][..], &[][..]));
     assert!(matches!(
         g.reweighted(&uniform(19, 2, 1), Weighting::Distance),
         Err(Error::DimensionMismatch(_))
