@@ -112,11 +112,6 @@ impl Block {
     ) -> Result<BlockFit, Error> {
         let m = self.m;
         let (offsets, indices, dense) = self.free_coordinates();
-        let order = if dense {
-            (0..m).collect()
-        } else {
-            breadth_first_order(&offsets, &indices)
-        };
         let mut theta = vec![0.0; m * m];
         let mut r = vec![0.0; m];
         let mut w12 = vec![0.0; m];
@@ -133,15 +128,7 @@ impl Block {
         while sweeps < limits.max_iter {
             sweeps += 1;
             let inner_tol = limits.scale * inner_rel;
-            // With a support mask, columns are visited in breadth-first order of the free graph,
-            // alternately forwards and backwards (symmetric Gauss–Seidel): a change then
-            // travels along the whole graph within two sweeps instead of one hop per sweep.
-            for step in 0..m {
-                let i = if dense || sweeps % 2 == 1 {
-                    order[step]
-                } else {
-                    order[m - 1 - step]
-                };
+            for i in 0..m {
                 let coords = &indices[offsets[i]..offsets[i + 1]];
                 let b = &mut beta[i * m..(i + 1) * m];
                 let lasso = ColumnLasso {
@@ -244,40 +231,4 @@ impl Block {
 /// positive definite).
 pub(crate) fn log_det(a: &[f64], m: usize) -> Option<f64> {
     unfold_linalg::log_det_spd(&nalgebra::DMatrix::from_column_slice(m, m, a), "glasso").ok()
-}
-
-/// Breadth-first order of a graph in CSR form, each connected part started from a
-/// pseudo-peripheral vertex (the last vertex reached by a first search from its lowest index),
-/// so that the order runs along the graph from one end to the other.
-fn breadth_first_order(offsets: &[usize], indices: &[usize]) -> Vec<usize> {
-    let m = offsets.len() - 1;
-    let mut order = Vec::with_capacity(m);
-    let mut seen = vec![false; m];
-    let mut scratch = vec![false; m];
-    let bfs = |start: usize, mark: &mut [bool], out: &mut Vec<usize>| {
-        let first = out.len();
-        mark[start] = true;
-        out.push(start);
-        let mut head = first;
-        while head < out.len() {
-            let v = out[head];
-            head += 1;
-            for &u in &indices[offsets[v]..offsets[v + 1]] {
-                if !mark[u] {
-                    mark[u] = true;
-                    out.push(u);
-                }
-            }
-        }
-    };
-    for root in 0..m {
-        if seen[root] {
-            continue;
-        }
-        let mut probe = Vec::new();
-        bfs(root, &mut scratch, &mut probe);
-        let far = *probe.last().unwrap_or(&root);
-        bfs(far, &mut seen, &mut order);
-    }
-    order
 }

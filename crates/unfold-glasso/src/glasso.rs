@@ -1,6 +1,6 @@
 //! The driver: checks, screening into blocks, per-block solves, assembly of the fit.
 
-use crate::block::{Block, Limits};
+use crate::block::{log_det, Block, Limits};
 use crate::screen::components;
 use crate::validate::check;
 use crate::{Error, GlassoFit, GlassoOptions, Penalty};
@@ -76,7 +76,17 @@ pub fn graphical_lasso(
             scale,
             inner_max_iter: opts.inner_max_iter,
         };
-        let fit = block.solve(w0, beta0, initial_gap, &limits)?;
+        // Block coordinate descent keeps W positive definite from a dual feasible start
+        // (|W_ij - S_ij| <= rho_ij). A warm W from another penalty may be infeasible, so a
+        // collapse from a warm start is retried from the cold W before it counts as "no
+        // solution".
+        let warm_beta = opts.warm_start.as_ref().map(|_| beta0.clone());
+        let fit = match (block.solve(w0, beta0, initial_gap, &limits), warm_beta) {
+            (Err(Error::NoSolution { .. }), Some(beta)) => {
+                block.solve(cold_w(&block), beta, initial_gap, &limits)?
+            }
+            (result, _) => result?,
+        };
         gap += fit.gap;
         sweeps = sweeps.max(fit.sweeps);
         converged &= fit.converged;
@@ -147,6 +157,16 @@ fn check_unpenalised(b: &Block) -> Result<(), Error> {
     }
 }
 
+/// The cold (dual feasible) start `W = S + diag(rho)`.
+fn cold_w(b: &Block) -> Vec<f64> {
+    let m = b.m;
+    let mut w = b.s.clone();
+    for k in 0..m {
+        w[k + k * m] += b.pen[k + k * m];
+    }
+    w
+}
+
 /// Starting W (diagonal `S_ii + rho_ii`), lasso coefficients (warm start or zero) and the
 /// surrogate gap of the warm-start precision (`+inf` for a cold start).
 fn start(b: &Block, idx: &[usize], opts: &GlassoOptions) -> (Vec<f64>, Vec<f64>, f64) {
@@ -172,6 +192,10 @@ fn start(b: &Block, idx: &[usize], opts: &GlassoOptions) -> (Vec<f64>, Vec<f64>,
     }
     for k in 0..m {
         w[k + k * m] = b.s[k + k * m] + b.pen[k + k * m];
+    }
+    // A warm W with its diagonal reset may be indefinite: start from the cold W then.
+    if opts.warm_start.is_some() && log_det(&w, m).is_none() {
+        w = cold_w(b);
     }
     (w, beta, initial_gap)
 }

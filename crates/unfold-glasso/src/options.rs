@@ -38,7 +38,10 @@ pub struct GlassoOptions {
     /// Maximum coordinate-descent passes per inner lasso (default 1000).
     pub inner_max_iter: usize,
     /// Start from a previous fit: `(W, Theta)` (covariance, precision), both p x p, e.g. the
-    /// fit at a nearby penalty. The diagonal of W is reset to `S_ii (+ rho_ii)`.
+    /// fit at a nearby penalty. The diagonal of W is reset to `S_ii (+ rho_ii)`. If that W is
+    /// indefinite, or the sweeps collapse from it (a W from another penalty need not be dual
+    /// feasible), the solve restarts from `W = S + diag(rho)` with only the lasso
+    /// coefficients `-Theta_ji / Theta_ii` warm.
     pub warm_start: Option<(DMatrix<f64>, DMatrix<f64>)>,
     /// Split the problem into the connected components of `{ |S_ij| > rho_ij }` and solve
     /// them separately (exact: Witten, Friedman & Simon 2011; Mazumder & Hastie 2012).

@@ -304,6 +304,23 @@ fn drill_like_singular_s_with_a_knn_mask() {
         fit.duality_gap,
         fit.iterations
     );
+    // Warm starts from much larger (penalised-diagonal) penalties, whose W is not dual
+    // feasible here, still reach the same fit.
+    let od = GlassoOptions {
+        penalize_diagonal: true,
+        ..tight()
+    };
+    let cold = graphical_lasso(&s, &Penalty::Matrix(pm.clone()), &od).unwrap();
+    for factor in [4.0, 16.0] {
+        let big = graphical_lasso(&s, &Penalty::Matrix(pm.map(|v| v * factor)), &od).unwrap();
+        let warm = GlassoOptions {
+            warm_start: Some((big.covariance, big.precision)),
+            ..od.clone()
+        };
+        let fit = graphical_lasso(&s, &Penalty::Matrix(pm.clone()), &warm).unwrap();
+        assert!(fit.converged);
+        assert!((fit.objective - cold.objective).abs() < 10.0 * TOL);
+    }
     // Zero penalty with full support and singular S has no solution.
     let err = graphical_lasso(&s, &Penalty::Scalar(0.0), &GlassoOptions::default()).unwrap_err();
     assert!(matches!(err, Error::NoSolution { .. }), "{err}");
