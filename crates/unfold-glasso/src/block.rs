@@ -120,8 +120,9 @@ impl Block {
         let mut converged = false;
         let mut sweeps = 0;
         // Inexact block coordinate descent: the relative inner tolerance starts at
-        // MAX_INNER_TOL (or lower for a good warm start) and only decreases: to INNER_GAP_FRACTION |gap| / m after each sweep,
-        // and tenfold whenever a sweep fails to halve |gap|; never below the user's inner_tol.
+        // MAX_INNER_TOL (lower for a good warm start) and only decreases: to
+        // INNER_GAP_FRACTION |gap| / m after each sweep, and tenfold whenever a sweep fails
+        // to halve |gap|; never below the user's inner_tol.
         let mut inner_rel = (INNER_GAP_FRACTION * initial_gap.abs() / m as f64)
             .min(MAX_INNER_TOL)
             .max(limits.inner_tol);
