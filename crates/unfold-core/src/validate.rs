@@ -3,21 +3,19 @@
 use crate::{Error, Result};
 use nalgebra::DMatrix;
 
-/// Fails with [`Error::Empty`] or [`Error::NonFinite`] (naming the first bad cell).
+/// Fails with [`Error::Empty`] or [`Error::NonFinite`] (naming a bad cell).
 pub fn check_finite(y: &DMatrix<f64>, what: &str) -> Result<()> {
     if y.nrows() == 0 || y.ncols() == 0 {
         return Err(Error::Empty(what.to_string()));
     }
-    for i in 0..y.nrows() {
-        for j in 0..y.ncols() {
-            if !y[(i, j)].is_finite() {
-                return Err(Error::NonFinite {
-                    what: what.to_string(),
-                    row: i,
-                    col: j,
-                });
-            }
-        }
+    // Column-major scan (the storage order); reports the first bad cell of the first bad
+    // column.
+    if let Some(idx) = y.as_slice().iter().position(|v| !v.is_finite()) {
+        return Err(Error::NonFinite {
+            what: what.to_string(),
+            row: idx % y.nrows(),
+            col: idx / y.nrows(),
+        });
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 use crate::sparse::CsrMatrix;
 use nalgebra::DMatrix;
+use rayon::prelude::*;
 use unfold_core::{check_finite, Error, Result};
 
 /// Relative asymmetry `|a_ij - a_ji| / max|a|` above which a matrix is rejected as
@@ -9,21 +10,42 @@ use unfold_core::{check_finite, Error, Result};
 /// about 1e-16, so this only catches genuinely non-symmetric input.
 const SYMMETRY_TOL: f64 = 1e-10;
 
+/// Side of the square tiles the symmetry check compares, so that both `a_ij` and `a_ji`
+/// are read from cache rather than with a stride of n.
+const TILE: usize = 64;
+
 /// A dense matrix must be non-empty, square, finite and symmetric.
+///
+/// One parallel pass over tiles of the lower triangle, each compared with its mirror
+/// tile: a matrix of n = 5000 is checked at memory speed.
 pub(crate) fn check_dense_symmetric(a: &DMatrix<f64>, context: &str) -> Result<()> {
     check_square(a.nrows(), a.ncols(), context)?;
     check_finite(a, context)?;
-    let scale = a.amax();
+    let scale = a
+        .as_slice()
+        .par_iter()
+        .fold(|| 0.0f64, |m, v| m.max(v.abs()))
+        .reduce(|| 0.0, f64::max);
     let n = a.nrows();
-    for j in 0..n {
-        for i in (j + 1)..n {
-            let d = (a[(i, j)] - a[(j, i)]).abs();
-            if d > SYMMETRY_TOL * scale {
-                return Err(not_symmetric(context, i, j, a[(i, j)], a[(j, i)]));
+    let tiles = n.div_ceil(TILE);
+    let bad = (0..tiles).into_par_iter().find_map_first(|tj| {
+        let (j0, j1) = (tj * TILE, ((tj + 1) * TILE).min(n));
+        for ti in tj..tiles {
+            let (i0, i1) = (ti * TILE, ((ti + 1) * TILE).min(n));
+            for j in j0..j1 {
+                for i in i0.max(j + 1)..i1 {
+                    if (a[(i, j)] - a[(j, i)]).abs() > SYMMETRY_TOL * scale {
+                        return Some((i, j));
+                    }
+                }
             }
         }
+        None
+    });
+    match bad {
+        Some((i, j)) => Err(not_symmetric(context, i, j, a[(i, j)], a[(j, i)])),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// A sparse matrix must be non-empty, square, finite and symmetric (same pattern and

@@ -46,7 +46,7 @@ mod test_util;
 pub mod view;
 
 pub use cholesky::{log_det_spd, spd_inverse, Cholesky};
-pub use distance::{pairwise_sq_dists, sq_dists_to};
+pub use distance::{pairwise_kernel, pairwise_sq_dists, sq_dists_to};
 pub use eigen::{
     largest_eigenpairs, largest_eigenpairs_with, smallest_eigenpairs, smallest_eigenpairs_with,
     smallest_generalized_eigenpairs, smallest_generalized_eigenpairs_with, sym_eigen, SymEigen,

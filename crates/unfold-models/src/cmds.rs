@@ -10,7 +10,7 @@ use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, P
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
-use unfold_linalg::{pairwise_sq_dists, sq_dists_to};
+use unfold_linalg::{pairwise_kernel, sq_dists_to};
 
 /// Settings of [`Cmds`].
 #[derive(Clone, Debug, PartialEq)]
@@ -26,9 +26,16 @@ impl CmdsParams {
     /// Classical MDS of the Euclidean distances between the rows of `y`.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Cmds> {
         check_fit_input(y, self.dim, "classical MDS")?;
-        let mut cmds = self.fit_sq_distances(&pairwise_sq_dists(y))?;
-        cmds.train = Some(y.clone());
-        Ok(cmds)
+        let kernel = CentredKernel::new(
+            pairwise_kernel(y, |d2| -0.5 * d2),
+            self.dim,
+            "distance matrix",
+        )?;
+        Ok(Cmds {
+            coords: kernel.coords(),
+            kernel,
+            train: Some(y.clone()),
+        })
     }
 
     /// Classical MDS of a given symmetric matrix of squared distances (n x n). The fitted

@@ -13,7 +13,7 @@ use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
-use unfold_linalg::{largest_eigenpairs, pairwise_sq_dists, sq_dists_to, SymMatrix};
+use unfold_linalg::{largest_eigenpairs, pairwise_kernel, sq_dists_to, SymMatrix};
 
 /// The top-q eigenpairs of a doubly centred kernel matrix, with the row means needed to
 /// centre new kernel rows consistently.
@@ -115,7 +115,11 @@ impl KernelPcaParams {
                 format!("must be positive and finite, got {gamma}"),
             ));
         }
-        let kernel = CentredKernel::new(rbf(pairwise_sq_dists(y), gamma), self.dim, "RBF kernel")?;
+        let kernel = CentredKernel::new(
+            pairwise_kernel(y, |d2| (-gamma * d2).exp()),
+            self.dim,
+            "RBF kernel",
+        )?;
         Ok(KernelPca {
             coords: kernel.coords(),
             kernel,
