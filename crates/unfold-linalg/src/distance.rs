@@ -89,7 +89,8 @@ pub fn pairwise_kernel(y: &DMatrix<f64>, f: impl Fn(f64) -> f64 + Sync) -> DMatr
     d
 }
 
-/// `f(sum_k (y_ik - y_jk)^2` column by column in parallel, from a point-major copy of `y`.
+/// `f(sum_k (y_ik - y_jk)^2)` from a point-major copy of `y`: the lower triangle column by
+/// column in parallel (each pair evaluated once), then mirrored tile by tile.
 fn pairwise_direct(y: &DMatrix<f64>, f: impl Fn(f64) -> f64 + Sync) -> DMatrix<f64> {
     let (n, p) = (y.nrows(), y.ncols());
     let rows: Vec<f64> = (0..n)
@@ -99,15 +100,37 @@ fn pairwise_direct(y: &DMatrix<f64>, f: impl Fn(f64) -> f64 + Sync) -> DMatrix<f
     if n == 0 || p == 0 {
         return d;
     }
+    let f0 = f(0.0);
     d.as_mut_slice()
         .par_chunks_mut(n)
-        .zip(rows.par_chunks(p))
-        .for_each(|(col, yj)| {
-            for (v, yi) in col.iter_mut().zip(rows.chunks(p)) {
+        .enumerate()
+        .for_each(|(j, col)| {
+            let yj = &rows[j * p..(j + 1) * p];
+            col[j] = f0;
+            for (v, yi) in col[j + 1..]
+                .iter_mut()
+                .zip(rows[(j + 1) * p..].chunks_exact(p))
+            {
                 *v = f(yi.iter().zip(yj).map(|(a, b)| (a - b) * (a - b)).sum());
             }
         });
+    mirror_lower(&mut d);
     d
+}
+
+/// Copies the strict lower triangle onto the upper one, in tiles that stay in cache.
+fn mirror_lower(d: &mut DMatrix<f64>) {
+    const TILE: usize = 64;
+    let n = d.nrows();
+    for j0 in (0..n).step_by(TILE) {
+        for i0 in (j0..n).step_by(TILE) {
+            for j in j0..(j0 + TILE).min(n) {
+                for i in i0.max(j + 1)..(i0 + TILE).min(n) {
+                    d[(j, i)] = d[(i, j)];
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -32,7 +32,13 @@ impl CentredKernel {
     /// eigenpairs. Fails when fewer than `q` eigenvalues are clearly positive.
     pub fn new(mut k: DMatrix<f64>, q: usize, what: &str) -> Result<Self> {
         let n = k.nrows();
-        let row_means = DVector::from_fn(n, |i, _| k.column(i).mean());
+        // Column means equal row means: the kernel is symmetric.
+        let means: Vec<f64> = k
+            .as_slice()
+            .par_chunks(n)
+            .map(|col| col.iter().sum::<f64>() / n as f64)
+            .collect();
+        let row_means = DVector::from_vec(means);
         let total_mean = row_means.mean();
         k.as_mut_slice()
             .par_chunks_mut(n)
