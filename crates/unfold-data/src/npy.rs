@@ -142,22 +142,25 @@ pub fn write_npy(path: &Path, m: &DMatrix<f64>) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn tmp(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("unfold-data-npy-{}", std::process::id()));
+    /// A fresh directory per test (tests run in parallel), removed by the test.
+    fn tmp_dir(test: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("unfold-npy-{test}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        dir.join(name)
+        dir
     }
 
     #[test]
     fn round_trip_and_alignment() {
         let m = DMatrix::from_fn(4, 3, |i, j| (i as f64 - 1.5) * 10.0 + j as f64 / 7.0);
-        let p = tmp("a.npy");
+        let dir = tmp_dir("round");
+        let p = dir.join("a.npy");
         write_npy(&p, &m).unwrap();
         let bytes = std::fs::read(&p).unwrap();
         assert_eq!((bytes.len() - 4 * 3 * 8) % 64, 0);
         assert_eq!(bytes[bytes.len() - 4 * 3 * 8 - 1], b'\n');
         assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
         assert_eq!(read_npy(&p).unwrap(), m);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn hand_made(header: &str, payload: &[u8], version: u8) -> Vec<u8> {
@@ -179,7 +182,8 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_le_bytes())
             .collect();
-        let p = tmp("i4.npy");
+        let dir = tmp_dir("dtypes");
+        let p = dir.join("i4.npy");
         std::fs::write(
             &p,
             hand_made(
@@ -214,7 +218,8 @@ mod tests {
 
     #[test]
     fn refuses_corrupt_files() {
-        let p = tmp("bad.npy");
+        let dir = tmp_dir("corrupt");
+        let p = dir.join("bad.npy");
         std::fs::write(&p, b"hello").unwrap();
         assert!(read_npy(&p).unwrap_err().to_string().contains("magic"));
         let h = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }\n";
@@ -230,5 +235,6 @@ mod tests {
             .contains("not supported"));
         std::fs::write(&p, &hand_made(h, &[0u8; 32], 1)[..20]).unwrap();
         assert!(read_npy(&p).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
