@@ -214,6 +214,7 @@ mod tests {
             read_npy(&p).unwrap(),
             DMatrix::from_column_slice(3, 1, &[0.5, -2.0, 8.0])
         );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
