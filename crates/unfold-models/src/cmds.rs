@@ -54,6 +54,13 @@ impl CmdsParams {
             n,
             "there must be more points than latent dimensions",
         )?;
+        let asymmetry = (d2 - d2.transpose()).amax();
+        if asymmetry > 1e-10 * d2.amax() {
+            return Err(Error::invalid(
+                "distance matrix",
+                format!("must be symmetric, but entries differ from their mirror by up to {asymmetry:e}"),
+            ));
+        }
         let kernel = CentredKernel::new(d2 * -0.5, self.dim, "distance matrix")?;
         Ok(Cmds {
             coords: kernel.coords(),

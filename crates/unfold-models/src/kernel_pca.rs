@@ -13,7 +13,9 @@ use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
-use unfold_linalg::{largest_eigenpairs, pairwise_kernel, sq_dists_to, SymMatrix};
+use unfold_linalg::{
+    pairwise_kernel, partial_sym_eigen, sq_dists_to, PartialEigenOptions, SymOperator, Which,
+};
 
 /// The top-q eigenpairs of a doubly centred kernel matrix, with the row means needed to
 /// centre new kernel rows consistently.
@@ -28,9 +30,11 @@ pub struct CentredKernel {
 }
 
 impl CentredKernel {
-    /// Centres the symmetric kernel `k` in place (`B = H K H`) and takes its top `q`
-    /// eigenpairs. Fails when fewer than `q` eigenvalues are clearly positive.
-    pub fn new(mut k: DMatrix<f64>, q: usize, what: &str) -> Result<Self> {
+    /// Takes the top `q` eigenpairs of the centred kernel `B = H K H` of a symmetric
+    /// kernel `k` built by this crate. `B` is never formed: block Lanczos applies it as
+    /// `H (K (H X))`, which saves two passes over the n x n matrix. Fails when fewer than
+    /// `q` eigenvalues are clearly positive.
+    pub fn new(k: DMatrix<f64>, q: usize, what: &str) -> Result<Self> {
         let n = k.nrows();
         // Column means equal row means: the kernel is symmetric.
         let means: Vec<f64> = k
@@ -40,15 +44,13 @@ impl CentredKernel {
             .collect();
         let row_means = DVector::from_vec(means);
         let total_mean = row_means.mean();
-        k.as_mut_slice()
-            .par_chunks_mut(n)
-            .enumerate()
-            .for_each(|(j, col)| {
-                for (i, v) in col.iter_mut().enumerate() {
-                    *v += total_mean - row_means[i] - row_means[j];
-                }
-            });
-        let eig = largest_eigenpairs(SymMatrix::Dense(&k), q)?;
+        let opts = PartialEigenOptions {
+            // Each block product streams the whole kernel from memory: wide blocks need
+            // fewer of them (see `docs/linalg.md`).
+            block_size: Some(q.max(8)),
+            ..PartialEigenOptions::default()
+        };
+        let eig = partial_sym_eigen(&DoublyCentred(&k), q, Which::Largest, &opts)?;
         let top = eig.values[0].abs().max(f64::MIN_POSITIVE);
         if let Some(j) = eig.values.iter().position(|&v| v <= 1e-10 * top) {
             return Err(Error::DimensionTooLarge {
@@ -90,6 +92,29 @@ impl CentredKernel {
             col /= l.sqrt();
         }
         x
+    }
+}
+
+/// `H K H` as an operator, `H = I - 11^T / n`: centre the block's columns, multiply by
+/// `K`, centre again.
+struct DoublyCentred<'a>(&'a DMatrix<f64>);
+
+impl SymOperator for DoublyCentred<'_> {
+    fn dim(&self) -> usize {
+        self.0.nrows()
+    }
+
+    fn apply(&self, x: &DMatrix<f64>, y: &mut DMatrix<f64>) {
+        let centre = |m: &mut DMatrix<f64>| {
+            for mut col in m.column_iter_mut() {
+                let mean = col.mean();
+                col.add_scalar_mut(-mean);
+            }
+        };
+        let mut xc = x.clone();
+        centre(&mut xc);
+        self.0.apply(&xc, y);
+        centre(y);
     }
 }
 
