@@ -10,6 +10,18 @@ fn unfold(args: &[&str]) -> Output {
         .expect("the unfold binary runs")
 }
 
+fn project(model: &Path, input: &Path, out: &Path) -> Output {
+    unfold(&[
+        "project",
+        "--model",
+        s(model),
+        "--input",
+        s(input),
+        "--out",
+        s(out),
+    ])
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("unfold-cli-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -77,15 +89,7 @@ fn fit_then_project_round_trips() {
 
         // Projecting the training points returns their embedding.
         let proj = dir.join("proj.csv");
-        let o = unfold(&[
-            "project",
-            "--model",
-            s(&model),
-            "--input",
-            s(&input),
-            "--out",
-            s(&proj),
-        ]);
+        let o = project(&model, &input, &proj);
         assert!(o.status.success(), "{method}: {}", stderr(&o));
         let read = |p: &Path| -> Vec<f64> {
             std::fs::read_to_string(p)
@@ -134,15 +138,7 @@ fn laplacian_eigenmaps_model_refuses_projection() {
         s(&model),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = unfold(&[
-        "project",
-        "--model",
-        s(&model),
-        "--input",
-        s(&input),
-        "--out",
-        s(&dir.join("x.csv")),
-    ]);
+    let o = project(&model, &input, &dir.join("x.csv"));
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("no out-of-sample rule"),
@@ -213,15 +209,7 @@ fn corrupt_model_file_is_refused() {
     std::fs::write(&model, b"UNFOLDMD\x01\x00\x00\x00garbage").unwrap();
     let input = dir.join("data.csv");
     std::fs::write(&input, sheet_csv(10)).unwrap();
-    let o = unfold(&[
-        "project",
-        "--model",
-        s(&model),
-        "--input",
-        s(&input),
-        "--out",
-        s(&dir.join("o.csv")),
-    ]);
+    let o = project(&model, &input, &dir.join("o.csv"));
     assert!(!o.status.success());
     assert!(stderr(&o).contains("corrupt"), "{}", stderr(&o));
     assert!(!dir.join("o.csv").exists());
