@@ -1,0 +1,211 @@
+//! The L-BFGS-B iteration (Byrd, Lu, Nocedal & Zhu 1995, Algorithm L-BFGS-B):
+//! Cauchy point, subspace minimisation, strong-Wolfe line search inside the box, update.
+
+use crate::bounds::Bounds;
+use crate::cauchy::cauchy_point;
+use crate::dense::dot;
+use crate::linesearch::{search, SearchEnd};
+use crate::memory::Memory;
+use crate::subspace::subspace_point;
+use crate::{Error, LbfgsbOptions, LbfgsbReport, Status};
+
+/// Counts evaluations and checks that the objective stays finite.
+struct Objective<F> {
+    f: F,
+    evaluations: usize,
+    max_evaluations: usize,
+}
+
+impl<F: FnMut(&[f64], &mut [f64]) -> f64> Objective<F> {
+    /// Evaluates `f(x)` and its gradient into `g`; `None` if the budget is exhausted.
+    fn eval(&mut self, x: &[f64], g: &mut [f64], iteration: usize) -> Result<Option<f64>, Error> {
+        if self.evaluations >= self.max_evaluations {
+            return Ok(None);
+        }
+        let value = (self.f)(x, g);
+        self.evaluations += 1;
+        let bad = if !value.is_finite() {
+            Some("f".to_string())
+        } else {
+            g.iter()
+                .position(|v| !v.is_finite())
+                .map(|i| format!("gradient[{i}] = {}", g[i]))
+        };
+        match bad {
+            None => Ok(Some(value)),
+            Some(what) if self.evaluations == 1 => Err(Error::NonFiniteAtStart {
+                what: format!("{what} at x0"),
+            }),
+            Some(what) => Err(Error::NonFiniteDuringRun {
+                what,
+                evaluation: self.evaluations,
+                iteration,
+            }),
+        }
+    }
+}
+
+/// Validates the inputs and returns the box and the projected start.
+fn prepare(
+    x0: &[f64],
+    bounds: &[(f64, f64)],
+    opts: &LbfgsbOptions,
+) -> Result<(Bounds, Vec<f64>, bool), Error> {
+    opts.validate()?;
+    if x0.is_empty() {
+        return Err(Error::Empty);
+    }
+    if x0.len() != bounds.len() {
+        return Err(Error::LengthMismatch {
+            x0: x0.len(),
+            bounds: bounds.len(),
+        });
+    }
+    let bounds = Bounds::new(bounds)?;
+    if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
+        return Err(Error::NonFiniteStart {
+            index,
+            value: x0[index],
+        });
+    }
+    let mut x = x0.to_vec();
+    let projected = bounds.project(&mut x);
+    Ok((bounds, x, projected))
+}
+
+/// Search direction `d = x_bar - x` from the Cauchy point and subspace minimisation, or
+/// `None` if it is not a descent direction (or the middle matrix is singular).
+fn direction(x: &[f64], g: &[f64], bounds: &Bounds, mem: &Memory) -> Option<Vec<f64>> {
+    let m_mat = mem.middle()?;
+    let cp = cauchy_point(x, g, bounds, mem, &m_mat);
+    let xbar = subspace_point(x, g, bounds, mem, &m_mat, &cp);
+    let d: Vec<f64> = xbar.iter().zip(x).map(|(a, b)| a - b).collect();
+    (dot(&d, g) < 0.0).then_some(d)
+}
+
+/// Minimises `f` over the box `bounds` from `x0` with L-BFGS-B.
+///
+/// `f(x, g)` returns the objective at `x` and writes its gradient into `g`. Bounds are
+/// `(lower, upper)` per variable; use `f64::NEG_INFINITY` / `f64::INFINITY` for missing ones.
+/// A start outside the box is projected onto it (`x0_projected` in the report).
+///
+/// Stops (SciPy-compatible) when the projected-gradient infinity norm is `<= pgtol`, when
+/// the relative reduction `(f_k - f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= factr * eps`, or
+/// at the iteration / evaluation limits. A failed line search resets the memory and retries
+/// along the projected gradient once, then stops with [`Status::LineSearchFailed`].
+///
+/// # Errors
+/// Invalid input (lengths, bounds, non-finite `x0`, options) or a non-finite objective
+/// value or gradient (at the start or during the run).
+pub fn minimize<F>(
+    f: F,
+    x0: &[f64],
+    bounds: &[(f64, f64)],
+    opts: &LbfgsbOptions,
+) -> Result<LbfgsbReport, Error>
+where
+    F: FnMut(&[f64], &mut [f64]) -> f64,
+{
+    let (bounds, mut x, x0_projected) = prepare(x0, bounds, opts)?;
+    let n = x.len();
+    let mut obj = Objective {
+        f,
+        evaluations: 0,
+        max_evaluations: opts.max_evaluations,
+    };
+    let mut g = vec![0.0; n];
+    let mut fx = obj
+        .eval(&x, &mut g, 0)?
+        .expect("max_evaluations >= 1 is validated");
+    let mut mem = Memory::new(opts.m);
+    let mut iterations = 0;
+    let mut retried = false;
+    let status = loop {
+        if bounds.projected_gradient_norm(&x, &g) <= opts.pgtol {
+            break Status::ConvergedPgtol;
+        }
+        if iterations >= opts.max_iterations {
+            break Status::MaxIterations;
+        }
+        if obj.evaluations >= opts.max_evaluations {
+            break Status::MaxEvaluations;
+        }
+        let Some(d) = direction(&x, &g, &bounds, &mem) else {
+            if mem.is_empty() {
+                break Status::LineSearchFailed;
+            }
+            mem.reset();
+            continue;
+        };
+        let g0 = dot(&g, &d);
+        let feasible = bounds.max_step(&x, &d);
+        let (stp0, stp_max) = if mem.is_empty() {
+            let norm = dot(&d, &d).sqrt();
+            ((1.0 / norm).min(feasible), feasible.min(1e10))
+        } else {
+            (1.0, feasible.min(1.0))
+        };
+        let mut x_trial = x.clone();
+        let mut g_trial = vec![0.0; n];
+        let outcome = search(
+            |t| {
+                for i in 0..n {
+                    x_trial[i] = x[i] + t * d[i];
+                }
+                bounds.project(&mut x_trial);
+                Ok(obj
+                    .eval(&x_trial, &mut g_trial, iterations)?
+                    .map(|v| (v, dot(&g_trial, &d))))
+            },
+            fx,
+            g0,
+            stp0,
+            stp_max,
+        )?;
+        let accepted = outcome.filter(|r| r.end == SearchEnd::Converged || r.f < fx);
+        let Some(result) = accepted else {
+            if obj.evaluations >= opts.max_evaluations {
+                break Status::MaxEvaluations;
+            }
+            if retried || mem.is_empty() {
+                break Status::LineSearchFailed;
+            }
+            retried = true;
+            mem.reset();
+            continue;
+        };
+        retried = false;
+        iterations += 1;
+        // The last trial point may not be the one evaluated if the budget ran out.
+        for i in 0..n {
+            x_trial[i] = x[i] + result.step * d[i];
+        }
+        bounds.project(&mut x_trial);
+        let s: Vec<f64> = x_trial.iter().zip(&x).map(|(a, b)| a - b).collect();
+        let y: Vec<f64> = g_trial.iter().zip(&g).map(|(a, b)| a - b).collect();
+        let f_old = fx;
+        x = x_trial;
+        g = g_trial;
+        fx = result.f;
+        mem.push(s, y);
+        if result.end == SearchEnd::Budget {
+            break Status::MaxEvaluations;
+        }
+        if bounds.projected_gradient_norm(&x, &g) <= opts.pgtol {
+            break Status::ConvergedPgtol;
+        }
+        if (f_old - fx) / f_old.abs().max(fx.abs()).max(1.0) <= opts.factr * f64::EPSILON {
+            break Status::ConvergedFactr;
+        }
+    };
+    Ok(LbfgsbReport {
+        projected_gradient_norm: bounds.projected_gradient_norm(&x, &g),
+        x,
+        f: fx,
+        g,
+        iterations,
+        evaluations: obj.evaluations,
+        status,
+        x0_projected,
+    })
+}
