@@ -38,6 +38,16 @@ impl Bounds {
         })
     }
 
+    /// True if some variable has a finite bound.
+    pub(crate) fn any_finite(&self) -> bool {
+        self.lower.iter().chain(&self.upper).any(|b| b.is_finite())
+    }
+
+    /// True if every variable has both bounds finite.
+    pub(crate) fn all_boxed(&self) -> bool {
+        self.lower.iter().chain(&self.upper).all(|b| b.is_finite())
+    }
+
     /// Projects `x` onto the box in place; returns true if anything moved.
     pub(crate) fn project(&self, x: &mut [f64]) -> bool {
         let mut moved = false;

@@ -83,6 +83,41 @@ fn direction(x: &[f64], g: &[f64], bounds: &Bounds, mem: &Memory) -> Option<Vec<
     (dot(&d, g) < 0.0).then_some(d)
 }
 
+/// Initial trial step and largest allowed step of the line search along `d`.
+///
+/// With curvature pairs in memory, `x + d` is the (projected) quasi-Newton point: start at
+/// 1 and never go beyond it (nor beyond the box). With an empty memory `d` is the
+/// projected-gradient step of `B = I`, whose scale is arbitrary. At the first iteration
+/// start at `1 / ||d||`, except when every variable has both bounds (then `x + d` is a
+/// meaningful point of the box and the unit step is tried first), and with any finite bound
+/// cap the step at 1 (`x + d` is feasible). After a memory reset, or when every pair so far
+/// was skipped, start at 1 and allow extrapolation up to the largest feasible step.
+fn initial_step(
+    bounds: &Bounds,
+    mem: &Memory,
+    first: bool,
+    d: &[f64],
+    feasible: f64,
+) -> (f64, f64) {
+    if !mem.is_empty() {
+        return (1.0, feasible.min(1.0));
+    }
+    if !first {
+        let stp_max = feasible.min(1e10);
+        return (1.0f64.min(stp_max), stp_max);
+    }
+    let stp_max = if bounds.any_finite() {
+        feasible.min(1.0)
+    } else {
+        feasible.min(1e10)
+    };
+    if bounds.all_boxed() {
+        (1.0f64.min(stp_max), stp_max)
+    } else {
+        ((1.0 / dot(d, d).sqrt()).min(stp_max), stp_max)
+    }
+}
+
 /// Minimises `f` over the box `bounds` from `x0` with L-BFGS-B.
 ///
 /// `f(x, g)` returns the objective at `x` and writes its gradient into `g`. Bounds are
@@ -139,12 +174,7 @@ where
         };
         let g0 = dot(&g, &d);
         let feasible = bounds.max_step(&x, &d);
-        let (stp0, stp_max) = if mem.is_empty() {
-            let norm = dot(&d, &d).sqrt();
-            ((1.0 / norm).min(feasible), feasible.min(1e10))
-        } else {
-            (1.0, feasible.min(1.0))
-        };
+        let (stp0, stp_max) = initial_step(&bounds, &mem, iterations == 0, &d, feasible);
         let mut x_trial = x.clone();
         let mut g_trial = vec![0.0; n];
         let outcome = search(
