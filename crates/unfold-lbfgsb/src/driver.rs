@@ -78,7 +78,7 @@ fn prepare(
 fn direction(x: &[f64], g: &[f64], bounds: &Bounds, mem: &Memory) -> Option<Vec<f64>> {
     let m_mat = mem.middle()?;
     let cp = cauchy_point(x, g, bounds, mem, &m_mat);
-    let xbar = subspace_point(x, g, bounds, mem, &m_mat, &cp);
+    let xbar = subspace_point(x, g, bounds, mem, &m_mat, &cp)?;
     let d: Vec<f64> = xbar.iter().zip(x).map(|(a, b)| a - b).collect();
     (dot(&d, g) < 0.0).then_some(d)
 }

@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use crate::dense::{dot, solve_in_place};
+use crate::dense::{dot, Saddle};
 
 /// The `k <= m` most recent correction pairs `s = x_{k+1} - x_k`, `y = g_{k+1} - g_k` with
 /// the small matrices `S^T Y` and `S^T S` kept up to date.
@@ -137,15 +137,65 @@ impl Memory {
         a
     }
 
-    /// The middle matrix `M` (row-major `2k x 2k`), or `None` if `M^{-1}` is singular.
+    /// The reduced middle matrix `K = M^{-1} - A^T A / theta` of the subspace minimisation,
+    /// `A = Z^T W` the rows of `W` at the free variables (`free[i]`), row-major `2k x 2k`.
+    ///
+    /// Each block is accumulated directly over the free or the active variables, so that
+    /// no large terms cancel: with `Y_f, S_f` (`Y_a, S_a`) the free (active) rows,
+    /// `K = [[-D - Y_f^T Y_f / theta, (L_a - R_f)^T], [L_a - R_f, theta S_a^T S_a]]`, where
+    /// `L_a` is the strictly lower triangle of `S_a^T Y_a` and `R_f` the upper triangle
+    /// (with diagonal) of `S_f^T Y_f`.
+    pub(crate) fn reduced_middle(&self, free: &[bool]) -> Vec<f64> {
+        let k = self.len();
+        let n2 = 2 * k;
+        let mut out = vec![0.0; n2 * n2];
+        for a in 0..k {
+            for b in 0..=a {
+                let (mut yy_f, mut ss_a) = (0.0, 0.0);
+                for (i, &is_free) in free.iter().enumerate() {
+                    if is_free {
+                        yy_f += self.y[a][i] * self.y[b][i];
+                    } else {
+                        ss_a += self.s[a][i] * self.s[b][i];
+                    }
+                }
+                let diag = if a == b { self.sy[a][a] } else { 0.0 };
+                out[a * n2 + b] = -diag - yy_f / self.theta;
+                out[b * n2 + a] = out[a * n2 + b];
+                out[(k + a) * n2 + k + b] = self.theta * ss_a;
+                out[(k + b) * n2 + k + a] = self.theta * ss_a;
+            }
+            for b in 0..k {
+                // Entry (k + a, b): s_a^T y_b over active rows if a > b, else minus over free rows.
+                let value: f64 = free
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &is_free)| is_free == (a <= b))
+                    .map(|(i, _)| self.s[a][i] * self.y[b][i])
+                    .sum();
+                let value = if a > b { value } else { -value };
+                out[(k + a) * n2 + b] = value;
+                out[b * n2 + k + a] = value;
+            }
+        }
+        out
+    }
+
+    /// The middle matrix `M` (row-major `2k x 2k`), or `None` if `M^{-1}` is numerically
+    /// not of the expected saddle form (`D` or `theta S^T S + L D^{-1} L^T` not positive
+    /// definite).
     pub(crate) fn middle(&self) -> Option<Vec<f64>> {
         let n = 2 * self.len();
-        let mut a = self.middle_inverse();
-        let mut inv = vec![0.0; n * n];
-        for i in 0..n {
-            inv[i * n + i] = 1.0;
+        let factor = Saddle::new(&self.middle_inverse(), self.len())?;
+        let mut m = vec![0.0; n * n];
+        for j in 0..n {
+            let mut e = vec![0.0; n];
+            e[j] = 1.0;
+            for (i, v) in factor.solve(&e).into_iter().enumerate() {
+                m[i * n + j] = v;
+            }
         }
-        solve_in_place(&mut a, n, &mut inv, n).then_some(inv)
+        Some(m)
     }
 }
 
@@ -208,6 +258,35 @@ mod tests {
         let y = mat_vec(&a, 3, &s);
         for (u, v) in bs.iter().zip(&y) {
             assert!((u - v).abs() < 1e-10);
+        }
+    }
+
+    #[test]
+    fn reduced_middle_equals_definition() {
+        let mut mem = Memory::new(4);
+        let a = [
+            2.0, 0.3, 0.0, 0.1, 0.3, 1.0, 0.2, 0.0, 0.0, 0.2, 3.0, 0.4, 0.1, 0.0, 0.4, 1.5,
+        ];
+        for s in [
+            [1.0, 0.2, -0.3, 0.5],
+            [0.1, -0.7, 0.4, 0.2],
+            [0.3, 0.3, 0.9, -0.6],
+        ] {
+            assert!(mem.push(s.to_vec(), mat_vec(&a, 4, &s)));
+        }
+        let free = [true, false, true, false];
+        let k2 = 2 * mem.len();
+        let mut expected = mem.middle_inverse();
+        for i in (0..4).filter(|&i| free[i]) {
+            let w = mem.w_row(i);
+            for p in 0..k2 {
+                for q in 0..k2 {
+                    expected[p * k2 + q] -= w[p] * w[q] / mem.theta();
+                }
+            }
+        }
+        for (u, v) in mem.reduced_middle(&free).iter().zip(&expected) {
+            assert!((u - v).abs() < 1e-12, "{u} vs {v}");
         }
     }
 

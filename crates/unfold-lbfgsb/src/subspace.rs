@@ -9,10 +9,11 @@
 
 use crate::bounds::Bounds;
 use crate::cauchy::CauchyPoint;
-use crate::dense::{dot, mat_vec, solve_in_place};
+use crate::dense::{dot, mat_vec, Saddle};
 use crate::memory::Memory;
 
-/// Returns the point `x_bar` that defines the search direction `d = x_bar - x`.
+/// Returns the point `x_bar` that defines the search direction `d = x_bar - x`, or `None`
+/// if the reduced middle matrix is numerically indefinite (the memory should be reset).
 ///
 /// The unconstrained subspace minimiser `x^c + Z d^` is projected onto the box; if the
 /// projected point gives a descent direction it is used (Morales & Nocedal 2011), otherwise
@@ -24,7 +25,7 @@ pub(crate) fn subspace_point(
     mem: &Memory,
     m_mat: &[f64],
     cp: &CauchyPoint,
-) -> Vec<f64> {
+) -> Option<Vec<f64>> {
     let n = x.len();
     let k2 = 2 * mem.len();
     let theta = mem.theta();
@@ -33,7 +34,7 @@ pub(crate) fn subspace_point(
         .filter(|&i| bounds.lower[i] < xc[i] && xc[i] < bounds.upper[i])
         .collect();
     if free.is_empty() {
-        return xc.clone();
+        return Some(xc.clone());
     }
     // Reduced gradient r = Z^T (g + theta (x^c - x) - W M c).
     let mc = mat_vec(m_mat, k2, &cp.c);
@@ -45,19 +46,16 @@ pub(crate) fn subspace_point(
         .map(|&i| g[i] + theta * (xc[i] - x[i]) - wmc[i])
         .collect();
     // v = (M^{-1} - A^T A / theta)^{-1} A^T r.
-    let mut k = mem.middle_inverse();
+    let mut is_free = vec![false; n];
+    free.iter().for_each(|&i| is_free[i] = true);
+    let k = Saddle::new(&mem.reduced_middle(&is_free), mem.len())?;
     let mut v = vec![0.0; k2];
     for (row, &ri) in rows.iter().zip(&r) {
-        for a in 0..k2 {
-            v[a] += row[a] * ri;
-            for b in 0..k2 {
-                k[a * k2 + b] -= row[a] * row[b] / theta;
-            }
+        for (va, wa) in v.iter_mut().zip(row) {
+            *va += wa * ri;
         }
     }
-    if !solve_in_place(&mut k, k2, &mut v, 1) {
-        return xc.clone();
-    }
+    let v = k.solve(&v);
     // d^ = -r / theta - A v / theta^2.
     let d_hat: Vec<f64> = rows
         .iter()
@@ -71,7 +69,7 @@ pub(crate) fn subspace_point(
     }
     let descent: f64 = (0..n).map(|i| g[i] * (projected[i] - x[i])).sum();
     if descent < 0.0 {
-        return projected;
+        return Some(projected);
     }
     // Truncated step toward the subspace minimiser.
     let alpha = free
@@ -92,7 +90,7 @@ pub(crate) fn subspace_point(
     for (&i, &di) in free.iter().zip(&d_hat) {
         truncated[i] = (xc[i] + alpha * di).clamp(bounds.lower[i], bounds.upper[i]);
     }
-    truncated
+    Some(truncated)
 }
 
 #[cfg(test)]
@@ -114,7 +112,7 @@ mod tests {
         let g = [1.0, -2.0, 0.5];
         let m = mem.middle().unwrap();
         let cp = cauchy_point(&x, &g, &bounds, &mem, &m);
-        let xbar = subspace_point(&x, &g, &bounds, &mem, &m, &cp);
+        let xbar = subspace_point(&x, &g, &bounds, &mem, &m, &cp).unwrap();
         let d: Vec<f64> = xbar.iter().zip(&x).map(|(a, b)| a - b).collect();
         // B d = -g.
         let mwd = mat_vec(&m, 2 * mem.len(), &mem.wt_times(&d));
