@@ -1,15 +1,19 @@
-//! [`argmin`] adapter: run [`crate::minimize`] as an argmin [`Solver`].
+//! [`argmin`] adapter: L-BFGS-B as an argmin [`Solver`], one L-BFGS-B iteration per
+//! `next_iter` (a memory reset after a failed direction or line search also counts as one).
 //!
-//! The whole L-BFGS-B run happens in one `next_iter` call (the solver keeps its own
-//! iteration state); the executor then sees a terminated solver. The full report is
-//! available from [`LbfgsbSolver::report`] after the run.
+//! `init` evaluates the objective at the (projected) initial parameter; each `next_iter`
+//! writes the new iterate, its cost and gradient into the [`IterState`]; the solver
+//! terminates with `SolverConverged` (pgtol or factr rule) or `SolverExit(status)`. The
+//! executor's own `max_iters` bounds the number of iterations as well as
+//! [`LbfgsbOptions::max_iterations`]. Errors returned by the objective are propagated.
 
 use argmin::core::{
     ArgminError, CostFunction, Gradient, IterState, Problem, Solver, TerminationReason,
     TerminationStatus, KV,
 };
 
-use crate::{minimize, LbfgsbOptions, LbfgsbReport, Status};
+use crate::driver::Run;
+use crate::{LbfgsbOptions, LbfgsbReport, Status};
 
 /// The argmin state used by [`LbfgsbSolver`]: parameters and gradients are `Vec<f64>`.
 pub type LbfgsbState = IterState<Vec<f64>, Vec<f64>, (), (), (), f64>;
@@ -19,7 +23,8 @@ pub type LbfgsbState = IterState<Vec<f64>, Vec<f64>, (), (), (), f64>;
 pub struct LbfgsbSolver {
     bounds: Vec<(f64, f64)>,
     opts: LbfgsbOptions,
-    report: Option<LbfgsbReport>,
+    run: Option<Run>,
+    status: Option<Status>,
 }
 
 impl LbfgsbSolver {
@@ -28,14 +33,64 @@ impl LbfgsbSolver {
         Self {
             bounds,
             opts,
-            report: None,
+            run: None,
+            status: None,
         }
     }
 
-    /// The report of the last run, if any.
-    pub fn report(&self) -> Option<&LbfgsbReport> {
-        self.report.as_ref()
+    /// The report of the run so far (`None` before `init`); its status is the final one if
+    /// the solver terminated, else `MaxIterations` (the executor stopped it).
+    pub fn report(&self) -> Option<LbfgsbReport> {
+        let status = self.status.unwrap_or(Status::MaxIterations);
+        self.run.as_ref().map(|r| r.report(status))
     }
+}
+
+/// Runs `body` with the objective `x -> (cost, gradient)` of `problem`; an argmin error from
+/// the objective takes precedence over what `body` returns (the objective reports NaN to the
+/// L-BFGS-B code, which stops).
+fn with_objective<O, T>(
+    problem: &mut Problem<O>,
+    body: impl FnOnce(&mut dyn FnMut(&[f64], &mut [f64]) -> f64) -> Result<T, crate::Error>,
+) -> Result<T, argmin::core::Error>
+where
+    O: CostFunction<Param = Vec<f64>, Output = f64>
+        + Gradient<Param = Vec<f64>, Gradient = Vec<f64>>,
+{
+    let mut failure: Option<argmin::core::Error> = None;
+    let mut objective = |x: &[f64], g: &mut [f64]| -> f64 {
+        let p = x.to_vec();
+        let value = problem.cost(&p).and_then(|v| {
+            let grad = problem.gradient(&p)?;
+            if grad.len() != g.len() {
+                return Err(ArgminError::InvalidParameter {
+                    text: format!(
+                        "gradient has length {} but the parameter has {}",
+                        grad.len(),
+                        g.len()
+                    ),
+                }
+                .into());
+            }
+            g.copy_from_slice(&grad);
+            Ok(v)
+        });
+        value.unwrap_or_else(|e| {
+            failure.get_or_insert(e);
+            f64::NAN
+        })
+    };
+    let result = body(&mut objective);
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(result?),
+    }
+}
+
+/// Writes the run's current iterate into the argmin state.
+fn update(state: LbfgsbState, run: &Run) -> LbfgsbState {
+    let (x, f, g) = run.current();
+    state.param(x.to_vec()).gradient(g.to_vec()).cost(f)
 }
 
 impl<O> Solver<O, LbfgsbState> for LbfgsbSolver
@@ -47,7 +102,7 @@ where
         "L-BFGS-B"
     }
 
-    fn next_iter(
+    fn init(
         &mut self,
         problem: &mut Problem<O>,
         mut state: LbfgsbState,
@@ -59,48 +114,31 @@ where
             }
             .into()
         })?;
-        let mut failure: Option<argmin::core::Error> = None;
-        let result = minimize(
-            |x, g| {
-                let p = x.to_vec();
-                let value = problem.cost(&p).and_then(|v| {
-                    let grad = problem.gradient(&p)?;
-                    if grad.len() != g.len() {
-                        return Err(ArgminError::InvalidParameter {
-                            text: format!(
-                                "gradient has length {} but the parameter has {}",
-                                grad.len(),
-                                g.len()
-                            ),
-                        }
-                        .into());
-                    }
-                    g.copy_from_slice(&grad);
-                    Ok(v)
-                });
-                value.unwrap_or_else(|e| {
-                    failure.get_or_insert(e);
-                    f64::NAN
-                })
-            },
-            &x0,
-            &self.bounds,
-            &self.opts,
-        );
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        let report = result?;
-        let state = state
-            .param(report.x.clone())
-            .gradient(report.g.clone())
-            .cost(report.f);
-        self.report = Some(report);
+        let (bounds, opts) = (&self.bounds, &self.opts);
+        let run = with_objective(problem, |mut f| Run::start(&mut f, &x0, bounds, opts))?;
+        let state = update(state, &run);
+        self.run = Some(run);
+        self.status = None;
         Ok((state, None))
     }
 
+    fn next_iter(
+        &mut self,
+        problem: &mut Problem<O>,
+        state: LbfgsbState,
+    ) -> Result<(LbfgsbState, Option<KV>), argmin::core::Error> {
+        let run = self.run.as_mut().ok_or_else(|| -> argmin::core::Error {
+            ArgminError::NotInitialized {
+                text: "L-BFGS-B solver used before init".into(),
+            }
+            .into()
+        })?;
+        self.status = with_objective(problem, |mut f| run.step(&mut f))?;
+        Ok((update(state, run), None))
+    }
+
     fn terminate(&mut self, _state: &LbfgsbState) -> TerminationStatus {
-        match self.report.as_ref().map(|r| r.status) {
+        match self.status {
             None => TerminationStatus::NotTerminated,
             Some(Status::ConvergedPgtol | Status::ConvergedFactr) => {
                 TerminationStatus::Terminated(TerminationReason::SolverConverged)

@@ -9,20 +9,26 @@ use crate::memory::Memory;
 use crate::subspace::subspace_point;
 use crate::{Error, LbfgsbOptions, LbfgsbReport, Status};
 
-/// Counts evaluations and checks that the objective stays finite.
-struct Objective<F> {
-    f: F,
+/// Evaluation counter with the budget; checks that the objective stays finite.
+#[derive(Debug, Clone)]
+struct Counter {
     evaluations: usize,
     max_evaluations: usize,
 }
 
-impl<F: FnMut(&[f64], &mut [f64]) -> f64> Objective<F> {
+impl Counter {
     /// Evaluates `f(x)` and its gradient into `g`; `None` if the budget is exhausted.
-    fn eval(&mut self, x: &[f64], g: &mut [f64], iteration: usize) -> Result<Option<f64>, Error> {
+    fn eval<F: FnMut(&[f64], &mut [f64]) -> f64>(
+        &mut self,
+        f: &mut F,
+        x: &[f64],
+        g: &mut [f64],
+        iteration: usize,
+    ) -> Result<Option<f64>, Error> {
         if self.evaluations >= self.max_evaluations {
             return Ok(None);
         }
-        let value = (self.f)(x, g);
+        let value = f(x, g);
         self.evaluations += 1;
         let bad = if !value.is_finite() {
             Some("f".to_string())
@@ -118,6 +124,159 @@ fn initial_step(
     }
 }
 
+/// A resumable L-BFGS-B run: the current iterate, its gradient and the memory.
+/// [`Run::step`] performs one iteration; [`minimize`] and the argmin adapter drive it.
+#[derive(Debug, Clone)]
+pub(crate) struct Run {
+    bounds: Bounds,
+    opts: LbfgsbOptions,
+    x: Vec<f64>,
+    g: Vec<f64>,
+    fx: f64,
+    mem: Memory,
+    counter: Counter,
+    iterations: usize,
+    retried: bool,
+    x0_projected: bool,
+}
+
+impl Run {
+    /// Validates the input, projects `x0` onto the box and evaluates `f` there.
+    pub(crate) fn start<F: FnMut(&[f64], &mut [f64]) -> f64>(
+        f: &mut F,
+        x0: &[f64],
+        bounds: &[(f64, f64)],
+        opts: &LbfgsbOptions,
+    ) -> Result<Self, Error> {
+        let (bounds, x, x0_projected) = prepare(x0, bounds, opts)?;
+        let mut counter = Counter {
+            evaluations: 0,
+            max_evaluations: opts.max_evaluations,
+        };
+        let mut g = vec![0.0; x.len()];
+        let fx = counter
+            .eval(f, &x, &mut g, 0)?
+            .expect("max_evaluations >= 1 is validated");
+        Ok(Self {
+            bounds,
+            opts: opts.clone(),
+            x,
+            g,
+            fx,
+            mem: Memory::new(opts.m),
+            counter,
+            iterations: 0,
+            retried: false,
+            x0_projected,
+        })
+    }
+
+    /// Current iterate, objective value and gradient.
+    pub(crate) fn current(&self) -> (&[f64], f64, &[f64]) {
+        (&self.x, self.fx, &self.g)
+    }
+
+    /// One iteration: a step, or a memory reset after a failed direction or line search.
+    /// Returns the final status once a stopping rule holds.
+    pub(crate) fn step<F: FnMut(&[f64], &mut [f64]) -> f64>(
+        &mut self,
+        f: &mut F,
+    ) -> Result<Option<Status>, Error> {
+        let (bounds, opts) = (&self.bounds, &self.opts);
+        if bounds.projected_gradient_norm(&self.x, &self.g) <= opts.pgtol {
+            return Ok(Some(Status::ConvergedPgtol));
+        }
+        if self.iterations >= opts.max_iterations {
+            return Ok(Some(Status::MaxIterations));
+        }
+        if self.counter.evaluations >= opts.max_evaluations {
+            return Ok(Some(Status::MaxEvaluations));
+        }
+        let Some(d) = direction(&self.x, &self.g, bounds, &self.mem) else {
+            if self.mem.is_empty() {
+                return Ok(Some(Status::LineSearchFailed));
+            }
+            self.mem.reset();
+            return Ok(None);
+        };
+        let n = self.x.len();
+        let g0 = dot(&self.g, &d);
+        let feasible = bounds.max_step(&self.x, &d);
+        let (stp0, stp_max) = initial_step(bounds, &self.mem, self.iterations == 0, &d, feasible);
+        let x = &self.x;
+        let counter = &mut self.counter;
+        let iterations = self.iterations;
+        let mut x_trial = x.clone();
+        let mut g_trial = vec![0.0; n];
+        let outcome = search(
+            |t| {
+                for i in 0..n {
+                    x_trial[i] = x[i] + t * d[i];
+                }
+                bounds.project(&mut x_trial);
+                Ok(counter
+                    .eval(f, &x_trial, &mut g_trial, iterations)?
+                    .map(|v| (v, dot(&g_trial, &d))))
+            },
+            self.fx,
+            g0,
+            stp0,
+            stp_max,
+        )?;
+        let accepted = outcome.filter(|r| r.end == SearchEnd::Converged || r.f < self.fx);
+        let Some(result) = accepted else {
+            if self.counter.evaluations >= opts.max_evaluations {
+                return Ok(Some(Status::MaxEvaluations));
+            }
+            if self.retried || self.mem.is_empty() {
+                return Ok(Some(Status::LineSearchFailed));
+            }
+            self.retried = true;
+            self.mem.reset();
+            return Ok(None);
+        };
+        self.retried = false;
+        self.iterations += 1;
+        // The last trial point may not be the one evaluated if the budget ran out.
+        for i in 0..n {
+            x_trial[i] = self.x[i] + result.step * d[i];
+        }
+        bounds.project(&mut x_trial);
+        let s: Vec<f64> = x_trial.iter().zip(&self.x).map(|(a, b)| a - b).collect();
+        let y: Vec<f64> = g_trial.iter().zip(&self.g).map(|(a, b)| a - b).collect();
+        let f_old = self.fx;
+        self.x = x_trial;
+        self.g = g_trial;
+        self.fx = result.f;
+        self.mem.push(s, y);
+        if result.end == SearchEnd::Budget {
+            return Ok(Some(Status::MaxEvaluations));
+        }
+        if bounds.projected_gradient_norm(&self.x, &self.g) <= opts.pgtol {
+            return Ok(Some(Status::ConvergedPgtol));
+        }
+        let scale = f_old.abs().max(self.fx.abs()).max(1.0);
+        if (f_old - self.fx) / scale <= opts.factr * f64::EPSILON {
+            return Ok(Some(Status::ConvergedFactr));
+        }
+        Ok(None)
+    }
+
+    /// The report for a run that stopped with `status`.
+    pub(crate) fn report(&self, status: Status) -> LbfgsbReport {
+        LbfgsbReport {
+            projected_gradient_norm: self.bounds.projected_gradient_norm(&self.x, &self.g),
+            x: self.x.clone(),
+            f: self.fx,
+            g: self.g.clone(),
+            iterations: self.iterations,
+            evaluations: self.counter.evaluations,
+            status,
+            x0_projected: self.x0_projected,
+        }
+    }
+}
+
 /// Minimises `f` over the box `bounds` from `x0` with L-BFGS-B.
 ///
 /// `f(x, g)` returns the objective at `x` and writes its gradient into `g`. Bounds are
@@ -141,101 +300,11 @@ pub fn minimize<F>(
 where
     F: FnMut(&[f64], &mut [f64]) -> f64,
 {
-    let (bounds, mut x, x0_projected) = prepare(x0, bounds, opts)?;
-    let n = x.len();
-    let mut obj = Objective {
-        f,
-        evaluations: 0,
-        max_evaluations: opts.max_evaluations,
-    };
-    let mut g = vec![0.0; n];
-    let mut fx = obj
-        .eval(&x, &mut g, 0)?
-        .expect("max_evaluations >= 1 is validated");
-    let mut mem = Memory::new(opts.m);
-    let mut iterations = 0;
-    let mut retried = false;
-    let status = loop {
-        if bounds.projected_gradient_norm(&x, &g) <= opts.pgtol {
-            break Status::ConvergedPgtol;
+    let mut f = f;
+    let mut run = Run::start(&mut f, x0, bounds, opts)?;
+    loop {
+        if let Some(status) = run.step(&mut f)? {
+            return Ok(run.report(status));
         }
-        if iterations >= opts.max_iterations {
-            break Status::MaxIterations;
-        }
-        if obj.evaluations >= opts.max_evaluations {
-            break Status::MaxEvaluations;
-        }
-        let Some(d) = direction(&x, &g, &bounds, &mem) else {
-            if mem.is_empty() {
-                break Status::LineSearchFailed;
-            }
-            mem.reset();
-            continue;
-        };
-        let g0 = dot(&g, &d);
-        let feasible = bounds.max_step(&x, &d);
-        let (stp0, stp_max) = initial_step(&bounds, &mem, iterations == 0, &d, feasible);
-        let mut x_trial = x.clone();
-        let mut g_trial = vec![0.0; n];
-        let outcome = search(
-            |t| {
-                for i in 0..n {
-                    x_trial[i] = x[i] + t * d[i];
-                }
-                bounds.project(&mut x_trial);
-                Ok(obj
-                    .eval(&x_trial, &mut g_trial, iterations)?
-                    .map(|v| (v, dot(&g_trial, &d))))
-            },
-            fx,
-            g0,
-            stp0,
-            stp_max,
-        )?;
-        let accepted = outcome.filter(|r| r.end == SearchEnd::Converged || r.f < fx);
-        let Some(result) = accepted else {
-            if obj.evaluations >= opts.max_evaluations {
-                break Status::MaxEvaluations;
-            }
-            if retried || mem.is_empty() {
-                break Status::LineSearchFailed;
-            }
-            retried = true;
-            mem.reset();
-            continue;
-        };
-        retried = false;
-        iterations += 1;
-        // The last trial point may not be the one evaluated if the budget ran out.
-        for i in 0..n {
-            x_trial[i] = x[i] + result.step * d[i];
-        }
-        bounds.project(&mut x_trial);
-        let s: Vec<f64> = x_trial.iter().zip(&x).map(|(a, b)| a - b).collect();
-        let y: Vec<f64> = g_trial.iter().zip(&g).map(|(a, b)| a - b).collect();
-        let f_old = fx;
-        x = x_trial;
-        g = g_trial;
-        fx = result.f;
-        mem.push(s, y);
-        if result.end == SearchEnd::Budget {
-            break Status::MaxEvaluations;
-        }
-        if bounds.projected_gradient_norm(&x, &g) <= opts.pgtol {
-            break Status::ConvergedPgtol;
-        }
-        if (f_old - fx) / f_old.abs().max(fx.abs()).max(1.0) <= opts.factr * f64::EPSILON {
-            break Status::ConvergedFactr;
-        }
-    };
-    Ok(LbfgsbReport {
-        projected_gradient_norm: bounds.projected_gradient_norm(&x, &g),
-        x,
-        f: fx,
-        g,
-        iterations,
-        evaluations: obj.evaluations,
-        status,
-        x0_projected,
-    })
+    }
 }

@@ -49,25 +49,53 @@ fn executor_runs_lbfgsb_with_bounds() {
     let bounds = vec![(-2.0, 0.5), (f64::NEG_INFINITY, f64::INFINITY)];
     let solver = LbfgsbSolver::new(bounds.clone(), LbfgsbOptions::default());
     let res = Executor::new(Rosenbrock, solver)
-        .configure(|s| s.param(vec![-1.2, 1.0]).max_iters(10))
+        .configure(|s| s.param(vec![-1.2, 1.0]).max_iters(1000))
         .run()
         .unwrap();
     let best = res.state.best_param.clone().unwrap();
     let direct = minimize(rosenbrock, &[-1.2, 1.0], &bounds, &LbfgsbOptions::default()).unwrap();
+    // Same iterates as minimize: one executor iteration per L-BFGS-B iteration.
     assert_eq!(best, direct.x);
     assert_eq!(best[0], 0.5);
     assert!((best[1] - 0.25).abs() < 1e-5);
     assert!((res.state.best_cost - 0.25).abs() < 1e-9);
+    assert_eq!(res.state.iter as usize, direct.iterations);
     assert_eq!(
         res.state.termination_status,
         argmin::core::TerminationStatus::Terminated(TerminationReason::SolverConverged)
     );
     let report = res.solver().report().unwrap();
     assert_eq!(report.status, direct.status);
+    assert_eq!(report.evaluations, direct.evaluations);
     assert!(matches!(
         report.status,
         Status::ConvergedPgtol | Status::ConvergedFactr
     ));
+}
+
+#[test]
+fn executor_max_iters_stops_early() {
+    let solver = LbfgsbSolver::new(
+        vec![(f64::NEG_INFINITY, f64::INFINITY); 2],
+        LbfgsbOptions::default(),
+    );
+    let res = Executor::new(Rosenbrock, solver)
+        .configure(|s| s.param(vec![-1.2, 1.0]).max_iters(5))
+        .run()
+        .unwrap();
+    assert_eq!(res.state.iter, 5);
+    let limited = LbfgsbOptions {
+        max_iterations: 5,
+        ..LbfgsbOptions::default()
+    };
+    let direct = minimize(
+        rosenbrock,
+        &[-1.2, 1.0],
+        &[(f64::NEG_INFINITY, f64::INFINITY); 2],
+        &limited,
+    )
+    .unwrap();
+    assert_eq!(res.state.param.clone().unwrap(), direct.x);
 }
 
 #[test]
