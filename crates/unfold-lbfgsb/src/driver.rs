@@ -154,9 +154,14 @@ impl Run {
             max_evaluations: opts.max_evaluations,
         };
         let mut g = vec![0.0; x.len()];
+        // max_evaluations >= 1 is validated, so the budget cannot be exhausted here.
         let fx = counter
             .eval(f, &x, &mut g, 0)?
-            .expect("max_evaluations >= 1 is validated");
+            .ok_or(Error::InvalidOption {
+                name: "max_evaluations",
+                value: "0".into(),
+                reason: "at least one evaluation (at x0) is needed",
+            })?;
         Ok(Self {
             bounds,
             opts: opts.clone(),

@@ -4,13 +4,14 @@
 //! projection improvement of Morales & Nocedal (2011, ACM TOMS 38(1)).
 //!
 //! Each iteration
-//! 1. finds the generalised Cauchy point along the projected steepest-descent path
-//!    ([`cauchy`](crate) module) with the compact limited-memory matrix
-//!    `B = theta I - W M W^T`;
+//! 1. finds the generalised Cauchy point along the projected steepest-descent path with the
+//!    compact limited-memory matrix `B = theta I - W M W^T`;
 //! 2. minimises the quadratic model over the variables free at the Cauchy point (direct
 //!    primal method, Sherman–Morrison–Woodbury) and projects the minimiser onto the box;
 //! 3. runs a Moré–Thuente strong-Wolfe line search inside the box;
 //! 4. updates the correction pairs (skipping pairs without positive curvature).
+//!
+//! See `docs/lbfgsb.md` for the stopping rules, step-length rules and the SciPy comparison.
 //!
 //! ```
 //! use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};

@@ -201,3 +201,18 @@ fn limits_are_respected() {
     assert_eq!(rosenbrock(&r.x, &mut g), r.f);
     assert_eq!(g.to_vec(), r.g);
 }
+
+#[test]
+fn fixed_variable_stays_fixed() {
+    // Rosenbrock in 3-D with x1 fixed at 0.7 (l = u): then x0 and x2 solve their own
+    // one-dimensional problems, x2 = 0.49 exactly at the optimum.
+    let bounds = [(-INF, INF), (0.7, 0.7), (-INF, INF)];
+    let r = minimize(rosenbrock, &[0.0, 0.0, 0.0], &bounds, &opts_tight()).unwrap();
+    assert!(r.x0_projected);
+    assert_eq!(r.x[1], 0.7);
+    assert!((r.x[2] - 0.49).abs() < 1e-7, "{:?}", r.x);
+    // x0 minimises 100 (0.7 - x0^2)^2 + (1 - x0)^2: its derivative vanishes.
+    let x0 = r.x[0];
+    assert!((-400.0 * x0 * (0.7 - x0 * x0) - 2.0 * (1.0 - x0)).abs() < 1e-6);
+    assert_kkt(&r, &bounds, 1e-6);
+}

@@ -17,13 +17,16 @@ pub fn rosenbrock(x: &[f64], g: &mut [f64]) -> f64 {
 }
 
 /// Asserts the first-order (KKT) conditions for the box: free variables have `|g_i| <= tol`,
-/// variables at their lower bound `g_i >= -tol`, at their upper bound `g_i <= tol`.
+/// variables at their lower bound `g_i >= -tol`, at their upper bound `g_i <= tol`
+/// (fixed variables, `l = u`, have no condition).
 #[allow(dead_code)]
 pub fn assert_kkt(r: &LbfgsbReport, bounds: &[(f64, f64)], tol: f64) {
     for (i, (&xi, &gi)) in r.x.iter().zip(&r.g).enumerate() {
         let (l, u) = bounds[i];
         assert!(l <= xi && xi <= u, "x[{i}] = {xi} outside [{l}, {u}]");
-        if xi == l {
+        if l == u {
+            // A fixed variable has no sign condition.
+        } else if xi == l {
             assert!(gi >= -tol, "x[{i}] at lower bound with g = {gi}");
         } else if xi == u {
             assert!(gi <= tol, "x[{i}] at upper bound with g = {gi}");
