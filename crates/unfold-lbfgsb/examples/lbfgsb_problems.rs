@@ -5,6 +5,11 @@
 //!
 //! Run: `cargo run --release -p unfold-lbfgsb --example lbfgsb_problems`
 
+/// The test suite's Rosenbrock and seeded generator, shared rather than copied.
+#[allow(dead_code)]
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::{rosenbrock, Lcg};
 use std::f64::consts::PI;
 
 use unfold_lbfgsb::{minimize, LbfgsbOptions};
@@ -23,20 +28,6 @@ struct Problem {
 
 fn free(n: usize) -> Vec<(f64, f64)> {
     vec![(-INF, INF); n]
-}
-
-/// Chained Rosenbrock.
-fn rosenbrock(x: &[f64], g: &mut [f64]) -> f64 {
-    g.iter_mut().for_each(|v| *v = 0.0);
-    let mut f = 0.0;
-    for i in 0..x.len() - 1 {
-        let a = x[i + 1] - x[i] * x[i];
-        let b = 1.0 - x[i];
-        f += 100.0 * a * a + b * b;
-        g[i] += -400.0 * x[i] * a - 2.0 * b;
-        g[i + 1] += 200.0 * a;
-    }
-    f
 }
 
 fn rosen_start(n: usize) -> Vec<f64> {
@@ -149,19 +140,6 @@ fn trigonometric(x: &[f64], g: &mut [f64]) -> f64 {
         g[j] = 2.0 * x[j].sin() * total + 2.0 * r[j] * ((j + 1) as f64 * x[j].sin() - x[j].cos());
     }
     r.iter().map(|v| v * v).sum()
-}
-
-/// Deterministic pseudo-random numbers in [-1, 1) (64-bit LCG), mirrored in Python.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    }
 }
 
 /// Box QP `x^T A x / 2 + b^T x`, `A = Q^T Q + I/2`, with a constructed KKT point: a third of
