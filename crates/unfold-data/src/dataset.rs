@@ -1,4 +1,5 @@
 use nalgebra::DMatrix;
+use unfold_core::{Error, Result};
 
 /// A data set: n points with p features each, one point per row, with optional class
 /// labels and optional ground-truth latent coordinates.
@@ -43,6 +44,32 @@ impl Dataset {
         self.points.ncols()
     }
 
+    /// The same data set (labels, latent coordinates, row names) with new points, e.g.
+    /// standardised ones. Feature names are kept when the number of columns is unchanged
+    /// and become `y1..yp` otherwise.
+    ///
+    /// Fails with [`Error::DimensionMismatch`] when `points` has a different number of rows.
+    pub fn with_points(&self, points: DMatrix<f64>) -> Result<Dataset> {
+        if points.nrows() != self.n() {
+            return Err(Error::DimensionMismatch(format!(
+                "{} new rows for data set {:?} of {} points",
+                points.nrows(),
+                self.name,
+                self.n()
+            )));
+        }
+        let feature_names = if points.ncols() == self.p() {
+            self.feature_names.clone()
+        } else {
+            (1..=points.ncols()).map(|j| format!("y{j}")).collect()
+        };
+        Ok(Dataset {
+            points,
+            feature_names,
+            ..self.clone()
+        })
+    }
+
     /// The data set restricted to the given rows, in the given order.
     ///
     /// # Panics
@@ -66,5 +93,33 @@ impl Dataset {
                 rows.iter().map(|&i| self.row_names[i].clone()).collect()
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn with_points_keeps_labels_and_checks_rows() {
+        let mut d = Dataset::from_points(
+            "d",
+            DMatrix::from_row_slice(3, 2, &[1., 2., 3., 4., 5., 6.]),
+        );
+        d.feature_names = vec!["a".into(), "b".into()];
+        d.labels = Some(vec![0, 1, 0]);
+        let same = d.with_points(d.points.scale(2.0)).unwrap();
+        assert_eq!(same.labels, d.labels);
+        assert_eq!(same.feature_names, ["a", "b"]);
+        assert_eq!(same.points[(2, 1)], 12.0);
+        let wider = d.with_points(DMatrix::zeros(3, 3)).unwrap();
+        assert_eq!(wider.feature_names, ["y1", "y2", "y3"]);
+        assert!(matches!(
+            d.with_points(DMatrix::zeros(2, 2)),
+            Err(Error::DimensionMismatch(_))
+        ));
+        let sub = d.select_rows(&[2, 0]);
+        assert_eq!(sub.labels, Some(vec![0, 0]));
+        assert_eq!(sub.points.row(0)[0], 5.0);
     }
 }

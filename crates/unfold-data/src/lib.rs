@@ -53,3 +53,19 @@ pub fn by_name(name: &str, n: usize, seed: u64) -> Result<Dataset> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn by_name_knows_every_listed_name_and_lists_them_otherwise() {
+        for name in NAMES {
+            let d = by_name(name, 30, 4).unwrap();
+            assert!(d.n() >= 30, "{name}");
+        }
+        assert_eq!(by_name("swiss-roll", 30, 4).unwrap().p(), 3);
+        let e = by_name("swissroll", 30, 4).unwrap_err().to_string();
+        assert!(e.contains("swissroll") && e.contains("ushcn-400"), "{e}");
+    }
+}
