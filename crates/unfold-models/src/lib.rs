@@ -6,12 +6,16 @@
 //!
 //! Spectral baselines (issue 2): [`Pca`], [`Cmds`], [`KernelPca`],
 //! [`LaplacianEigenmaps`], [`Lle`], [`Isomap`].
+//!
+//! Gaussian random fields (issue 4, [`grf`]): [`Meu`].
 
 pub mod cmds;
+pub mod grf;
 pub mod isomap;
 pub mod kernel_pca;
 pub mod laplacian_eigenmaps;
 pub mod lle;
+pub mod meu;
 pub mod neighbourhood;
 mod orient;
 pub mod pca;
@@ -19,10 +23,14 @@ pub mod persist;
 pub mod traits;
 
 pub use cmds::{Cmds, CmdsParams};
+pub use grf::{
+    FieldFitOptions, FieldFitReport, FieldScaling, GaussianRandomField, Precision,
+};
 pub use isomap::{Isomap, IsomapParams};
 pub use kernel_pca::{KernelPca, KernelPcaParams};
 pub use laplacian_eigenmaps::{LaplacianEigenmaps, LaplacianEigenmapsParams, LeWeights};
 pub use lle::{Lle, LleParams};
+pub use meu::{Meu, MeuField, MeuParams};
 pub use neighbourhood::GraphSpec;
 pub use pca::{Pca, PcaParams};
 pub use persist::FittedModel;

@@ -1,0 +1,450 @@
+//! Gaussian random fields over data points: the family of Lawrence's unifying view
+//! (spec `meu_alle_drill.md` §2.2).
+//!
+//! The n data points are the nodes of a field; the p features are independent draws of it,
+//! `y_{:,j} ~ N(0, P^{-1})`, so with `Y` (n x p)
+//!
+//! ```text
+//! log p(Y) = -(n p / 2) log 2 pi + (p / 2) log |P| - 1/2 tr(P Y Y^T).
+//! ```
+//!
+//! A model of this family builds the precision `P` from parameters ([`GaussianRandomField`])
+//! and fits them by maximum likelihood ([`maximise_likelihood`] through `unfold-lbfgsb`).
+//! Methods whose precision is fixed up to scale (Laplacian eigenmaps, LLE) report the same
+//! exact log-likelihood with the scale fitted in closed form ([`scaled_field_evidence`]), so
+//! every member of the family gets a comparable number. The embedding comes from the
+//! principal eigenvectors of the centred covariance `H P^{-1} H` ([`laplacian_embedding`],
+//! [`covariance_embedding`]).
+
+use crate::kernel_pca::CentredKernel;
+use crate::orient::orient_columns;
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};
+use unfold_linalg::{smallest_eigenpairs, Cholesky, CsrMatrix, SparseCholesky, SymMatrix};
+
+/// `log 2 pi`, the per-entry Gaussian normaliser.
+pub const LOG_TAU: f64 = 1.837_877_066_409_345_5;
+
+/// A precision matrix over the data points, sparse or dense.
+#[derive(Clone, Debug)]
+pub enum Precision {
+    Sparse(CsrMatrix),
+    Dense(DMatrix<f64>),
+}
+
+impl Precision {
+    /// Number of points n.
+    pub fn dim(&self) -> usize {
+        match self {
+            Precision::Sparse(m) => m.nrows(),
+            Precision::Dense(m) => m.nrows(),
+        }
+    }
+
+    /// `log |P|`, failing with [`Error::NotPositiveDefinite`] when `P` is not positive
+    /// definite.
+    pub fn log_det(&self, context: &str) -> Result<f64> {
+        match self {
+            Precision::Sparse(m) => Ok(SparseCholesky::new(m, context)?.log_det()),
+            Precision::Dense(m) => Ok(Cholesky::new(m, context)?.log_det()),
+        }
+    }
+
+    /// `tr(P Y Y^T) = sum_j y_{:,j}^T P y_{:,j}`.
+    pub fn quadratic_trace(&self, y: &DMatrix<f64>) -> f64 {
+        let py = match self {
+            Precision::Sparse(m) => {
+                let mut out = DMatrix::zeros(y.nrows(), y.ncols());
+                for (col, mut dst) in y.column_iter().zip(out.column_iter_mut()) {
+                    m.matvec(col.as_slice(), dst.as_mut_slice());
+                }
+                out
+            }
+            Precision::Dense(m) => m * y,
+        };
+        py.dot(y)
+    }
+}
+
+/// A Gaussian random field over n points whose precision is built from parameters.
+///
+/// Implement this for a new model and [`maximise_likelihood`] fits it; the gradient is
+/// checked against finite differences in the tests of each model.
+pub trait GaussianRandomField {
+    /// Number of points (nodes of the field).
+    fn n_points(&self) -> usize;
+    /// Number of independent features (draws of the field).
+    fn n_features(&self) -> usize;
+    /// Number of parameters.
+    fn n_params(&self) -> usize;
+    /// `(lower, upper)` bounds per parameter (`f64::INFINITY` where there is none).
+    fn bounds(&self) -> Vec<(f64, f64)>;
+    /// The precision `P(theta)`.
+    fn precision(&self, theta: &[f64]) -> Result<Precision>;
+    /// The exact log-likelihood of the training data at `theta`, with its terms.
+    fn log_likelihood(&self, theta: &[f64]) -> Result<Evidence>;
+    /// The log-likelihood (value only) and its gradient written into `grad`.
+    fn log_likelihood_gradient(&self, theta: &[f64], grad: &mut [f64]) -> Result<f64>;
+    /// A typical magnitude of each parameter, or `None` for all ones.
+    /// [`maximise_likelihood`] searches over `theta_e / scale_e`, which equalises the
+    /// curvature when the scales are chosen well and can save most of the iterations.
+    fn param_scale(&self) -> Option<Vec<f64>> {
+        None
+    }
+}
+
+/// Options of [`maximise_likelihood`]: the L-BFGS-B stopping rules. `pgtol` applies to
+/// the gradient with respect to the scaled parameters `theta_e / scale_e`
+/// ([`GaussianRandomField::param_scale`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldFitOptions {
+    /// Stop when the projected gradient's largest entry is at most `pgtol`.
+    pub pgtol: f64,
+    /// Also stop when the relative change of the log-likelihood is below `factr * eps`
+    /// (0 by default: the fit runs to `pgtol`).
+    pub factr: f64,
+    /// Iteration limit.
+    pub max_iterations: usize,
+}
+
+impl Default for FieldFitOptions {
+    fn default() -> Self {
+        FieldFitOptions {
+            pgtol: 1e-5,
+            factr: 0.0,
+            max_iterations: 5000,
+        }
+    }
+}
+
+/// How a maximum-likelihood fit ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldFitReport {
+    pub iterations: usize,
+    pub evaluations: usize,
+    /// Largest entry of the projected gradient at the optimum.
+    pub projected_gradient: f64,
+    /// `"pgtol"`, `"factr"`, `"max_iterations"`, `"max_evaluations"` or `"line_search"`.
+    pub stopped_by: String,
+}
+
+impl FieldFitReport {
+    /// True when the fit stopped on a convergence test (not on a limit).
+    pub fn converged(&self) -> bool {
+        self.stopped_by == "pgtol" || self.stopped_by == "factr"
+    }
+}
+
+/// Maximises the field's log-likelihood over its parameters from `theta0` with L-BFGS-B
+/// (bounds from [`GaussianRandomField::bounds`]). Returns the parameters and the report.
+///
+/// # Errors
+/// The first error the field returned during the search (e.g. a precision that is not
+/// positive definite), or invalid options.
+pub fn maximise_likelihood<F: GaussianRandomField + ?Sized>(
+    field: &F,
+    theta0: &[f64],
+    opts: &FieldFitOptions,
+) -> Result<(Vec<f64>, FieldFitReport)> {
+    let scale = field
+        .param_scale()
+        .unwrap_or_else(|| vec![1.0; theta0.len()]);
+    if scale.len() != theta0.len() || scale.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
+        return Err(Error::numerical(
+            "the parameter scales of the field",
+            "one finite positive scale per parameter is needed",
+        ));
+    }
+    let failure: RefCell<Option<Error>> = RefCell::new(None);
+    let mut theta = vec![0.0; theta0.len()];
+    let objective = |u: &[f64], grad: &mut [f64]| {
+        for ((t, &u), &s) in theta.iter_mut().zip(u).zip(&scale) {
+            *t = u * s;
+        }
+        match field.log_likelihood_gradient(&theta, grad) {
+            Ok(ll) => {
+                grad.iter_mut().zip(&scale).for_each(|(g, &s)| *g *= -s);
+                -ll
+            }
+            Err(e) => {
+                failure.borrow_mut().get_or_insert(e);
+                f64::NAN
+            }
+        }
+    };
+    let u0: Vec<f64> = theta0.iter().zip(&scale).map(|(t, s)| t / s).collect();
+    let bounds: Vec<(f64, f64)> = field
+        .bounds()
+        .iter()
+        .zip(&scale)
+        .map(|(&(lo, hi), &s)| (lo / s, hi / s))
+        .collect();
+    let lopts = LbfgsbOptions {
+        pgtol: opts.pgtol,
+        factr: opts.factr,
+        max_iterations: opts.max_iterations,
+        max_evaluations: opts.max_iterations.saturating_mul(2).max(10),
+        ..LbfgsbOptions::default()
+    };
+    let result = minimize(objective, &u0, &bounds, &lopts);
+    if let Some(e) = failure.into_inner() {
+        return Err(e);
+    }
+    let r = result.map_err(|e| Error::numerical("the maximum-likelihood search", e.to_string()))?;
+    let stopped_by = match r.status {
+        Status::ConvergedPgtol => "pgtol",
+        Status::ConvergedFactr => "factr",
+        Status::MaxIterations => "max_iterations",
+        Status::MaxEvaluations => "max_evaluations",
+        Status::LineSearchFailed => "line_search",
+    };
+    let theta = r.x.iter().zip(&scale).map(|(u, s)| u * s).collect();
+    Ok((
+        theta,
+        FieldFitReport {
+            iterations: r.iterations,
+            evaluations: r.evaluations,
+            projected_gradient: r.projected_gradient_norm,
+            stopped_by: stopped_by.to_string(),
+        },
+    ))
+}
+
+/// The exact log-likelihood of `y` (n x p) under the field with precision `prec`, with the
+/// terms `normaliser = -(np/2) log 2pi`, `log_det = (p/2) log|P|` and
+/// `data = -1/2 tr(P Y Y^T)`.
+pub fn field_log_likelihood(prec: &Precision, y: &DMatrix<f64>, context: &str) -> Result<Evidence> {
+    check_rows(prec, y)?;
+    let (n, p) = (y.nrows() as f64, y.ncols() as f64);
+    Ok(Evidence::from_terms(
+        EvidenceKind::LogLikelihood,
+        vec![
+            ("normaliser".into(), -0.5 * n * p * LOG_TAU),
+            ("log_det".into(), 0.5 * p * prec.log_det(context)?),
+            ("data".into(), -0.5 * prec.quadratic_trace(y)),
+        ],
+    ))
+}
+
+/// The exact log-likelihood of `y` under the field with precision `s P0`, where the shape
+/// `P0` is fixed by a method (Laplacian eigenmaps, LLE) and the scale `s` is fitted by
+/// maximum likelihood in closed form: `s = n p / tr(P0 Y Y^T)`. Returns `(s, evidence)`;
+/// the evidence has the terms of [`field_log_likelihood`] at `s P0`.
+pub fn scaled_field_evidence(
+    shape: &Precision,
+    y: &DMatrix<f64>,
+    context: &str,
+) -> Result<(f64, Evidence)> {
+    check_rows(shape, y)?;
+    let (n, p) = (y.nrows() as f64, y.ncols() as f64);
+    let t = shape.quadratic_trace(y);
+    if !(t > 0.0 && t.is_finite()) {
+        return Err(Error::numerical(
+            context,
+            "the data have no variance under this precision, so its scale cannot be fitted",
+        ));
+    }
+    let s = n * p / t;
+    let log_det = shape.log_det(context)? + n * s.ln();
+    Ok((
+        s,
+        Evidence::from_terms(
+            EvidenceKind::LogLikelihood,
+            vec![
+                ("normaliser".into(), -0.5 * n * p * LOG_TAU),
+                ("log_det".into(), 0.5 * p * log_det),
+                ("data".into(), -0.5 * n * p),
+            ],
+        ),
+    ))
+}
+
+fn check_rows(prec: &Precision, y: &DMatrix<f64>) -> Result<()> {
+    if prec.dim() != y.nrows() {
+        return Err(Error::DimensionMismatch(format!(
+            "the precision is over {} points but the data have {} rows",
+            prec.dim(),
+            y.nrows()
+        )));
+    }
+    Ok(())
+}
+
+/// How the principal eigenvectors of the centred covariance become coordinates (the paper
+/// leaves it open, spec §11 item 9).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FieldScaling {
+    /// Each coordinate has unit variance, `X^T X / n = I` (the author's code).
+    #[default]
+    UnitVariance,
+    /// Eigenvectors times the square roots of their eigenvalues of `H K H` (classical MDS).
+    Eigenvalue,
+}
+
+/// The top-q eigenvectors of the centred covariance and their eigenvalues (descending).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldEmbedding {
+    /// Coordinates, n x q, scaled as asked.
+    pub coords: DMatrix<f64>,
+    /// Eigenvalues of `H K H` for the embedding axes, descending.
+    pub eigenvalues: DVector<f64>,
+}
+
+fn scale_columns(vectors: DMatrix<f64>, values: &DVector<f64>, scaling: FieldScaling) -> DMatrix<f64> {
+    let n = vectors.nrows() as f64;
+    let mut x = vectors;
+    for (mut col, &l) in x.column_iter_mut().zip(values.iter()) {
+        match scaling {
+            FieldScaling::UnitVariance => col *= n.sqrt(),
+            FieldScaling::Eigenvalue => col *= l.sqrt(),
+        }
+    }
+    orient_columns(&mut x);
+    x
+}
+
+/// The embedding of a field whose precision is `L + gamma I` with `L` a connected graph
+/// Laplacian (`L 1 = 0`): the principal eigenvectors of `H (L + gamma I)^{-1} H` are the
+/// eigenvectors of the q smallest non-zero eigenvalues `mu` of `L`, with eigenvalues
+/// `1 / (mu + gamma)` (spec §2.6, the sparse shortcut of §10 item 3). `gamma` may be 0.
+pub fn laplacian_embedding(
+    l: &CsrMatrix,
+    gamma: f64,
+    q: usize,
+    scaling: FieldScaling,
+) -> Result<FieldEmbedding> {
+    let eig = smallest_eigenpairs(SymMatrix::Sparse(l), q + 1)?;
+    let mu = eig.values.rows(1, q);
+    if let Some(j) = mu.iter().position(|&m| m <= 1e-12 * eig.values[q].abs().max(1e-300)) {
+        return Err(Error::numerical(
+            "the field's Laplacian",
+            format!("eigenvalue {} is zero, so the graph is disconnected; use a larger k", j + 2),
+        ));
+    }
+    let eigenvalues = mu.map(|m| 1.0 / (m + gamma));
+    let coords = scale_columns(eig.vectors.columns(1, q).into_owned(), &eigenvalues, scaling);
+    Ok(FieldEmbedding { coords, eigenvalues })
+}
+
+/// The embedding from a dense covariance `K`: the top-q eigenpairs of `H K H` (used when
+/// the precision is not a Laplacian, as in DRILL, spec §7).
+pub fn covariance_embedding(
+    k: DMatrix<f64>,
+    q: usize,
+    scaling: FieldScaling,
+) -> Result<FieldEmbedding> {
+    let ck = CentredKernel::new(k, q, "implied covariance")?;
+    let coords = scale_columns(ck.vectors, &ck.values, scaling);
+    Ok(FieldEmbedding {
+        coords,
+        eigenvalues: ck.values,
+    })
+}
+
+/// The latent field's scale per embedding axis: `sigma_c^2 = x_c^T P x_c / n`, the
+/// maximum-likelihood variance of coordinate column `c` as a draw of the fitted field.
+/// Conditional variances of projected points are in these units.
+pub fn latent_scales(prec: &Precision, coords: &DMatrix<f64>) -> DVector<f64> {
+    let n = coords.nrows() as f64;
+    DVector::from_iterator(
+        coords.ncols(),
+        coords
+            .column_iter()
+            .map(|c| prec.quadratic_trace(&DMatrix::from_column_slice(c.len(), 1, c.as_slice())) / n),
+    )
+}
+
+/// Centres the columns of `y` (features) and returns the centred copy with the means.
+pub fn centre_features(y: &DMatrix<f64>) -> (DMatrix<f64>, DVector<f64>) {
+    let mean = DVector::from_iterator(y.ncols(), y.column_iter().map(|c| c.mean()));
+    let mut yc = y.clone();
+    for (mut col, &m) in yc.column_iter_mut().zip(mean.iter()) {
+        col.add_scalar_mut(-m);
+    }
+    (yc, mean)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(n: usize, p: usize) -> DMatrix<f64> {
+        DMatrix::from_fn(n, p, |i, j| ((i * 7 + j * 3) as f64 * 0.37).sin() + 0.1 * j as f64)
+    }
+
+    fn path_laplacian(n: usize, gamma: f64) -> CsrMatrix {
+        let mut t = Vec::new();
+        for i in 0..n - 1 {
+            let w = 1.0 + 0.1 * i as f64;
+            t.extend([(i, i, w), (i + 1, i + 1, w), (i, i + 1, -w), (i + 1, i, -w)]);
+        }
+        for i in 0..n {
+            t.push((i, i, gamma));
+        }
+        CsrMatrix::from_triplets(n, n, &t)
+    }
+
+    /// Independent dense Gaussian log-density summed over the columns.
+    fn dense_log_density(prec: &DMatrix<f64>, y: &DMatrix<f64>) -> f64 {
+        let n = y.nrows() as f64;
+        let cov = prec.clone().try_inverse().unwrap();
+        let chol = cov.clone().cholesky().unwrap();
+        let log_det_cov = 2.0 * chol.l().diagonal().iter().map(|v| v.ln()).sum::<f64>();
+        y.column_iter()
+            .map(|c| {
+                let c = c.into_owned();
+                let q = (c.transpose() * prec * &c)[(0, 0)];
+                -0.5 * n * LOG_TAU - 0.5 * log_det_cov - 0.5 * q
+            })
+            .sum()
+    }
+
+    #[test]
+    fn log_likelihood_equals_dense_density() {
+        let y = data(9, 4);
+        let l = path_laplacian(9, 0.3);
+        let want = dense_log_density(&l.to_dense(), &y);
+        for prec in [Precision::Sparse(l.clone()), Precision::Dense(l.to_dense())] {
+            let e = field_log_likelihood(&prec, &y, "test").unwrap();
+            assert!((e.value - want).abs() < 1e-10 * want.abs(), "{} vs {want}", e.value);
+        }
+    }
+
+    #[test]
+    fn fitted_scale_maximises_the_likelihood() {
+        let y = data(8, 3);
+        let shape = Precision::Dense(path_laplacian(8, 0.5).to_dense());
+        let (s, e) = scaled_field_evidence(&shape, &y, "test").unwrap();
+        let at = |t: f64| {
+            let Precision::Dense(m) = &shape else { unreachable!() };
+            field_log_likelihood(&Precision::Dense(m * t), &y, "t").unwrap().value
+        };
+        assert!((at(s) - e.value).abs() < 1e-10 * e.value.abs());
+        assert!(at(s * 1.01) < e.value && at(s * 0.99) < e.value);
+    }
+
+    #[test]
+    fn laplacian_embedding_matches_centred_covariance() {
+        let n = 12;
+        let gamma = 0.05;
+        let l = path_laplacian(n, 0.0);
+        let a = l.to_dense() + DMatrix::identity(n, n) * gamma;
+        let k = a.try_inverse().unwrap();
+        let fast = laplacian_embedding(&l, gamma, 2, FieldScaling::Eigenvalue).unwrap();
+        let slow = covariance_embedding(k, 2, FieldScaling::Eigenvalue).unwrap();
+        assert!((&fast.eigenvalues - &slow.eigenvalues).norm() < 1e-9 * slow.eigenvalues[0]);
+        assert!((&fast.coords - &slow.coords).norm() < 1e-8 * slow.coords.norm());
+    }
+
+    #[test]
+    fn mismatched_rows_are_refused() {
+        let prec = Precision::Sparse(path_laplacian(5, 1.0));
+        assert!(matches!(
+            field_log_likelihood(&prec, &data(4, 2), "t"),
+            Err(Error::DimensionMismatch(_))
+        ));
+    }
+}

@@ -1,0 +1,718 @@
+//! Maximum entropy unfolding (Lawrence 2012; spec `meu_alle_drill.md` §2).
+//!
+//! One multiplier `lambda_e >= 0` per unordered edge of the kNN graph builds the Laplacian
+//! `L` (off-diagonal `-lambda`, `L 1 = 0`) and the field's precision `L + gamma I`. With the
+//! data centred, the exact log-likelihood is (spec §2.2)
+//!
+//! ```text
+//! log p(Y) = -(np/2) log 2pi + (p/2) log|L + gamma I| - (gamma/2) tr(Y Y^T)
+//!            - 1/2 sum_e lambda_e d_e,
+//! ```
+//!
+//! concave in `lambda`, with gradient (spec §2.4, the corrected factor)
+//! `(p/2)(k_ii - 2 k_ij + k_jj) - d_ij / 2`, `K = (L + gamma I)^{-1}`. It is maximised under
+//! `lambda >= 0` (the paper's "MEU") by L-BFGS-B. With `gamma = 0` the pseudo-determinant
+//! and pseudo-inverse are used (`L + 11^T / n` has the same determinant as the
+//! pseudo-determinant of `L`, and the same `k_ii - 2 k_ij + k_jj`), and the normaliser
+//! counts `n - 1` dimensions per feature (spec §11 item 7).
+//!
+//! The embedding is the principal eigenvectors of `H K H`, i.e. the eigenvectors of the
+//! smallest non-zero eigenvalues of `L` (spec §2.6). Out-of-sample projection: see
+//! [`Meu::project`] and `docs/methods/meu.md`.
+
+use crate::grf::{
+    centre_features, latent_scales, laplacian_embedding, maximise_likelihood, FieldFitOptions,
+    FieldFitReport, FieldScaling, GaussianRandomField, Precision, LOG_TAU,
+};
+use crate::neighbourhood::GraphSpec;
+use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_graph::{duplicate_pairs, knn_query, NeighbourGraph, Weighting};
+use unfold_linalg::{Cholesky, CsrMatrix, SparseCholesky};
+
+/// Settings of [`Meu`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeuParams {
+    pub dim: usize,
+    pub graph: GraphSpec,
+    /// Precision of the base density; `1e-4` by default, `0` for the pseudo-inverse.
+    pub gamma: f64,
+    pub scaling: FieldScaling,
+    pub fit: FieldFitOptions,
+}
+
+impl MeuParams {
+    pub fn new(dim: usize, k: usize) -> Self {
+        MeuParams {
+            dim,
+            graph: GraphSpec::knn(k),
+            gamma: 1e-4,
+            scaling: FieldScaling::UnitVariance,
+            fit: FieldFitOptions::default(),
+        }
+    }
+
+    pub fn gamma(mut self, gamma: f64) -> Self {
+        self.gamma = gamma;
+        self
+    }
+
+    pub fn scaling(mut self, scaling: FieldScaling) -> Self {
+        self.scaling = scaling;
+        self
+    }
+
+    pub fn pgtol(mut self, pgtol: f64) -> Self {
+        self.fit.pgtol = pgtol;
+        self
+    }
+
+    /// Fits MEU to the rows of `y` (the features are centred first: distances carry no
+    /// information about the mean).
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Meu> {
+        check_fit_input(y, self.dim, "MEU")?;
+        check_gamma(self.gamma)?;
+        let (nn, graph) = self.graph.build(y, Weighting::Binary, "MEU")?;
+        if let Some(&(a, b)) = duplicate_pairs(&nn).first() {
+            return Err(Error::DuplicatePoints {
+                first: a,
+                second: b,
+                method: "MEU (a zero distance cannot be matched by a Gaussian field; remove duplicates)"
+                    .to_string(),
+            });
+        }
+        let (yc, mean) = centre_features(y);
+        let edges: Vec<(usize, usize)> = graph.edges().iter().map(|&(i, j, _)| (i, j)).collect();
+        let field = MeuField::new(&yc, edges, self.gamma);
+        let (lambda, report) = maximise_likelihood(&field, &field.initial(), &self.fit)?;
+        let evidence = field.log_likelihood(&lambda)?;
+        let laplacian = field.laplacian(&lambda, 0.0);
+        let emb = laplacian_embedding(&laplacian, self.gamma, self.dim, self.scaling)?;
+        let prec = Precision::Sparse(laplacian.add_to_diagonal(self.gamma));
+        let latent_scale = latent_scales(&prec, &emb.coords);
+        Ok(Meu {
+            edges: field.edges,
+            lambda,
+            gamma: self.gamma,
+            scaling: self.scaling,
+            k: self.graph.k,
+            eigenvalues: emb.eigenvalues,
+            latent_scale,
+            evidence,
+            report,
+            mean,
+            train: yc,
+            graph,
+            coords: emb.coords,
+        })
+    }
+}
+
+fn check_gamma(gamma: f64) -> Result<()> {
+    if !(gamma.is_finite() && gamma >= 0.0) {
+        return Err(Error::invalid(
+            "gamma",
+            format!("must be finite and >= 0 (1e-4 is the paper's value), got {gamma}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The MEU Gaussian random field of centred data on a fixed edge set: one parameter
+/// `lambda_e >= 0` per edge.
+#[derive(Clone, Debug)]
+pub struct MeuField {
+    n: usize,
+    p: usize,
+    edges: Vec<(usize, usize)>,
+    sq_dists: Vec<f64>,
+    gamma: f64,
+    trace_yy: f64,
+}
+
+impl MeuField {
+    /// The field of the centred data `y` on the edges `(i, j)`, `i != j`.
+    pub fn new(y: &DMatrix<f64>, edges: Vec<(usize, usize)>, gamma: f64) -> Self {
+        let sq_dists = edges
+            .iter()
+            .map(|&(i, j)| (y.row(i) - y.row(j)).norm_squared())
+            .collect();
+        MeuField {
+            n: y.nrows(),
+            p: y.ncols(),
+            edges,
+            sq_dists,
+            gamma,
+            trace_yy: y.norm_squared(),
+        }
+    }
+
+    /// The edges `(i, j)`, one per parameter.
+    pub fn edges(&self) -> &[(usize, usize)] {
+        &self.edges
+    }
+
+    /// Observed squared distances on the edges.
+    pub fn sq_dists(&self) -> &[f64] {
+        &self.sq_dists
+    }
+
+    /// A starting point: `lambda_e = c p / d_e` (short edges pull harder), with `c = (n -
+    /// 1) / m` for m edges, the stationary point of the likelihood along this direction
+    /// as `gamma -> 0`.
+    pub fn initial(&self) -> Vec<f64> {
+        let c = (self.n as f64 - 1.0) / self.edges.len().max(1) as f64;
+        self.sq_dists
+            .iter()
+            .map(|&d| c * self.p as f64 / d.max(f64::MIN_POSITIVE))
+            .collect()
+    }
+
+    /// The weighted Laplacian `L(lambda)` plus `shift I`, sparse.
+    pub fn laplacian(&self, lambda: &[f64], shift: f64) -> CsrMatrix {
+        let mut t = Vec::with_capacity(4 * self.edges.len() + self.n);
+        for (&(i, j), &l) in self.edges.iter().zip(lambda) {
+            t.extend([(i, i, l), (j, j, l), (i, j, -l), (j, i, -l)]);
+        }
+        t.extend((0..self.n).map(|i| (i, i, shift)));
+        CsrMatrix::from_triplets(self.n, self.n, &t)
+    }
+
+    /// The dense matrix factorised for the likelihood: `L + gamma I`, or `L + 11^T / n`
+    /// when `gamma = 0` (same determinant as the pseudo-determinant of `L`, same `<d_ij>`).
+    fn dense_precision(&self, lambda: &[f64]) -> DMatrix<f64> {
+        let n = self.n;
+        let fill = if self.gamma > 0.0 { 0.0 } else { 1.0 / n as f64 };
+        let mut a = DMatrix::from_element(n, n, fill);
+        for i in 0..n {
+            a[(i, i)] += self.gamma;
+        }
+        for (&(i, j), &l) in self.edges.iter().zip(lambda) {
+            a[(i, i)] += l;
+            a[(j, j)] += l;
+            a[(i, j)] -= l;
+            a[(j, i)] -= l;
+        }
+        a
+    }
+
+    fn factor(&self, lambda: &[f64]) -> Result<Cholesky> {
+        Cholesky::new(&self.dense_precision(lambda), "the MEU precision L + gamma I")
+    }
+
+    /// The log-likelihood terms given `log |L + gamma I|`.
+    fn evidence(&self, lambda: &[f64], log_det: f64) -> Evidence {
+        let (n, p) = (self.n as f64, self.p as f64);
+        let dims = if self.gamma > 0.0 { n } else { n - 1.0 };
+        let fit: f64 = lambda.iter().zip(&self.sq_dists).map(|(l, d)| l * d).sum();
+        Evidence::from_terms(
+            EvidenceKind::LogLikelihood,
+            vec![
+                ("normaliser".into(), -0.5 * dims * p * LOG_TAU),
+                ("log_det".into(), 0.5 * p * log_det),
+                ("data".into(), -0.5 * self.gamma * self.trace_yy - 0.5 * fit),
+            ],
+        )
+    }
+
+    /// Expected squared distances on the edges under the field,
+    /// `<d_ij> = p (k_ii - 2 k_ij + k_jj)` (spec §2.4). At the fitted optimum they equal the
+    /// observed ones where `lambda > 0` and do not exceed them where `lambda = 0`.
+    pub fn expected_sq_dists(&self, lambda: &[f64]) -> Result<Vec<f64>> {
+        let k = self.factor(lambda)?.inverse();
+        Ok(self
+            .edges
+            .iter()
+            .map(|&(i, j)| self.p as f64 * (k[(i, i)] - 2.0 * k[(i, j)] + k[(j, j)]))
+            .collect())
+    }
+
+    fn check_theta(&self, lambda: &[f64]) -> Result<()> {
+        if lambda.len() != self.edges.len() {
+            return Err(Error::DimensionMismatch(format!(
+                "MEU has {} multipliers (one per edge) but {} were given",
+                self.edges.len(),
+                lambda.len()
+            )));
+        }
+        unfold_core::check_finite(&DMatrix::from_column_slice(lambda.len(), 1, lambda), "lambda")
+    }
+}
+
+impl GaussianRandomField for MeuField {
+    fn n_points(&self) -> usize {
+        self.n
+    }
+
+    fn n_features(&self) -> usize {
+        self.p
+    }
+
+    fn n_params(&self) -> usize {
+        self.edges.len()
+    }
+
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        vec![(0.0, f64::INFINITY); self.edges.len()]
+    }
+
+    fn precision(&self, lambda: &[f64]) -> Result<Precision> {
+        self.check_theta(lambda)?;
+        Ok(Precision::Sparse(self.laplacian(lambda, self.gamma)))
+    }
+
+    fn log_likelihood(&self, lambda: &[f64]) -> Result<Evidence> {
+        self.check_theta(lambda)?;
+        Ok(self.evidence(lambda, self.factor(lambda)?.log_det()))
+    }
+
+    fn log_likelihood_gradient(&self, lambda: &[f64], grad: &mut [f64]) -> Result<f64> {
+        self.check_theta(lambda)?;
+        let chol = self.factor(lambda)?;
+        let k = chol.inverse();
+        let half_p = 0.5 * self.p as f64;
+        for ((g, &(i, j)), &d) in grad.iter_mut().zip(&self.edges).zip(&self.sq_dists) {
+            *g = half_p * (k[(i, i)] - 2.0 * k[(i, j)] + k[(j, j)]) - 0.5 * d;
+        }
+        Ok(self.evidence(lambda, chol.log_det()).value)
+    }
+
+    /// `p / d_e`: near the optimum the curvature along `lambda_e` is
+    /// `(p/2) (k_ii - 2k_ij + k_jj)^2 = d_e^2 / (2p)` (spec §2.4), so `lambda_e / (p / d_e)`
+    /// has about the same curvature for every edge.
+    fn param_scale(&self) -> Option<Vec<f64>> {
+        Some(
+            self.sq_dists
+                .iter()
+                .map(|&d| self.p as f64 / d.max(f64::MIN_POSITIVE))
+                .collect(),
+        )
+    }
+}
+
+/// A fitted MEU.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Meu {
+    /// Edges `(i, j)`, `i < j`, of the kNN graph, one multiplier each.
+    pub edges: Vec<(usize, usize)>,
+    /// Fitted multipliers `lambda_e >= 0`.
+    pub lambda: Vec<f64>,
+    pub gamma: f64,
+    pub scaling: FieldScaling,
+    pub k: usize,
+    /// Eigenvalues of `H K H` for the embedding axes, descending.
+    pub eigenvalues: DVector<f64>,
+    /// Maximum-likelihood variance of each coordinate as a draw of the fitted field
+    /// (`x_c^T (L + gamma I) x_c / n`), the unit of projected variances.
+    pub latent_scale: DVector<f64>,
+    /// Exact log-likelihood of the centred training data at the fitted multipliers.
+    pub evidence: Evidence,
+    pub report: FieldFitReport,
+    mean: DVector<f64>,
+    train: DMatrix<f64>,
+    graph: NeighbourGraph,
+    coords: DMatrix<f64>,
+}
+
+impl Meu {
+    /// The fitted field on the training data (to evaluate the likelihood, its gradient or
+    /// the expected squared distances at other multipliers).
+    pub fn field(&self) -> MeuField {
+        MeuField::new(&self.train, self.edges.clone(), self.gamma)
+    }
+
+    /// The fitted Laplacian `L` (without `gamma I`).
+    pub fn laplacian(&self) -> CsrMatrix {
+        self.field().laplacian(&self.lambda, 0.0)
+    }
+}
+
+impl Embedding for Meu {
+    fn coords(&self) -> &DMatrix<f64> {
+        &self.coords
+    }
+
+    fn graph(&self) -> Option<&NeighbourGraph> {
+        Some(&self.graph)
+    }
+
+    fn evidence(&self) -> Evidence {
+        self.evidence.clone()
+    }
+}
+
+impl OutOfSample for Meu {
+    /// Projects new points. Each new point `*` is joined to its k nearest training points
+    /// `N` with its own multipliers `lambda_*`, fitted by maximum likelihood of the joint
+    /// field over training and new point with the training multipliers held fixed. The
+    /// training points outside `N` integrate out exactly (Schur complement), leaving the
+    /// concave (k+1)-point problem of [`NewPointField`]. The point is placed at the
+    /// field's conditional mean given the training embedding,
+    /// `x_* = sum_j lambda_j x_j / (sum_j lambda_j + gamma)`, with conditional variance
+    /// `sigma_c^2 / (sum_j lambda_j + gamma)` per axis ([`Meu::latent_scale`]).
+    /// A new point that coincides with a training point takes its coordinates with zero
+    /// variance (the limit `lambda -> inf`).
+    fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection> {
+        check_new_points(y_new, self.train.ncols())?;
+        if self.gamma <= 0.0 {
+            return Err(Error::invalid(
+                "gamma",
+                "projection needs the proper field of gamma > 0; refit with gamma = 1e-4",
+            ));
+        }
+        let (m, q) = (y_new.nrows(), self.coords.ncols());
+        let mut yc = y_new.clone();
+        for (mut col, &mu) in yc.column_iter_mut().zip(self.mean.iter()) {
+            col.add_scalar_mut(-mu);
+        }
+        let nn = knn_query(&self.train, &yc, self.k)?;
+        let field = self.field();
+        let chol = SparseCholesky::new(
+            &field.laplacian(&self.lambda, self.gamma),
+            "the MEU precision L + gamma I",
+        )?;
+        let lambda0 = self.lambda.iter().sum::<f64>() / self.lambda.len().max(1) as f64;
+        let mut mean = DMatrix::zeros(m, q);
+        let mut covariance = Vec::with_capacity(m);
+        for i in 0..m {
+            let nbrs = &nn.indices[i];
+            let d: Vec<f64> = nn.distances[i].iter().map(|v| v * v).collect();
+            if d[0] == 0.0 {
+                mean.set_row(i, &self.coords.row(nbrs[0]));
+                covariance.push(DMatrix::zeros(q, q));
+                continue;
+            }
+            let k_nn = covariance_block(&chol, nbrs);
+            let local = NewPointField::new(&k_nn, d, self.train.ncols(), self.gamma)?;
+            let (lam, _) = maximise_likelihood(
+                &local,
+                &vec![lambda0; nbrs.len()],
+                &FieldFitOptions::default(),
+            )?;
+            let total = lam.iter().sum::<f64>() + self.gamma;
+            for (&j, &l) in nbrs.iter().zip(&lam) {
+                let xj = self.coords.row(j) * (l / total);
+                let mut row = mean.row_mut(i);
+                row += xj;
+            }
+            covariance.push(DMatrix::from_diagonal(&(&self.latent_scale / total)));
+        }
+        Ok(Projection {
+            mean,
+            covariance: Some(covariance),
+        })
+    }
+}
+
+/// The k x k block `K_NN` of the training covariance `K = (L + gamma I)^{-1}`.
+fn covariance_block(chol: &SparseCholesky, nbrs: &[usize]) -> DMatrix<f64> {
+    let mut e = DMatrix::zeros(chol.dim(), nbrs.len());
+    for (c, &j) in nbrs.iter().enumerate() {
+        e[(j, c)] = 1.0;
+    }
+    chol.solve_block_in_place(&mut e);
+    DMatrix::from_fn(nbrs.len(), nbrs.len(), |a, b| e[(nbrs[a], b)])
+}
+
+/// The likelihood of a new point's multipliers `lambda` (k of them, to its neighbours `N`)
+/// with the training field fixed. Integrating out the training points outside `N` leaves
+/// the precision over `(N, *)`
+///
+/// ```text
+/// Q(lambda) = [ K_NN^{-1} + diag(lambda)   -lambda          ]
+///             [ -lambda^T                  sum(lambda) + gamma ]
+/// ```
+///
+/// and, up to terms free of `lambda`, the joint log-likelihood
+/// `(p/2) log|Q| - 1/2 sum_j lambda_j d_j` with `d_j` the squared distances from the new
+/// point to its neighbours. Its gradient is `(p/2) (e_j - e_*)^T Q^{-1} (e_j - e_*) - d_j/2`.
+#[derive(Clone, Debug)]
+pub struct NewPointField {
+    k_nn_inv: DMatrix<f64>,
+    d: Vec<f64>,
+    p: usize,
+    gamma: f64,
+}
+
+impl NewPointField {
+    /// The problem for a new point with neighbour covariance block `k_nn` and squared
+    /// distances `d` to those neighbours, in data with `p` features.
+    pub fn new(k_nn: &DMatrix<f64>, d: Vec<f64>, p: usize, gamma: f64) -> Result<Self> {
+        let k_nn_inv = Cholesky::new(k_nn, "the neighbours' training covariance")?
+            .inverse();
+        Ok(NewPointField {
+            k_nn_inv,
+            d,
+            p,
+            gamma,
+        })
+    }
+
+    fn q(&self, lambda: &[f64]) -> DMatrix<f64> {
+        let k = lambda.len();
+        let mut q = DMatrix::zeros(k + 1, k + 1);
+        q.view_mut((0, 0), (k, k)).copy_from(&self.k_nn_inv);
+        for (j, &l) in lambda.iter().enumerate() {
+            q[(j, j)] += l;
+            q[(j, k)] = -l;
+            q[(k, j)] = -l;
+        }
+        q[(k, k)] = lambda.iter().sum::<f64>() + self.gamma;
+        q
+    }
+
+    fn value(&self, lambda: &[f64], log_det: f64) -> f64 {
+        let fit: f64 = lambda.iter().zip(&self.d).map(|(l, d)| l * d).sum();
+        0.5 * self.p as f64 * log_det - 0.5 * fit
+    }
+}
+
+impl GaussianRandomField for NewPointField {
+    fn n_points(&self) -> usize {
+        self.d.len() + 1
+    }
+
+    fn n_features(&self) -> usize {
+        self.p
+    }
+
+    fn n_params(&self) -> usize {
+        self.d.len()
+    }
+
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        vec![(0.0, f64::INFINITY); self.d.len()]
+    }
+
+    fn precision(&self, lambda: &[f64]) -> Result<Precision> {
+        Ok(Precision::Dense(self.q(lambda)))
+    }
+
+    fn log_likelihood(&self, lambda: &[f64]) -> Result<Evidence> {
+        let log_det = Cholesky::new(&self.q(lambda), "the new point's precision")?.log_det();
+        Ok(Evidence::new(
+            EvidenceKind::LogLikelihood,
+            self.value(lambda, log_det),
+        ))
+    }
+
+    fn log_likelihood_gradient(&self, lambda: &[f64], grad: &mut [f64]) -> Result<f64> {
+        let chol = Cholesky::new(&self.q(lambda), "the new point's precision")?;
+        let inv = chol.inverse();
+        let s = lambda.len();
+        let half_p = 0.5 * self.p as f64;
+        for (j, (g, &d)) in grad.iter_mut().zip(&self.d).enumerate() {
+            *g = half_p * (inv[(j, j)] - 2.0 * inv[(j, s)] + inv[(s, s)]) - 0.5 * d;
+        }
+        Ok(self.value(lambda, chol.log_det()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PcaParams;
+    use rand::SeedableRng;
+    use rand_distr::{Distribution, StandardNormal};
+    use unfold_eval::procrustes;
+
+    fn roll(n: usize) -> DMatrix<f64> {
+        DMatrix::from_fn(n, 3, |i, j| {
+            let t = 1.5 + 3.0 * i as f64 / n as f64;
+            let h = ((i * 37) % 11) as f64 / 11.0;
+            match j {
+                0 => t * t.cos(),
+                1 => 2.0 * h + 0.01 * ((i * 13) % 7) as f64,
+                _ => t * t.sin(),
+            }
+        })
+    }
+
+    fn fd_check<F: GaussianRandomField>(field: &F, theta: &[f64]) {
+        let mut g = vec![0.0; theta.len()];
+        field.log_likelihood_gradient(theta, &mut g).unwrap();
+        for e in 0..theta.len() {
+            let h = 1e-5 * theta[e].abs().max(1e-2);
+            let mut tp = theta.to_vec();
+            let mut tm = theta.to_vec();
+            tp[e] += h;
+            tm[e] -= h;
+            let fd = (field.log_likelihood(&tp).unwrap().value
+                - field.log_likelihood(&tm).unwrap().value)
+                / (2.0 * h);
+            assert!(
+                (fd - g[e]).abs() <= 1e-6 * (1.0 + g[e].abs()),
+                "param {e}: analytic {} vs numeric {fd}",
+                g[e]
+            );
+        }
+    }
+
+    #[test]
+    fn gradient_matches_finite_differences() {
+        let (y, _) = centre_features(&roll(30));
+        let edges = vec![(0, 1), (1, 2), (2, 3), (0, 5), (4, 5), (3, 4), (6, 7), (5, 6)];
+        let mut y8 = y.rows(0, 8).into_owned();
+        y8.row_mut(7).add_scalar_mut(0.3);
+        for gamma in [1e-2, 0.0] {
+            let field = MeuField::new(&y8, edges.clone(), gamma);
+            let theta: Vec<f64> = (0..edges.len()).map(|e| 0.5 + 0.3 * e as f64).collect();
+            fd_check(&field, &theta);
+        }
+    }
+
+    #[test]
+    fn log_likelihood_equals_dense_gaussian_density() {
+        let (y, _) = centre_features(&roll(10));
+        let edges: Vec<(usize, usize)> = (0..9).map(|i| (i, i + 1)).chain([(0, 4)]).collect();
+        let field = MeuField::new(&y, edges.clone(), 0.2);
+        let lambda: Vec<f64> = (0..10).map(|e| 0.4 + 0.1 * e as f64).collect();
+        let mut prec = DMatrix::<f64>::identity(10, 10) * 0.2;
+        for (&(i, j), &l) in edges.iter().zip(&lambda) {
+            prec[(i, i)] += l;
+            prec[(j, j)] += l;
+            prec[(i, j)] -= l;
+            prec[(j, i)] -= l;
+        }
+        let cov = prec.clone().try_inverse().unwrap();
+        let ld = cov.clone().cholesky().unwrap().l().diagonal().map(|v| v.ln()).sum() * 2.0;
+        let want: f64 = y
+            .column_iter()
+            .map(|c| {
+                let c = c.into_owned();
+                -5.0 * LOG_TAU - 0.5 * ld - 0.5 * (c.transpose() * &prec * &c)[(0, 0)]
+            })
+            .sum();
+        let got = field.log_likelihood(&lambda).unwrap().value;
+        assert!((got - want).abs() < 1e-10 * want.abs(), "{got} vs {want}");
+    }
+
+    #[test]
+    fn fitted_meu_satisfies_kkt_conditions() {
+        let y = roll(60);
+        let meu = MeuParams::new(2, 5).pgtol(1e-8).fit(&y).unwrap();
+        assert!(meu.report.projected_gradient < 1e-6, "{:?}", meu.report);
+        let field = meu.field();
+        let expected = field.expected_sq_dists(&meu.lambda).unwrap();
+        let mut active = 0;
+        for ((&l, &e), &d) in meu.lambda.iter().zip(&expected).zip(field.sq_dists()) {
+            if l > 1e-6 {
+                active += 1;
+                assert!((e - d).abs() < 2e-6, "active edge: <d> {e} vs d {d}");
+            } else {
+                assert!(e <= d + 2e-6, "edge at zero: <d> {e} > d {d}");
+            }
+        }
+        assert!(active > meu.lambda.len() / 2);
+    }
+
+    /// Data drawn from a field with a complete positive graph, many features: with all
+    /// pairs as neighbours every constraint is matched (interior optimum), so
+    /// `H K H = H Y Y^T H / p` and MEU is PCA (spec §2.7).
+    #[test]
+    fn all_pairs_recover_pca() {
+        let (n, p) = (12, 5000);
+        let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(7);
+        let mut prec = DMatrix::<f64>::identity(n, n) * 0.05;
+        for i in 0..n {
+            for j in 0..i {
+                let l = 0.5 + ((i * 7 + j * 3) % 5) as f64 * 0.2;
+                prec[(i, i)] += l;
+                prec[(j, j)] += l;
+                prec[(i, j)] -= l;
+                prec[(j, i)] -= l;
+            }
+        }
+        let l = prec.clone().try_inverse().unwrap().cholesky().unwrap().l();
+        let z = DMatrix::from_fn(n, p, |_, _| StandardNormal.sample(&mut rng));
+        let y = l * z;
+        let meu = MeuParams::new(2, n - 1)
+            .pgtol(1e-9)
+            .scaling(FieldScaling::Eigenvalue)
+            .fit(&y)
+            .unwrap();
+        let low = meu.lambda.iter().cloned().fold(f64::INFINITY, f64::min);
+        assert!(low > 1e-3, "an edge hit the bound: {low} {:?}", meu.report);
+        let pca = PcaParams::new(2).fit(&y).unwrap();
+        let err = procrustes(pca.coords(), meu.coords()).unwrap();
+        assert!(err.error < 1e-8, "Procrustes error {}", err.error);
+    }
+
+    #[test]
+    fn new_point_problem_is_the_exact_joint_likelihood() {
+        // The (k+1)-point likelihood differs from the full (n+1)-point field's joint
+        // log-likelihood by a constant in lambda_*.
+        let (y, _) = centre_features(&roll(9));
+        let edges: Vec<(usize, usize)> = (0..7).map(|i| (i, i + 1)).chain([(0, 3)]).collect();
+        let train_lambda: Vec<f64> = (0..8).map(|e| 0.6 + 0.1 * e as f64).collect();
+        let gamma = 0.1;
+        let field = MeuField::new(&y.rows(0, 8).into_owned(), edges.clone(), gamma);
+        let k = field.factor(&train_lambda).unwrap().inverse();
+        let nbrs = [2usize, 5, 6];
+        let k_nn = DMatrix::from_fn(3, 3, |a, b| k[(nbrs[a], nbrs[b])]);
+        let d: Vec<f64> = nbrs
+            .iter()
+            .map(|&j| (y.row(8) - y.row(j)).norm_squared())
+            .collect();
+        let local = NewPointField::new(&k_nn, d, 3, gamma).unwrap();
+        fd_check(&local, &[0.3, 0.7, 1.1]);
+        let joint = |lam: &[f64]| {
+            let mut e = edges.clone();
+            let mut l = train_lambda.clone();
+            for (&j, &v) in nbrs.iter().zip(lam) {
+                e.push((j, 8));
+                l.push(v);
+            }
+            MeuField::new(&y, e, gamma).log_likelihood(&l).unwrap().value
+        };
+        let a = [0.3, 0.7, 1.1];
+        let b = [1.5, 0.2, 0.9];
+        let diff_joint = joint(&a) - joint(&b);
+        let diff_local =
+            local.log_likelihood(&a).unwrap().value - local.log_likelihood(&b).unwrap().value;
+        assert!((diff_joint - diff_local).abs() < 1e-10, "{diff_joint} vs {diff_local}");
+    }
+
+    #[test]
+    fn projection_of_a_training_neighbourhood_lands_nearby() {
+        let y = roll(80);
+        let meu = MeuParams::new(2, 6).fit(&y).unwrap();
+        let mid = (y.row(10) + y.row(11)) * 0.5;
+        let pr = meu.project(&DMatrix::from_rows(&[mid])).unwrap();
+        let x = pr.mean.row(0);
+        let gap = (meu.coords().row(10) - meu.coords().row(11)).norm();
+        assert!((x - meu.coords().row(10)).norm() < 2.0 * gap + 1e-12);
+        let cov = &pr.covariance.unwrap()[0];
+        assert!(cov[(0, 0)] > 0.0 && cov[(0, 1)] == 0.0);
+        let same = meu.project(&DMatrix::from_rows(&[y.row(3).into_owned()])).unwrap();
+        assert_eq!(same.mean.row(0), meu.coords().row(3));
+    }
+
+    #[test]
+    fn bad_input_gets_clear_errors() {
+        let y = roll(40);
+        assert!(matches!(
+            MeuParams::new(2, 5).gamma(-1.0).fit(&y),
+            Err(Error::InvalidParameter { .. })
+        ));
+        let mut dup = y.clone();
+        let r = dup.row(0).into_owned();
+        dup.set_row(1, &r);
+        assert!(matches!(
+            MeuParams::new(2, 5).fit(&dup),
+            Err(Error::DuplicatePoints { .. })
+        ));
+        let one = y.columns(0, 1).into_owned();
+        assert!(MeuParams::new(1, 5).fit(&one).is_err());
+        let mut apart = roll(20);
+        for i in 10..20 {
+            apart[(i, 0)] += 1e3;
+        }
+        assert!(matches!(
+            MeuParams::new(2, 3).fit(&apart),
+            Err(Error::DisconnectedGraph { .. })
+        ));
+    }
+}
