@@ -293,7 +293,11 @@ pub struct FieldEmbedding {
     pub eigenvalues: DVector<f64>,
 }
 
-fn scale_columns(vectors: DMatrix<f64>, values: &DVector<f64>, scaling: FieldScaling) -> DMatrix<f64> {
+fn scale_columns(
+    vectors: DMatrix<f64>,
+    values: &DVector<f64>,
+    scaling: FieldScaling,
+) -> DMatrix<f64> {
     let n = vectors.nrows() as f64;
     let mut x = vectors;
     for (mut col, &l) in x.column_iter_mut().zip(values.iter()) {
@@ -318,15 +322,28 @@ pub fn laplacian_embedding(
 ) -> Result<FieldEmbedding> {
     let eig = smallest_eigenpairs(SymMatrix::Sparse(l), q + 1)?;
     let mu = eig.values.rows(1, q);
-    if let Some(j) = mu.iter().position(|&m| m <= 1e-12 * eig.values[q].abs().max(1e-300)) {
+    if let Some(j) = mu
+        .iter()
+        .position(|&m| m <= 1e-12 * eig.values[q].abs().max(1e-300))
+    {
         return Err(Error::numerical(
             "the field's Laplacian",
-            format!("eigenvalue {} is zero, so the graph is disconnected; use a larger k", j + 2),
+            format!(
+                "eigenvalue {} is zero, so the graph is disconnected; use a larger k",
+                j + 2
+            ),
         ));
     }
     let eigenvalues = mu.map(|m| 1.0 / (m + gamma));
-    let coords = scale_columns(eig.vectors.columns(1, q).into_owned(), &eigenvalues, scaling);
-    Ok(FieldEmbedding { coords, eigenvalues })
+    let coords = scale_columns(
+        eig.vectors.columns(1, q).into_owned(),
+        &eigenvalues,
+        scaling,
+    );
+    Ok(FieldEmbedding {
+        coords,
+        eigenvalues,
+    })
 }
 
 /// The embedding from a dense covariance `K`: the top-q eigenpairs of `H K H` (used when
@@ -351,9 +368,9 @@ pub fn latent_scales(prec: &Precision, coords: &DMatrix<f64>) -> DVector<f64> {
     let n = coords.nrows() as f64;
     DVector::from_iterator(
         coords.ncols(),
-        coords
-            .column_iter()
-            .map(|c| prec.quadratic_trace(&DMatrix::from_column_slice(c.len(), 1, c.as_slice())) / n),
+        coords.column_iter().map(|c| {
+            prec.quadratic_trace(&DMatrix::from_column_slice(c.len(), 1, c.as_slice())) / n
+        }),
     )
 }
 
@@ -372,7 +389,9 @@ mod tests {
     use super::*;
 
     fn data(n: usize, p: usize) -> DMatrix<f64> {
-        DMatrix::from_fn(n, p, |i, j| ((i * 7 + j * 3) as f64 * 0.37).sin() + 0.1 * j as f64)
+        DMatrix::from_fn(n, p, |i, j| {
+            ((i * 7 + j * 3) as f64 * 0.37).sin() + 0.1 * j as f64
+        })
     }
 
     fn path_laplacian(n: usize, gamma: f64) -> CsrMatrix {
@@ -409,7 +428,11 @@ mod tests {
         let want = dense_log_density(&l.to_dense(), &y);
         for prec in [Precision::Sparse(l.clone()), Precision::Dense(l.to_dense())] {
             let e = field_log_likelihood(&prec, &y, "test").unwrap();
-            assert!((e.value - want).abs() < 1e-10 * want.abs(), "{} vs {want}", e.value);
+            assert!(
+                (e.value - want).abs() < 1e-10 * want.abs(),
+                "{} vs {want}",
+                e.value
+            );
         }
     }
 
@@ -419,8 +442,12 @@ mod tests {
         let shape = Precision::Dense(path_laplacian(8, 0.5).to_dense());
         let (s, e) = scaled_field_evidence(&shape, &y, "test").unwrap();
         let at = |t: f64| {
-            let Precision::Dense(m) = &shape else { unreachable!() };
-            field_log_likelihood(&Precision::Dense(m * t), &y, "t").unwrap().value
+            let Precision::Dense(m) = &shape else {
+                unreachable!()
+            };
+            field_log_likelihood(&Precision::Dense(m * t), &y, "t")
+                .unwrap()
+                .value
         };
         assert!((at(s) - e.value).abs() < 1e-10 * e.value.abs());
         assert!(at(s * 1.01) < e.value && at(s * 0.99) < e.value);

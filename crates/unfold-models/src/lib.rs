@@ -7,21 +7,25 @@
 //! Spectral baselines (issue 2): [`Pca`], [`Cmds`], [`KernelPca`],
 //! [`LaplacianEigenmaps`], [`Lle`], [`Isomap`].
 //!
-//! Gaussian random fields (issue 4, [`grf`]): [`Meu`].
+//! Gaussian random fields (issue 4, [`grf`]): [`Meu`], [`Alle`], [`LlePl`].
 
+pub mod alle;
 pub mod cmds;
 pub mod grf;
 pub mod isomap;
 pub mod kernel_pca;
 pub mod laplacian_eigenmaps;
 pub mod lle;
+pub mod lle_pl;
 pub mod meu;
 pub mod neighbourhood;
 mod orient;
 pub mod pca;
 pub mod persist;
+pub mod regression;
 pub mod traits;
 
+pub use alle::{Alle, AlleParams, Ordering};
 pub use cmds::{Cmds, CmdsParams};
 pub use grf::{
     FieldFitOptions, FieldFitReport, FieldScaling, GaussianRandomField, Precision,
@@ -30,6 +34,8 @@ pub use isomap::{Isomap, IsomapParams};
 pub use kernel_pca::{KernelPca, KernelPcaParams};
 pub use laplacian_eigenmaps::{LaplacianEigenmaps, LaplacianEigenmapsParams, LeWeights};
 pub use lle::{Lle, LleParams};
+pub use lle_pl::{LlePl, LlePlParams};
+pub use regression::{LocalRegressions, PrecisionRule};
 pub use meu::{Meu, MeuField, MeuParams};
 pub use neighbourhood::GraphSpec;
 pub use pca::{Pca, PcaParams};

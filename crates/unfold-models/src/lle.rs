@@ -55,7 +55,7 @@ impl LleParams {
             .into_par_iter()
             .map(|i| reconstruction_weights(y, &y.row(i).transpose(), &nn.indices[i], self.reg, i))
             .collect::<Result<_>>()?;
-        let m = cost_matrix(&nn.indices, &weights);
+        let m = cost_matrix(&nn.indices, &weights, None);
         let eig = smallest_eigenpairs(SymMatrix::Sparse(&m), self.dim + 1)?;
         let mut coords = eig.vectors.columns(1, self.dim) * (y.nrows() as f64).sqrt();
         orient_columns(&mut coords);
@@ -110,19 +110,26 @@ pub(crate) fn reconstruction_weights(
     Ok(w.iter().map(|v| v / total).collect())
 }
 
-/// `M = (I - W)^T (I - W)` as a sparse matrix, where row i of W holds `weights[i]` at the
-/// columns `nbrs[i]`.
-fn cost_matrix(nbrs: &[Vec<usize>], weights: &[Vec<f64>]) -> CsrMatrix {
+/// `M = (I - W)^T S (I - W) = sum_i s_i (e_i - w_i)(e_i - w_i)^T` as a sparse matrix, where
+/// row i of W holds `weights[i]` at the columns `nbrs[i]` and `S = diag(scale)` (the
+/// identity when `scale` is `None`). In the paper's column convention this is `M M^T` with
+/// `m_ii^2 = s_i` (spec §4.2).
+pub(crate) fn cost_matrix(
+    nbrs: &[Vec<usize>],
+    weights: &[Vec<f64>],
+    scale: Option<&[f64]>,
+) -> CsrMatrix {
     let n = nbrs.len();
-    let mut triplets = Vec::with_capacity(n * (1 + nbrs[0].len()).pow(2));
+    let width = nbrs.iter().map(Vec::len).max().unwrap_or(0);
+    let mut triplets = Vec::with_capacity(n * (1 + width).pow(2));
     for (i, (idx, w)) in nbrs.iter().zip(weights).enumerate() {
-        // Row i of (I - W) is e_i - w; M = sum_i (e_i - w_i)(e_i - w_i)^T.
-        triplets.push((i, i, 1.0));
+        let s = scale.map_or(1.0, |s| s[i]);
+        triplets.push((i, i, s));
         for (&a, &wa) in idx.iter().zip(w) {
-            triplets.push((i, a, -wa));
-            triplets.push((a, i, -wa));
+            triplets.push((i, a, -s * wa));
+            triplets.push((a, i, -s * wa));
             for (&b, &wb) in idx.iter().zip(w) {
-                triplets.push((a, b, wa * wb));
+                triplets.push((a, b, s * wa * wb));
             }
         }
     }
@@ -195,7 +202,7 @@ mod tests {
     fn cost_matrix_matches_dense_product() {
         let nbrs = vec![vec![1, 2], vec![0, 2], vec![1, 0]];
         let weights = vec![vec![0.3, 0.7], vec![0.5, 0.5], vec![-0.2, 1.2]];
-        let m = cost_matrix(&nbrs, &weights).to_dense();
+        let m = cost_matrix(&nbrs, &weights, None).to_dense();
         let mut iw = DMatrix::<f64>::identity(3, 3);
         for (i, (idx, w)) in nbrs.iter().zip(&weights).enumerate() {
             for (&a, &wa) in idx.iter().zip(w) {

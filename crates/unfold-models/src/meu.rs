@@ -21,7 +21,7 @@
 //! [`Meu::project`] and `docs/methods/meu.md`.
 
 use crate::grf::{
-    centre_features, latent_scales, laplacian_embedding, maximise_likelihood, FieldFitOptions,
+    centre_features, laplacian_embedding, latent_scales, maximise_likelihood, FieldFitOptions,
     FieldFitReport, FieldScaling, GaussianRandomField, Precision, LOG_TAU,
 };
 use crate::neighbourhood::GraphSpec;
@@ -79,8 +79,9 @@ impl MeuParams {
             return Err(Error::DuplicatePoints {
                 first: a,
                 second: b,
-                method: "MEU (a zero distance cannot be matched by a Gaussian field; remove duplicates)"
-                    .to_string(),
+                method:
+                    "MEU (a zero distance cannot be matched by a Gaussian field; remove duplicates)"
+                        .to_string(),
             });
         }
         let (yc, mean) = centre_features(y);
@@ -184,7 +185,11 @@ impl MeuField {
     /// when `gamma = 0` (same determinant as the pseudo-determinant of `L`, same `<d_ij>`).
     fn dense_precision(&self, lambda: &[f64]) -> DMatrix<f64> {
         let n = self.n;
-        let fill = if self.gamma > 0.0 { 0.0 } else { 1.0 / n as f64 };
+        let fill = if self.gamma > 0.0 {
+            0.0
+        } else {
+            1.0 / n as f64
+        };
         let mut a = DMatrix::from_element(n, n, fill);
         for i in 0..n {
             a[(i, i)] += self.gamma;
@@ -199,7 +204,10 @@ impl MeuField {
     }
 
     fn factor(&self, lambda: &[f64]) -> Result<Cholesky> {
-        Cholesky::new(&self.dense_precision(lambda), "the MEU precision L + gamma I")
+        Cholesky::new(
+            &self.dense_precision(lambda),
+            "the MEU precision L + gamma I",
+        )
     }
 
     /// The log-likelihood terms given `log |L + gamma I|`.
@@ -237,7 +245,10 @@ impl MeuField {
                 lambda.len()
             )));
         }
-        unfold_core::check_finite(&DMatrix::from_column_slice(lambda.len(), 1, lambda), "lambda")
+        unfold_core::check_finite(
+            &DMatrix::from_column_slice(lambda.len(), 1, lambda),
+            "lambda",
+        )
     }
 }
 
@@ -440,8 +451,7 @@ impl NewPointField {
     /// The problem for a new point with neighbour covariance block `k_nn` and squared
     /// distances `d` to those neighbours, in data with `p` features.
     pub fn new(k_nn: &DMatrix<f64>, d: Vec<f64>, p: usize, gamma: f64) -> Result<Self> {
-        let k_nn_inv = Cholesky::new(k_nn, "the neighbours' training covariance")?
-            .inverse();
+        let k_nn_inv = Cholesky::new(k_nn, "the neighbours' training covariance")?.inverse();
         Ok(NewPointField {
             k_nn_inv,
             d,
@@ -553,7 +563,16 @@ mod tests {
     #[test]
     fn gradient_matches_finite_differences() {
         let (y, _) = centre_features(&roll(30));
-        let edges = vec![(0, 1), (1, 2), (2, 3), (0, 5), (4, 5), (3, 4), (6, 7), (5, 6)];
+        let edges = vec![
+            (0, 1),
+            (1, 2),
+            (2, 3),
+            (0, 5),
+            (4, 5),
+            (3, 4),
+            (6, 7),
+            (5, 6),
+        ];
         let mut y8 = y.rows(0, 8).into_owned();
         y8.row_mut(7).add_scalar_mut(0.3);
         for gamma in [1e-2, 0.0] {
@@ -577,7 +596,15 @@ mod tests {
             prec[(j, i)] -= l;
         }
         let cov = prec.clone().try_inverse().unwrap();
-        let ld = cov.clone().cholesky().unwrap().l().diagonal().map(|v| v.ln()).sum() * 2.0;
+        let ld = cov
+            .clone()
+            .cholesky()
+            .unwrap()
+            .l()
+            .diagonal()
+            .map(|v| v.ln())
+            .sum()
+            * 2.0;
         let want: f64 = y
             .column_iter()
             .map(|c| {
@@ -665,14 +692,20 @@ mod tests {
                 e.push((j, 8));
                 l.push(v);
             }
-            MeuField::new(&y, e, gamma).log_likelihood(&l).unwrap().value
+            MeuField::new(&y, e, gamma)
+                .log_likelihood(&l)
+                .unwrap()
+                .value
         };
         let a = [0.3, 0.7, 1.1];
         let b = [1.5, 0.2, 0.9];
         let diff_joint = joint(&a) - joint(&b);
         let diff_local =
             local.log_likelihood(&a).unwrap().value - local.log_likelihood(&b).unwrap().value;
-        assert!((diff_joint - diff_local).abs() < 1e-10, "{diff_joint} vs {diff_local}");
+        assert!(
+            (diff_joint - diff_local).abs() < 1e-10,
+            "{diff_joint} vs {diff_local}"
+        );
     }
 
     #[test]
@@ -686,7 +719,9 @@ mod tests {
         assert!((x - meu.coords().row(10)).norm() < 2.0 * gap + 1e-12);
         let cov = &pr.covariance.unwrap()[0];
         assert!(cov[(0, 0)] > 0.0 && cov[(0, 1)] == 0.0);
-        let same = meu.project(&DMatrix::from_rows(&[y.row(3).into_owned()])).unwrap();
+        let same = meu
+            .project(&DMatrix::from_rows(&[y.row(3).into_owned()]))
+            .unwrap();
         assert_eq!(same.mean.row(0), meu.coords().row(3));
     }
 

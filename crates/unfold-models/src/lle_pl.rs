@@ -1,0 +1,188 @@
+//! Generalised LLE as a pseudolikelihood (`lle-pl`; Lawrence 2012 §2.7; spec
+//! `meu_alle_drill.md` §4.2–4.4).
+//!
+//! The same local regressions as ALLE ([`crate::regression`]) but on the ordinary kNN lists,
+//! so `M` is not triangular and the product of the regressions is a pseudolikelihood
+//! (the normalised column factors of Eq. 9/10, not Besag's full conditionals), reported with
+//! [`EvidenceKind::PseudoLogLikelihood`]. The precisions `m_ii^2` are estimated
+//! (`p / ||r_i||^2`) or fixed to 1, which is standard LLE: the embedding, from the smallest
+//! non-constant eigenvectors of `M M^T`, is then exactly that of [`crate::Lle`].
+
+use crate::grf::{centre_features, FieldScaling, Precision};
+use crate::neighbourhood::GraphSpec;
+use crate::regression::{
+    regression_embedding, LocalRegressions, PrecisionRule, RegressionProjector,
+};
+use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_graph::{NeighbourGraph, Weighting};
+
+/// Settings of [`LlePl`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlePlParams {
+    pub dim: usize,
+    pub graph: GraphSpec,
+    pub reg: f64,
+    pub precision: PrecisionRule,
+    pub scaling: FieldScaling,
+}
+
+impl LlePlParams {
+    /// Estimated precisions, ridge 1e-3, unit-variance coordinates.
+    pub fn new(dim: usize, k: usize) -> Self {
+        LlePlParams {
+            dim,
+            graph: GraphSpec::knn(k),
+            reg: 1e-3,
+            precision: PrecisionRule::Estimated,
+            scaling: FieldScaling::UnitVariance,
+        }
+    }
+
+    pub fn reg(mut self, reg: f64) -> Self {
+        self.reg = reg;
+        self
+    }
+
+    pub fn precision(mut self, rule: PrecisionRule) -> Self {
+        self.precision = rule;
+        self
+    }
+
+    /// Fits generalised LLE to the rows of `y` (features centred first).
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<LlePl> {
+        check_fit_input(y, self.dim, "lle-pl")?;
+        if !(self.reg.is_finite() && self.reg >= 0.0) {
+            return Err(Error::invalid(
+                "reg",
+                format!("must be finite and >= 0, got {}", self.reg),
+            ));
+        }
+        let (yc, mean) = centre_features(y);
+        let (nn, graph) = self.graph.build(&yc, Weighting::Binary, "lle-pl")?;
+        let regs = LocalRegressions::fit(&yc, nn.indices, self.reg, self.precision, "lle-pl")?;
+        let evidence =
+            Evidence::from_terms(EvidenceKind::PseudoLogLikelihood, regs.terms(yc.ncols()));
+        let (emb, latent_scale) = regression_embedding(&regs, self.dim, self.scaling)?;
+        Ok(LlePl {
+            regressions: regs,
+            k: self.graph.k,
+            reg: self.reg,
+            rule: self.precision,
+            eigenvalues: emb.eigenvalues,
+            latent_scale,
+            evidence,
+            mean,
+            train: yc,
+            graph,
+            coords: emb.coords,
+        })
+    }
+}
+
+/// A fitted generalised LLE.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LlePl {
+    pub regressions: LocalRegressions,
+    pub k: usize,
+    pub reg: f64,
+    pub rule: PrecisionRule,
+    /// Eigenvalues `1 / mu` of the centred covariance for the embedding axes, descending.
+    pub eigenvalues: DVector<f64>,
+    pub latent_scale: DVector<f64>,
+    /// Pseudo-log-likelihood of the centred training data (not comparable with a
+    /// likelihood).
+    pub evidence: Evidence,
+    mean: DVector<f64>,
+    train: DMatrix<f64>,
+    graph: NeighbourGraph,
+    coords: DMatrix<f64>,
+}
+
+impl LlePl {
+    /// `L = M M^T`.
+    pub fn precision(&self) -> Precision {
+        Precision::Sparse(self.regressions.precision_matrix(true))
+    }
+}
+
+impl Embedding for LlePl {
+    fn coords(&self) -> &DMatrix<f64> {
+        &self.coords
+    }
+
+    fn graph(&self) -> Option<&NeighbourGraph> {
+        Some(&self.graph)
+    }
+
+    fn evidence(&self) -> Evidence {
+        self.evidence.clone()
+    }
+}
+
+impl OutOfSample for LlePl {
+    /// The regression of the new point on its k nearest training points, as in ALLE.
+    fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection> {
+        check_new_points(y_new, self.train.ncols())?;
+        RegressionProjector {
+            train: &self.train,
+            mean: &self.mean,
+            coords: &self.coords,
+            latent_scale: &self.latent_scale,
+            k: self.k,
+            reg: self.reg,
+            rule: self.rule,
+        }
+        .project(y_new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LleParams;
+
+    fn roll(n: usize) -> DMatrix<f64> {
+        DMatrix::from_fn(n, 3, |i, j| {
+            let t = 1.5 + 3.0 * i as f64 / n as f64;
+            let h = ((i * 37) % 11) as f64 / 11.0;
+            [t * t.cos(), 2.0 * h, t * t.sin()][j]
+        })
+    }
+
+    #[test]
+    fn unit_precisions_are_standard_lle() {
+        let y = roll(120);
+        let pl = LlePlParams::new(2, 8)
+            .precision(PrecisionRule::Unit)
+            .fit(&y)
+            .unwrap();
+        let lle = LleParams::new(2, 8).fit(&y).unwrap();
+        let diff = (pl.coords() - lle.coords()).abs().max();
+        assert!(diff < 1e-8, "max coordinate difference {diff}");
+        let yn = y.rows(5, 3).into_owned() * 1.001;
+        let a = pl.project(&yn).unwrap().mean;
+        let b = lle.project(&yn).unwrap().mean;
+        assert!((a - b).abs().max() < 1e-8);
+    }
+
+    #[test]
+    fn estimated_precisions_are_the_likelihood_fixed_point() {
+        let y = roll(80);
+        let pl = LlePlParams::new(2, 6).fit(&y).unwrap();
+        assert_eq!(pl.evidence.kind, EvidenceKind::PseudoLogLikelihood);
+        // Each term (p/2) log m^2 - m^2 r^2 / 2 is maximal in m^2 at p / r^2.
+        for (&m, &r) in pl
+            .regressions
+            .precisions
+            .iter()
+            .zip(&pl.regressions.sq_residuals)
+        {
+            let f = |m: f64| 1.5 * m.ln() - 0.5 * m * r;
+            assert!((m * r - 3.0).abs() < 1e-12);
+            assert!(f(m) > f(m * 1.01) && f(m) > f(m * 0.99));
+        }
+    }
+}
