@@ -16,7 +16,7 @@
 //! Laplacian-form `L_0` with the root's `m_nn` set to 0 (`L_0 1 = 0`): the eigenvectors of
 //! its smallest non-zero eigenvalues.
 
-use crate::grf::{centre_features, FieldScaling, Precision};
+use crate::grf::{FieldScaling, Precision};
 use crate::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionProjector,
 };
@@ -29,7 +29,11 @@ use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_graph::NeighbourGraph;
 use unfold_linalg::CsrMatrix;
 
-/// The order of the points (first to last); parents come later.
+/// The order of the points (first to last); parents come later. A seeded random order is
+/// the default: along a principal component, the nearest *later* points of a point near
+/// the end of a curved manifold may lie across a fold (on the bundled Swiss roll, n = 400,
+/// k = 7, the PC order gave trustworthiness 0.90 against 0.97 for two random orders, and a
+/// lower likelihood).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Ordering {
     /// By the score on the first principal component, ascending (deterministic).
@@ -57,7 +61,7 @@ impl AlleParams {
             dim,
             k,
             reg: 1e-3,
-            ordering: Ordering::FirstPrincipalComponent,
+            ordering: Ordering::Random(0),
             scaling: FieldScaling::UnitVariance,
         }
     }
@@ -82,7 +86,7 @@ impl AlleParams {
         check_fit_input(y, self.dim, "ALLE")?;
         unfold_core::check_k(y.nrows(), self.k, "ALLE")?;
         check_reg(self.reg)?;
-        let (yc, mean) = centre_features(y);
+        let (yc, mean) = unfold_data::centre(y);
         let order = self.order(&yc)?;
         let parents = later_neighbours(&yc, &order, self.k)?;
         let regs = LocalRegressions::fit(&yc, parents, self.reg, PrecisionRule::Estimated, "ALLE")?;
@@ -271,7 +275,7 @@ mod tests {
     fn likelihood_is_the_gaussian_density_of_m_mt() {
         let y = wavy(40, 5);
         let alle = AlleParams::new(2, 4).fit(&y).unwrap();
-        let (yc, _) = centre_features(&y);
+        let (yc, _) = unfold_data::centre(&y);
         let dense = Precision::Dense(alle.regressions.precision_matrix(true).to_dense());
         let want = field_log_likelihood(&dense, &yc, "ALLE").unwrap().value;
         assert!(

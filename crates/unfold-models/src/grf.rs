@@ -374,16 +374,6 @@ pub fn latent_scales(prec: &Precision, coords: &DMatrix<f64>) -> DVector<f64> {
     )
 }
 
-/// Centres the columns of `y` (features) and returns the centred copy with the means.
-pub fn centre_features(y: &DMatrix<f64>) -> (DMatrix<f64>, DVector<f64>) {
-    let mean = DVector::from_iterator(y.ncols(), y.column_iter().map(|c| c.mean()));
-    let mut yc = y.clone();
-    for (mut col, &m) in yc.column_iter_mut().zip(mean.iter()) {
-        col.add_scalar_mut(-m);
-    }
-    (yc, mean)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

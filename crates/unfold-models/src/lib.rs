@@ -7,10 +7,11 @@
 //! Spectral baselines (issue 2): [`Pca`], [`Cmds`], [`KernelPca`],
 //! [`LaplacianEigenmaps`], [`Lle`], [`Isomap`].
 //!
-//! Gaussian random fields (issue 4, [`grf`]): [`Meu`], [`Alle`], [`LlePl`].
+//! Gaussian random fields (issue 4, [`grf`]): [`Meu`], [`Alle`], [`LlePl`], [`Drill`].
 
 pub mod alle;
 pub mod cmds;
+pub mod drill;
 pub mod grf;
 pub mod isomap;
 pub mod kernel_pca;
@@ -27,17 +28,16 @@ pub mod traits;
 
 pub use alle::{Alle, AlleParams, Ordering};
 pub use cmds::{Cmds, CmdsParams};
-pub use grf::{
-    FieldFitOptions, FieldFitReport, FieldScaling, GaussianRandomField, Precision,
-};
+pub use drill::{Drill, DrillParams};
+pub use grf::{FieldFitOptions, FieldFitReport, FieldScaling, GaussianRandomField, Precision};
 pub use isomap::{Isomap, IsomapParams};
 pub use kernel_pca::{KernelPca, KernelPcaParams};
 pub use laplacian_eigenmaps::{LaplacianEigenmaps, LaplacianEigenmapsParams, LeWeights};
 pub use lle::{Lle, LleParams};
 pub use lle_pl::{LlePl, LlePlParams};
-pub use regression::{LocalRegressions, PrecisionRule};
 pub use meu::{Meu, MeuField, MeuParams};
 pub use neighbourhood::GraphSpec;
 pub use pca::{Pca, PcaParams};
 pub use persist::FittedModel;
+pub use regression::{LocalRegressions, PrecisionRule};
 pub use traits::{Embedding, OutOfSample, Projection};

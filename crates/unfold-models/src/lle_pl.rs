@@ -8,7 +8,7 @@
 //! (`p / ||r_i||^2`) or fixed to 1, which is standard LLE: the embedding, from the smallest
 //! non-constant eigenvectors of `M M^T`, is then exactly that of [`crate::Lle`].
 
-use crate::grf::{centre_features, FieldScaling, Precision};
+use crate::grf::{FieldScaling, Precision};
 use crate::neighbourhood::GraphSpec;
 use crate::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionProjector,
@@ -60,7 +60,7 @@ impl LlePlParams {
                 format!("must be finite and >= 0, got {}", self.reg),
             ));
         }
-        let (yc, mean) = centre_features(y);
+        let (yc, mean) = unfold_data::centre(y);
         let (nn, graph) = self.graph.build(&yc, Weighting::Binary, "lle-pl")?;
         let regs = LocalRegressions::fit(&yc, nn.indices, self.reg, self.precision, "lle-pl")?;
         let evidence =

@@ -21,8 +21,8 @@
 //! [`Meu::project`] and `docs/methods/meu.md`.
 
 use crate::grf::{
-    centre_features, laplacian_embedding, latent_scales, maximise_likelihood, FieldFitOptions,
-    FieldFitReport, FieldScaling, GaussianRandomField, Precision, LOG_TAU,
+    laplacian_embedding, latent_scales, maximise_likelihood, FieldFitOptions, FieldFitReport,
+    FieldScaling, GaussianRandomField, Precision, LOG_TAU,
 };
 use crate::neighbourhood::GraphSpec;
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
@@ -84,7 +84,7 @@ impl MeuParams {
                         .to_string(),
             });
         }
-        let (yc, mean) = centre_features(y);
+        let (yc, mean) = unfold_data::centre(y);
         let edges: Vec<(usize, usize)> = graph.edges().iter().map(|&(i, j, _)| (i, j)).collect();
         let field = MeuField::new(&yc, edges, self.gamma);
         let (lambda, report) = maximise_likelihood(&field, &field.initial(), &self.fit)?;
@@ -562,7 +562,7 @@ mod tests {
 
     #[test]
     fn gradient_matches_finite_differences() {
-        let (y, _) = centre_features(&roll(30));
+        let (y, _) = unfold_data::centre(&roll(30));
         let edges = vec![
             (0, 1),
             (1, 2),
@@ -584,7 +584,7 @@ mod tests {
 
     #[test]
     fn log_likelihood_equals_dense_gaussian_density() {
-        let (y, _) = centre_features(&roll(10));
+        let (y, _) = unfold_data::centre(&roll(10));
         let edges: Vec<(usize, usize)> = (0..9).map(|i| (i, i + 1)).chain([(0, 4)]).collect();
         let field = MeuField::new(&y, edges.clone(), 0.2);
         let lambda: Vec<f64> = (0..10).map(|e| 0.4 + 0.1 * e as f64).collect();
@@ -671,7 +671,7 @@ mod tests {
     fn new_point_problem_is_the_exact_joint_likelihood() {
         // The (k+1)-point likelihood differs from the full (n+1)-point field's joint
         // log-likelihood by a constant in lambda_*.
-        let (y, _) = centre_features(&roll(9));
+        let (y, _) = unfold_data::centre(&roll(9));
         let edges: Vec<(usize, usize)> = (0..7).map(|i| (i, i + 1)).chain([(0, 3)]).collect();
         let train_lambda: Vec<f64> = (0..8).map(|e| 0.6 + 0.1 * e as f64).collect();
         let gamma = 0.1;

@@ -7,7 +7,7 @@
 //! says which.
 
 use crate::traits::{Embedding, OutOfSample};
-use crate::{Cmds, Isomap, KernelPca, LaplacianEigenmaps, Lle, Pca};
+use crate::{Alle, Cmds, Drill, Isomap, KernelPca, LaplacianEigenmaps, Lle, LlePl, Meu, Pca};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use unfold_core::{Error, Result};
@@ -25,6 +25,10 @@ pub enum FittedModel {
     LaplacianEigenmaps(LaplacianEigenmaps),
     Lle(Lle),
     Isomap(Isomap),
+    Meu(Meu),
+    Alle(Alle),
+    LlePl(LlePl),
+    Drill(Drill),
 }
 
 impl FittedModel {
@@ -37,6 +41,10 @@ impl FittedModel {
             FittedModel::LaplacianEigenmaps(_) => "le",
             FittedModel::Lle(_) => "lle",
             FittedModel::Isomap(_) => "isomap",
+            FittedModel::Meu(_) => "meu",
+            FittedModel::Alle(_) => "alle",
+            FittedModel::LlePl(_) => "lle-pl",
+            FittedModel::Drill(_) => "drill",
         }
     }
 
@@ -49,6 +57,10 @@ impl FittedModel {
             FittedModel::LaplacianEigenmaps(m) => m,
             FittedModel::Lle(m) => m,
             FittedModel::Isomap(m) => m,
+            FittedModel::Meu(m) => m,
+            FittedModel::Alle(m) => m,
+            FittedModel::LlePl(m) => m,
+            FittedModel::Drill(m) => m,
         }
     }
 
@@ -61,6 +73,10 @@ impl FittedModel {
             FittedModel::LaplacianEigenmaps(_) => None,
             FittedModel::Lle(m) => Some(m),
             FittedModel::Isomap(m) => Some(m),
+            FittedModel::Meu(m) => Some(m),
+            FittedModel::Alle(m) => Some(m),
+            FittedModel::LlePl(m) => Some(m),
+            FittedModel::Drill(_) => None,
         }
     }
 
@@ -141,6 +157,33 @@ mod tests {
         let a = m.out_of_sample().unwrap().project(&y).unwrap();
         let b = back.out_of_sample().unwrap().project(&y).unwrap();
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn field_models_round_trip_with_identical_projections() {
+        use crate::{AlleParams, DrillParams, LlePlParams, MeuParams};
+        let y = DMatrix::from_fn(50, 3, |i, j| {
+            let t = 1.5 + 3.0 * i as f64 / 50.0;
+            [t * t.cos(), ((i * 37) % 11) as f64 / 5.0, t * t.sin()][j]
+        });
+        let new = DMatrix::from_fn(3, 3, |i, j| y[(10 * i + 5, j)] * 1.01 + 0.02);
+        let models = [
+            FittedModel::Meu(MeuParams::new(2, 5).fit(&y).unwrap()),
+            FittedModel::Alle(AlleParams::new(2, 5).fit(&y).unwrap()),
+            FittedModel::LlePl(LlePlParams::new(2, 5).fit(&y).unwrap()),
+            FittedModel::Drill(DrillParams::new(2, 5, 0.05).fit(&y).unwrap()),
+        ];
+        for m in models {
+            let back = FittedModel::from_bytes(&m.to_bytes().unwrap(), Path::new("m")).unwrap();
+            assert_eq!(back.method(), m.method());
+            assert_eq!(back.embedding().coords(), m.embedding().coords());
+            assert_eq!(back.embedding().evidence(), m.embedding().evidence());
+            if let Some(rule) = m.out_of_sample() {
+                let a = rule.project(&new).unwrap();
+                let b = back.out_of_sample().unwrap().project(&new).unwrap();
+                assert_eq!(a, b, "{}", m.method());
+            }
+        }
     }
 
     #[test]

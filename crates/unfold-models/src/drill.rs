@@ -1,0 +1,317 @@
+//! DRILL: dimensionality reduction through regularisation of the inverse covariance in the
+//! log likelihood (Lawrence 2012 §3; spec `meu_alle_drill.md` §7).
+//!
+//! The field's precision `Lambda` has the sparsity of the neighbourhood graph (or is free
+//! everywhere) plus a free diagonal; it is fitted by the graphical lasso on the second
+//! moments of the centred data over points, `S = Y_c Y_c^T / p`:
+//!
+//! ```text
+//! maximise  log|Lambda| - tr(S Lambda) - rho sum_{i != j} |lambda_ij|,  lambda_ij = 0 off the graph.
+//! ```
+//!
+//! Conventions (spec §11 item 14, each changes what `rho` means): Y is centred per
+//! feature; S is divided by p; the penalty runs over ordered pairs (Friedman's glasso, so
+//! the paper's `rho_paper sum_{i<j} |lambda_ij|` added to `-log p(Y)` is `rho = rho_paper /
+//! p` here); the diagonal is penalised with the same `rho` (as the author's code, which
+//! keeps `W = S + rho I` positive definite when `S` is singular, as it is whenever p < n)
+//! unless `penalize_diagonal` is false (the paper's formula). The exact log-likelihood at
+//! the fitted `Lambda` is `-(np/2) log 2pi + (p/2) log|Lambda| - (p/2) tr(S Lambda)`.
+//! `Lambda` is not a Laplacian, so the embedding comes from the top eigenvectors of the
+//! centred implied covariance `H Lambda^{-1} H` (spec §7), never the Laplacian shortcut.
+
+use crate::grf::{covariance_embedding, FieldScaling, LOG_TAU};
+use crate::neighbourhood::GraphSpec;
+use crate::traits::{check_fit_input, Embedding};
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_glasso::{graphical_lasso, GlassoOptions, Penalty};
+use unfold_graph::{NeighbourGraph, Weighting};
+use unfold_linalg::Cholesky;
+
+/// Settings of [`Drill`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct DrillParams {
+    pub dim: usize,
+    /// The support of `Lambda`: a kNN graph, or `None` for all pairs (L1 alone picks the
+    /// structure).
+    pub graph: Option<GraphSpec>,
+    /// The L1 penalty (glasso convention, see the module documentation), `>= 0`.
+    pub rho: f64,
+    pub penalize_diagonal: bool,
+    pub scaling: FieldScaling,
+    /// Duality-gap tolerance and sweep limit of the graphical lasso.
+    pub tol: f64,
+    pub max_iter: usize,
+}
+
+impl DrillParams {
+    /// DRILL on the union kNN graph with penalty `rho`.
+    pub fn new(dim: usize, k: usize, rho: f64) -> Self {
+        DrillParams {
+            dim,
+            graph: Some(GraphSpec::knn(k)),
+            rho,
+            penalize_diagonal: true,
+            scaling: FieldScaling::UnitVariance,
+            tol: 1e-6,
+            max_iter: 1000,
+        }
+    }
+
+    /// DRILL with every pair of points as neighbours.
+    pub fn all_pairs(dim: usize, rho: f64) -> Self {
+        DrillParams {
+            graph: None,
+            ..DrillParams::new(dim, 1, rho)
+        }
+    }
+
+    pub fn penalize_diagonal(mut self, yes: bool) -> Self {
+        self.penalize_diagonal = yes;
+        self
+    }
+
+    pub fn scaling(mut self, scaling: FieldScaling) -> Self {
+        self.scaling = scaling;
+        self
+    }
+
+    /// Fits DRILL to the rows of `y`.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Drill> {
+        self.fit_warm(y, None)
+    }
+
+    /// Fits DRILL for each penalty in `rhos` (warm-started from the previous one, largest
+    /// first) and keeps the fit with the highest `score` (for example the GP-LVM
+    /// likelihood of `unfold_eval::gplvm_score`, as the paper chooses rho). Returns the best
+    /// fit and `(rho, score)` for every penalty, in the order given.
+    pub fn fit_best<F>(
+        &self,
+        y: &DMatrix<f64>,
+        rhos: &[f64],
+        score: F,
+    ) -> Result<(Drill, Vec<(f64, f64)>)>
+    where
+        F: Fn(&Drill) -> Result<f64>,
+    {
+        if rhos.is_empty() {
+            return Err(Error::invalid("rhos", "give at least one penalty to try"));
+        }
+        let mut idx: Vec<usize> = (0..rhos.len()).collect();
+        idx.sort_by(|&a, &b| rhos[b].total_cmp(&rhos[a]));
+        let mut scores = vec![f64::NAN; rhos.len()];
+        let mut best: Option<(f64, Drill)> = None;
+        let mut warm: Option<(DMatrix<f64>, DMatrix<f64>)> = None;
+        for i in idx {
+            let params = DrillParams {
+                rho: rhos[i],
+                ..self.clone()
+            };
+            let fit = params.fit_warm(y, warm.take())?;
+            let s = score(&fit)?;
+            scores[i] = s;
+            warm = Some((fit.covariance.clone(), fit.precision.clone()));
+            if best.as_ref().is_none_or(|(b, _)| s > *b) {
+                best = Some((s, fit));
+            }
+        }
+        let (_, fit) = best.expect("at least one penalty");
+        Ok((fit, rhos.iter().copied().zip(scores).collect()))
+    }
+
+    fn fit_warm(
+        &self,
+        y: &DMatrix<f64>,
+        warm: Option<(DMatrix<f64>, DMatrix<f64>)>,
+    ) -> Result<Drill> {
+        check_fit_input(y, self.dim, "DRILL")?;
+        if !(self.rho.is_finite() && self.rho >= 0.0) {
+            return Err(Error::invalid(
+                "rho",
+                format!("the L1 penalty must be finite and >= 0, got {}", self.rho),
+            ));
+        }
+        let (n, p) = (y.nrows(), y.ncols());
+        let (yc, _) = unfold_data::centre(y);
+        let s = &yc * yc.transpose() / p as f64;
+        let graph = match &self.graph {
+            Some(spec) => Some(spec.build(&yc, Weighting::Binary, "DRILL")?.1),
+            None => None,
+        };
+        let penalty = match &graph {
+            None => Penalty::Scalar(self.rho),
+            Some(g) => {
+                let mut m = DMatrix::from_element(n, n, f64::INFINITY);
+                for i in 0..n {
+                    m[(i, i)] = self.rho;
+                    for &j in g.neighbours(i).0 {
+                        m[(i, j)] = self.rho;
+                    }
+                }
+                Penalty::Matrix(m)
+            }
+        };
+        let opts = GlassoOptions {
+            penalize_diagonal: self.penalize_diagonal,
+            tol: self.tol,
+            max_iter: self.max_iter,
+            warm_start: warm,
+            ..GlassoOptions::default()
+        };
+        let fit = graphical_lasso(&s, &penalty, &opts).map_err(|e| {
+            Error::numerical(
+                "DRILL's graphical lasso",
+                format!("{e}; with p < n the second-moment matrix is singular: use rho > 0 with the diagonal penalised"),
+            )
+        })?;
+        if !fit.converged {
+            return Err(Error::NotConverged {
+                context: "DRILL's graphical lasso".into(),
+                iterations: fit.iterations,
+                advice: format!(
+                    "duality gap {:.3e} > tol {:.1e}: raise max_iter or rho",
+                    fit.duality_gap, self.tol
+                ),
+            });
+        }
+        let log_det = Cholesky::new(&fit.precision, "DRILL's precision")?.log_det();
+        let (nf, pf) = (n as f64, p as f64);
+        let evidence = Evidence::from_terms(
+            EvidenceKind::LogLikelihood,
+            vec![
+                ("normaliser".into(), -0.5 * nf * pf * LOG_TAU),
+                ("log_det".into(), 0.5 * pf * log_det),
+                ("data".into(), -0.5 * pf * s.dot(&fit.precision)),
+            ],
+        );
+        let emb = covariance_embedding(fit.covariance.clone(), self.dim, self.scaling)?;
+        Ok(Drill {
+            rho: self.rho,
+            eigenvalues: emb.eigenvalues,
+            evidence,
+            penalised_objective: fit.objective,
+            sweeps: fit.iterations,
+            precision: fit.precision,
+            covariance: fit.covariance,
+            graph,
+            coords: emb.coords,
+        })
+    }
+}
+
+/// A fitted DRILL.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Drill {
+    pub rho: f64,
+    /// The fitted precision `Lambda` (n x n).
+    pub precision: DMatrix<f64>,
+    /// The implied covariance `K = Lambda^{-1}` (the glasso's `W`).
+    pub covariance: DMatrix<f64>,
+    /// Eigenvalues of `H K H` for the embedding axes, descending.
+    pub eigenvalues: DVector<f64>,
+    /// Exact log-likelihood of the centred data at `Lambda`.
+    pub evidence: Evidence,
+    /// The glasso objective `log|Lambda| - tr(S Lambda) - rho sum |lambda_ij|`.
+    pub penalised_objective: f64,
+    /// Glasso sweeps.
+    pub sweeps: usize,
+    graph: Option<NeighbourGraph>,
+    coords: DMatrix<f64>,
+}
+
+impl Drill {
+    /// Edges with a non-zero precision entry, `(i, j)` with `i < j`: the learned structure.
+    pub fn learned_edges(&self) -> Vec<(usize, usize)> {
+        let n = self.precision.nrows();
+        (0..n)
+            .flat_map(|j| (0..j).map(move |i| (i, j)))
+            .filter(|&(i, j)| self.precision[(i, j)] != 0.0)
+            .collect()
+    }
+}
+
+impl Embedding for Drill {
+    fn coords(&self) -> &DMatrix<f64> {
+        &self.coords
+    }
+
+    fn graph(&self) -> Option<&NeighbourGraph> {
+        self.graph.as_ref()
+    }
+
+    fn evidence(&self) -> Evidence {
+        self.evidence.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grf::{field_log_likelihood, Precision};
+
+    fn wavy(n: usize, p: usize) -> DMatrix<f64> {
+        DMatrix::from_fn(n, p, |i, j| {
+            let t = i as f64 / n as f64 * 3.0;
+            (t * (j + 1) as f64 * 0.7).sin() + 0.1 * (((i * 31 + j * 17) % 13) as f64 - 6.0) / 6.0
+        })
+    }
+
+    #[test]
+    fn stationarity_on_the_graph_and_zeros_off_it() {
+        let y = wavy(30, 40);
+        let d = DrillParams::new(2, 4, 0.0)
+            .penalize_diagonal(false)
+            .fit(&y)
+            .unwrap();
+        let (yc, _) = unfold_data::centre(&y);
+        let s = &yc * yc.transpose() / 40.0;
+        let g = d.graph().unwrap();
+        for i in 0..30 {
+            // Without penalty: K_ij = S_ij on the diagonal and the edges (spec §7).
+            assert!((d.covariance[(i, i)] - s[(i, i)]).abs() < 1e-6);
+            for j in 0..30 {
+                if i != j && !g.has_edge(i, j) {
+                    assert_eq!(d.precision[(i, j)], 0.0);
+                } else {
+                    let k = d.precision.clone().try_inverse().unwrap();
+                    assert!((k[(i, j)] - s[(i, j)]).abs() < 1e-4, "({i},{j})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn log_likelihood_is_the_gaussian_density() {
+        let y = wavy(25, 6);
+        let d = DrillParams::new(2, 5, 0.05).fit(&y).unwrap();
+        let (yc, _) = unfold_data::centre(&y);
+        let want = field_log_likelihood(&Precision::Dense(d.precision.clone()), &yc, "t")
+            .unwrap()
+            .value;
+        assert!((d.evidence.value - want).abs() < 1e-9 * want.abs());
+    }
+
+    #[test]
+    fn grid_keeps_the_best_score() {
+        let y = wavy(25, 6);
+        let params = DrillParams::all_pairs(2, 0.0);
+        let (best, scores) = params
+            .fit_best(&y, &[0.02, 0.2, 0.05], |d| Ok(-(d.rho - 0.05).abs()))
+            .unwrap();
+        assert_eq!(best.rho, 0.05);
+        assert_eq!(scores.len(), 3);
+        let sparse = params.clone().fit_best(&y, &[0.2], |_| Ok(0.0)).unwrap().0;
+        let dense = params.fit_best(&y, &[0.02], |_| Ok(0.0)).unwrap().0;
+        assert!(sparse.learned_edges().len() < dense.learned_edges().len());
+    }
+
+    #[test]
+    fn bad_input_gets_clear_errors() {
+        let y = wavy(20, 4);
+        assert!(matches!(
+            DrillParams::new(2, 3, -0.1).fit(&y),
+            Err(Error::InvalidParameter { .. })
+        ));
+    }
+}
