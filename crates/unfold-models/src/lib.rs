@@ -19,6 +19,7 @@ pub mod laplacian_eigenmaps;
 pub mod lle;
 pub mod lle_pl;
 pub mod meu;
+pub mod mvu;
 pub mod neighbourhood;
 mod orient;
 pub mod pca;
@@ -36,6 +37,7 @@ pub use laplacian_eigenmaps::{LaplacianEigenmaps, LaplacianEigenmapsParams, LeWe
 pub use lle::{Lle, LleParams};
 pub use lle_pl::{LlePl, LlePlParams};
 pub use meu::{Meu, MeuField, MeuParams};
+pub use mvu::{Mvu, MvuParams};
 pub use neighbourhood::GraphSpec;
 pub use pca::{Pca, PcaParams};
 pub use persist::FittedModel;
