@@ -60,11 +60,12 @@ fn factor_schur(m: &DMatrix<f64>) -> Result<Cholesky> {
     ))
 }
 
-/// The MVU program in the basis `P` of `1^perp`: linear maps between `X` ((n-1) x (n-1))
-/// and the edge constraints.
+/// The MVU program on the face `K = P X P^T` (`P` from [`super::face::face_basis`]): the
+/// linear maps between `X` (r x r) and the edge constraints, with `C = -I`,
+/// `A(X)_e = u_e^T X u_e` and `u_e = P^T (e_i - e_j)`.
 struct EdgeSdp<'a> {
     edges: &'a [(usize, usize)],
-    /// n x (n-1), orthonormal columns orthogonal to `1`.
+    /// n x r, orthonormal columns orthogonal to `1`.
     p: DMatrix<f64>,
 }
 
@@ -114,15 +115,18 @@ impl EdgeSdp<'_> {
 /// When the interior-point iterates stall (steps below this length or a factorisation
 /// failure), the best iterate is accepted if its residuals are within `STALL_ACCEPT * tol`.
 const STALL_ACCEPT: f64 = 100.0;
+/// Step length below which the iterates count as stalled.
 const STALL_STEP: f64 = 1e-6;
 
-/// Solves the exact MVU SDP for squared edge lengths `b` (mean 1).
+/// Solves the exact MVU SDP on the face spanned by `p` for squared edge lengths `b` (mean
+/// 1): `min <C, X>` s.t. `A(X) = b`, `X PSD`, with dual `max b^T y` s.t.
+/// `Z = C - A^T(y) PSD`.
 ///
 /// Convergence: relative primal infeasibility `||b - A(X)|| / (1 + ||b||)`, relative dual
 /// infeasibility `||C - A^T(y) - Z||_F / (1 + ||C||_F)` and relative gap
 /// `<X, Z> / (1 + |<C, X>| + |b^T y|)` all below `tol` (SDPT3's measures; the gap uses
-/// `<X, Z>` rather than `<C, X> - b^T y` because when the graph holds rigid cliques the
-/// primal has no interior point and `y` grows without bound).
+/// `<X, Z>` rather than `<C, X> - b^T y`, which is unreliable if a rigid substructure the
+/// facial reduction missed leaves the primal without an interior point and `y` unbounded).
 pub(super) fn solve_exact(
     p: DMatrix<f64>,
     edges: &[(usize, usize)],
