@@ -11,6 +11,9 @@
 //! * [`residual_variance`]: `1 - rho^2` between given (e.g. geodesic) distances and embedding
 //!   distances (Tenenbaum, de Silva & Langford 2000).
 //! * [`loo_1nn_accuracy`]: leave-one-out 1-nearest-neighbour classification accuracy.
+//! * [`gplvm_score`]: the GP-LVM likelihood of an embedding (Lawrence 2005), the score of
+//!   Lawrence (2012, §4): a Gaussian process from the latent points to the data, kernel
+//!   hyperparameters maximised.
 //! * [`kmeans`], [`hungarian`], [`clustering_accuracy`], [`nmi`]: clustering of an
 //!   embedding and its agreement with known classes.
 //!
@@ -39,6 +42,7 @@
 mod assignment;
 mod check;
 mod clustering;
+mod gplvm_score;
 mod kmeans;
 mod knn;
 mod neighbourhood;
@@ -49,6 +53,9 @@ mod rows;
 
 pub use assignment::hungarian;
 pub use clustering::{clustering_accuracy, nmi};
+pub use gplvm_score::{
+    gplvm_log_likelihood, gplvm_score, GplvmHyperparameters, GplvmScore, GplvmScoreOptions,
+};
 pub use kmeans::{kmeans, KMeansFit, KMeansOptions};
 pub use knn::loo_1nn_accuracy;
 pub use neighbourhood::{continuity, trustworthiness};
