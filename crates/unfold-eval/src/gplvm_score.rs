@@ -64,11 +64,11 @@ pub struct GplvmScoreOptions {
     /// log-hyperparameter coordinates (finite, `>= 0`).
     pub pgtol: f64,
     /// Number of deterministic starts (`>= 1`); the highest likelihood wins. Start `r`
-    /// multiplies the base length scale by `4^{+-ceil(r/2)}` (alternating) and uses noise
-    /// `0.1 v`, `0.01 v`, `0.5 v` in turn (`v` the mean feature variance).
+    /// multiplies the base length scale by `1, 1/4, 4, 1/16, 16, ...` and the base noise by
+    /// `1, 0.1, 5` in turn.
     pub starts: usize,
-    /// Base start; `None` = data-driven: `alpha = v`, `lengthscale` = median pairwise latent
-    /// distance, `bias = 0.1 v`, `noise = 0.1 v`.
+    /// Base start; `None` = data-driven: `alpha = v` (the mean feature variance),
+    /// `lengthscale` = median pairwise latent distance, `bias = 0.1 v`, `noise = 0.1 v`.
     pub initial: Option<GplvmHyperparameters>,
 }
 
