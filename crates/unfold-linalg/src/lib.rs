@@ -39,6 +39,7 @@ pub mod distance;
 pub mod eigen;
 pub mod lanczos;
 pub mod operator;
+pub mod packed;
 pub mod sparse;
 pub mod sparse_cholesky;
 #[cfg(test)]
@@ -46,7 +47,7 @@ mod test_util;
 pub mod view;
 
 pub use cholesky::{log_det_spd, spd_inverse, Cholesky};
-pub use distance::{pairwise_kernel, pairwise_sq_dists, sq_dists_to};
+pub use distance::{exp, pairwise_kernel, pairwise_sq_dists, sq_dists_to};
 pub use eigen::{
     largest_eigenpairs, largest_eigenpairs_with, smallest_eigenpairs, smallest_eigenpairs_with,
     smallest_generalized_eigenpairs, smallest_generalized_eigenpairs_with, sym_eigen, SymEigen,
@@ -54,5 +55,6 @@ pub use eigen::{
 };
 pub use lanczos::{partial_sym_eigen, PartialEigenOptions, Which};
 pub use operator::SymOperator;
+pub use packed::PackedSym;
 pub use sparse::CsrMatrix;
 pub use sparse_cholesky::SparseCholesky;

@@ -10,7 +10,7 @@ use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, P
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
-use unfold_linalg::{pairwise_kernel, sq_dists_to};
+use unfold_linalg::{sq_dists_to, PackedSym};
 
 /// Settings of [`Cmds`].
 #[derive(Clone, Debug, PartialEq)]
@@ -26,8 +26,8 @@ impl CmdsParams {
     /// Classical MDS of the Euclidean distances between the rows of `y`.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Cmds> {
         check_fit_input(y, self.dim, "classical MDS")?;
-        let kernel = CentredKernel::new(
-            pairwise_kernel(y, |d2| -0.5 * d2),
+        let kernel = CentredKernel::from_packed(
+            &PackedSym::pairwise_kernel(y, |d2| -0.5 * d2),
             self.dim,
             "distance matrix",
         )?;

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
 use unfold_linalg::{
-    pairwise_kernel, partial_sym_eigen, sq_dists_to, PartialEigenOptions, SymOperator, Which,
+    exp, partial_sym_eigen, sq_dists_to, PackedSym, PartialEigenOptions, SymOperator, Which,
 };
 
 /// The top-q eigenpairs of a doubly centred kernel matrix, with the row means needed to
@@ -31,26 +31,32 @@ pub struct CentredKernel {
 
 impl CentredKernel {
     /// Takes the top `q` eigenpairs of the centred kernel `B = H K H` of a symmetric
-    /// kernel `k` built by this crate. `B` is never formed: block Lanczos applies it as
-    /// `H (K (H X))`, which saves two passes over the n x n matrix. Fails when fewer than
-    /// `q` eigenvalues are clearly positive.
+    /// kernel `k` built by this crate (its lower triangle is used). The matrix is packed
+    /// into half the memory first ([`PackedSym`]), which halves the traffic of every
+    /// product; see [`CentredKernel::from_packed`]. Fails when fewer than `q` eigenvalues
+    /// are clearly positive.
     pub fn new(k: DMatrix<f64>, q: usize, what: &str) -> Result<Self> {
-        let n = k.nrows();
-        // Column means equal row means: the kernel is symmetric.
-        let means: Vec<f64> = k
-            .as_slice()
-            .par_chunks(n)
-            .map(|col| col.iter().sum::<f64>() / n as f64)
-            .collect();
-        let row_means = DVector::from_vec(means);
+        let packed = PackedSym::from_lower(&k);
+        drop(k);
+        Self::from_packed(&packed, q, what)
+    }
+
+    /// Takes the top `q` eigenpairs of the centred kernel `B = H K H` of a packed
+    /// symmetric kernel. `B` is never formed: block Lanczos applies it as `H (K (H X))`,
+    /// and the row means of `K` come from its stored row sums. Fails when fewer than `q`
+    /// eigenvalues are clearly positive.
+    pub fn from_packed(k: &PackedSym, q: usize, what: &str) -> Result<Self> {
+        let n = k.dim() as f64;
+        let row_means = DVector::from_iterator(k.dim(), k.row_sums().iter().map(|s| s / n));
         let total_mean = row_means.mean();
         let opts = PartialEigenOptions {
-            // Each block product streams the whole kernel from memory: wide blocks need
-            // fewer of them (see `docs/linalg.md`).
-            block_size: Some(q.max(8)),
+            // Each block product streams the whole kernel from memory and handles
+            // `PackedSym::LANES` columns per pass: blocks that fill the lanes need the
+            // fewest passes (see `docs/linalg.md`).
+            block_size: Some(q.div_ceil(PackedSym::LANES) * PackedSym::LANES),
             ..PartialEigenOptions::default()
         };
-        let eig = partial_sym_eigen(&DoublyCentred(&k), q, Which::Largest, &opts)?;
+        let eig = partial_sym_eigen(&DoublyCentred(k), q, Which::Largest, &opts)?;
         let top = eig.values[0].abs().max(f64::MIN_POSITIVE);
         if let Some(j) = eig.values.iter().position(|&v| v <= 1e-10 * top) {
             return Err(Error::DimensionTooLarge {
@@ -97,11 +103,11 @@ impl CentredKernel {
 
 /// `H K H` as an operator, `H = I - 11^T / n`: centre the block's columns, multiply by
 /// `K`, centre again.
-struct DoublyCentred<'a>(&'a DMatrix<f64>);
+struct DoublyCentred<'a>(&'a PackedSym);
 
 impl SymOperator for DoublyCentred<'_> {
     fn dim(&self) -> usize {
-        self.0.nrows()
+        self.0.dim()
     }
 
     fn apply(&self, x: &DMatrix<f64>, y: &mut DMatrix<f64>) {
@@ -146,8 +152,8 @@ impl KernelPcaParams {
                 format!("must be positive and finite, got {gamma}"),
             ));
         }
-        let kernel = CentredKernel::new(
-            pairwise_kernel(y, |d2| (-gamma * d2).exp()),
+        let kernel = CentredKernel::from_packed(
+            &PackedSym::pairwise_kernel(y, |d2| exp(-gamma * d2)),
             self.dim,
             "RBF kernel",
         )?;
@@ -160,11 +166,11 @@ impl KernelPcaParams {
     }
 }
 
-/// `exp(-gamma d2)` entrywise, in parallel.
+/// `exp(-gamma d2)` entrywise, in parallel (the same `exp` as the fit).
 fn rbf(mut d2: DMatrix<f64>, gamma: f64) -> DMatrix<f64> {
     d2.as_mut_slice()
         .par_iter_mut()
-        .for_each(|v| *v = (-gamma * *v).exp());
+        .for_each(|v| *v = exp(-gamma * *v));
     d2
 }
 
