@@ -48,6 +48,12 @@ pub enum Method {
     Le,
     Lle,
     Isomap,
+    Meu,
+    Alle,
+    #[value(name = "lle-pl")]
+    LlePl,
+    Drill,
+    Mvu,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -80,7 +86,8 @@ pub struct MethodArgs {
     /// Seed for every random choice.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Kernel PCA: RBF precision in exp(-gamma |y - y'|^2) (default 1/p).
+    /// Kernel PCA: RBF precision in exp(-gamma |y - y'|^2) (default 1/p). MEU: precision
+    /// of the base density, L + gamma I (default 1e-4; 0 for the pseudo-inverse).
     #[arg(long)]
     pub gamma: Option<f64>,
     /// Laplacian eigenmaps: edge weights.
@@ -89,9 +96,65 @@ pub struct MethodArgs {
     /// Laplacian eigenmaps: heat kernel width (default: mean kNN distance).
     #[arg(long)]
     pub sigma: Option<f64>,
-    /// LLE: regulariser of the local Gram matrix, relative to its trace.
+    /// LLE, ALLE, lle-pl: regulariser of the local Gram matrix, relative to its trace.
     #[arg(long, default_value_t = 1e-3)]
     pub reg: f64,
+    /// MEU, ALLE, lle-pl, DRILL: coordinates with unit variance (the author's code) or
+    /// scaled by the square roots of the eigenvalues of H K H.
+    #[arg(long, value_enum, default_value_t = ScalingKind::Unit)]
+    pub scaling: ScalingKind,
+    /// MEU: stop when the largest projected gradient entry (of the scaled multipliers) is
+    /// at most this.
+    #[arg(long, default_value_t = 1e-5)]
+    pub pgtol: f64,
+    /// ALLE: order of the points (parents come later).
+    #[arg(long, value_enum, default_value_t = OrderKind::Random)]
+    pub ordering: OrderKind,
+    /// lle-pl: fix every precision m_ii to 1 (standard LLE) instead of estimating it.
+    #[arg(long)]
+    pub unit_precision: bool,
+    /// DRILL: L1 penalty on the precision (glasso convention on S = Y Y^T / p; default
+    /// 0.1 times the mean diagonal of S). Give several, comma-separated, to pick the best
+    /// by the GP-LVM likelihood score.
+    #[arg(long, value_delimiter = ',')]
+    pub rho: Vec<f64>,
+    /// DRILL: all pairs of points as neighbours (L1 alone picks the structure).
+    #[arg(long)]
+    pub all_pairs: bool,
+    /// MVU: solve in the basis of this many bottom Laplacian eigenvectors (the approximation
+    /// of Weinberger et al. 2006, for n above the exact solver's limit) instead of exactly.
+    #[arg(long)]
+    pub mvu_basis: Option<usize>,
+}
+
+impl MethodArgs {
+    /// The settings the command line gives for `method` with the flags `extra` (e.g.
+    /// `["--k", "7"]`) and defaults elsewhere.
+    pub fn parse_with(method: &str, extra: &[&str]) -> Self {
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            m: MethodArgs,
+        }
+        let head = ["unfold", "--method", method];
+        Wrapper::try_parse_from(head.iter().chain(extra))
+            .expect("the demo passes valid method flags")
+            .m
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScalingKind {
+    Unit,
+    Eigen,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OrderKind {
+    /// Along the first principal component.
+    Pc,
+    /// A random permutation from --seed.
+    Random,
 }
 
 #[derive(Args, Debug)]
@@ -132,4 +195,8 @@ pub struct ProjectArgs {
     /// Output CSV of the projected coordinates.
     #[arg(long)]
     pub out: PathBuf,
+    /// Output CSV of the per-axis variances of the projected points (models with a
+    /// conditional distribution: meu, alle, lle-pl).
+    #[arg(long)]
+    pub variances: Option<PathBuf>,
 }

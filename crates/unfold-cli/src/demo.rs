@@ -1,80 +1,164 @@
-//! `unfold demo`: every method on the Swiss roll of the LL-LVM paper, with plots and a
-//! table of trustworthiness, Procrustes error against the true manifold coordinates, and
-//! seconds.
+//! `unfold demo`: the spectral methods on the Swiss roll of the LL-LVM paper, then the
+//! Gaussian random field comparison of Lawrence (2012) on the Swiss roll and the USHCN
+//! stations, with plots and tables of trustworthiness, Procrustes error, labelled evidence,
+//! GP-LVM likelihood score and seconds.
 
-use crate::args::{DemoArgs, GraphKind, Method, MethodArgs, WeightKind};
+use crate::args::{DemoArgs, MethodArgs};
 use crate::methods;
 use crate::plot::{scatter_svg, Colouring};
+use nalgebra::DMatrix;
 use std::fmt::Write as _;
 use std::time::Instant;
 use unfold_core::{Error, Result};
-use unfold_eval::{procrustes_error, trustworthiness};
+use unfold_eval::{gplvm_score, procrustes_error, trustworthiness, GplvmScoreOptions};
+use unfold_models::FittedModel;
 
-const METHODS: [Method; 6] = [
-    Method::Pca,
-    Method::Cmds,
-    Method::Kpca,
-    Method::Le,
-    Method::Lle,
-    Method::Isomap,
-];
+const SPECTRAL: [&str; 6] = ["pca", "cmds", "kpca", "le", "lle", "isomap"];
+
+/// The paper's comparison (§4): LE, LLE, Isomap, MVU, MEU, ALLE, DRILL.
+const FIELDS: [&str; 7] = ["le", "lle", "isomap", "mvu", "meu", "alle", "drill"];
 
 pub fn run(a: &DemoArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
+    let spectral = spectral_section(a)?;
+    let fields = field_section(a)?;
+    let summary = format!("# unfold demo\n\n{spectral}\n{fields}");
+    unfold_core::write_atomic(&a.out.join("summary.md"), summary.as_bytes())?;
+    eprintln!("wrote {} (plots and summary.md)", a.out.display());
+    Ok(())
+}
+
+fn fit_timed(method: &str, k: usize, seed: u64, y: &DMatrix<f64>) -> Result<(FittedModel, f64)> {
+    let settings = MethodArgs::parse_with(
+        method,
+        &["--k", &k.to_string(), "--seed", &seed.to_string()],
+    );
+    let start = Instant::now();
+    let model = methods::fit(&settings, y)?;
+    Ok((model, start.elapsed().as_secs_f64()))
+}
+
+fn spectral_section(a: &DemoArgs) -> Result<String> {
     let data = unfold_data::synthetic::swiss_roll(a.n, 0.0, a.seed)?;
     let truth = data
         .latent
         .as_ref()
-        .expect("the Swiss roll generator returns its latent coordinates");
+        .expect("the Swiss roll has latent coordinates");
     let t: Vec<f64> = truth.column(0).iter().copied().collect();
     eprintln!(
-        "Swiss roll: {} points in 3-D (seed {}), k = {}, latent dimension 2",
+        "Swiss roll: {} points in 3-D (seed {}), k = {}",
         a.n, a.seed, a.k
     );
-
-    let mut table = String::new();
-    writeln!(
-        table,
-        "| method | trustworthiness (k={}) | Procrustes error | seconds |",
-        a.k
-    )
-    .ok();
-    writeln!(table, "|---|---|---|---|").ok();
-    for method in METHODS {
-        let settings = MethodArgs {
-            method,
-            dim: 2,
-            k: a.k,
-            graph: GraphKind::Union,
-            seed: a.seed,
-            gamma: None,
-            weights: WeightKind::Binary,
-            sigma: None,
-            reg: 1e-3,
-        };
-        let name = methods::name(method);
-        let start = Instant::now();
-        let model = methods::fit(&settings, &data.points)?;
-        let seconds = start.elapsed().as_secs_f64();
+    let mut table = format!(
+        "## Spectral methods\n\nSwiss roll (LL-LVM paper generator), n = {}, seed {}, k = {}, 2-D; \
+         plots `<method>.svg`, coloured by the true roll coordinate t.\n\n\
+         | method | trustworthiness (k={}) | Procrustes error | seconds |\n|---|---|---|---|\n",
+        a.n, a.seed, a.k, a.k
+    );
+    for name in SPECTRAL {
+        let (model, seconds) = fit_timed(name, a.k, a.seed, &data.points)?;
         let x = model.embedding().coords();
         let tw = trustworthiness(&data.points, x, a.k)?;
         let pe = procrustes_error(x, truth)?;
-        let plot = a.out.join(format!("{name}.svg"));
+        let title = format!("{name} (Swiss roll, n = {})", a.n);
         scatter_svg(
-            &plot,
+            &a.out.join(format!("{name}.svg")),
             x,
             Colouring::Value(&t),
-            &format!("{name} (Swiss roll, n = {})", a.n),
+            &title,
         )?;
         writeln!(table, "| {name} | {tw:.4} | {pe:.4} | {seconds:.3} |").ok();
     }
-    let summary = format!(
-        "# unfold demo\n\nSwiss roll (LL-LVM paper generator), n = {}, seed {}, k = {}, 2-D.\n\
-         Plots: one SVG per method in this folder, coloured by the true roll coordinate t.\n\n{table}",
-        a.n, a.seed, a.k
-    );
-    unfold_core::write_atomic(&a.out.join("summary.md"), summary.as_bytes())?;
     println!("{table}");
-    eprintln!("wrote {} (plots and summary.md)", a.out.display());
-    Ok(())
+    Ok(table)
+}
+
+/// One data set of the field comparison: points, neighbours, colouring and a tag.
+struct FieldData {
+    tag: &'static str,
+    title: String,
+    points: DMatrix<f64>,
+    k: usize,
+    colour: Vec<f64>,
+}
+
+fn field_section(a: &DemoArgs) -> Result<String> {
+    let roll = unfold_data::synthetic::swiss_roll(400, 0.0, a.seed)?;
+    let ushcn = unfold_data::bundled::ushcn_400(a.seed);
+    let sets = [
+        FieldData {
+            tag: "roll",
+            title: "Swiss roll, n = 400, k = 7".into(),
+            colour: roll
+                .latent
+                .as_ref()
+                .expect("latent")
+                .column(0)
+                .iter()
+                .copied()
+                .collect(),
+            points: roll.points,
+            k: 7,
+        },
+        FieldData {
+            tag: "ushcn",
+            title: "USHCN precipitation, 400 stations x 12 months (z-scores), k = 12 (colour: latitude)"
+                .into(),
+            colour: ushcn
+                .latent
+                .as_ref()
+                .expect("latent")
+                .column(0)
+                .iter()
+                .copied()
+                .collect(),
+            // MEU's gamma = 1e-4 is absolute: put the monthly totals (~1000) on a unit scale.
+            points: unfold_data::standardise(&ushcn.points).points,
+            k: 12,
+        },
+    ];
+    let mut out = String::from(
+        "## Gaussian random field models (Lawrence 2012)\n\n\
+         The paper's comparison, scored by the GP-LVM log-likelihood of each embedding (its \
+         metric: higher is better) and by trustworthiness. `evidence` is each model's own \
+         score, labelled by kind: only values of the same kind on the same data compare. \
+         Plots `grf-<data>-<method>.svg`.\n",
+    );
+    for set in &sets {
+        eprintln!("field models: {}", set.title);
+        write!(
+            out,
+            "\n### {}\n\n| method | evidence kind | evidence | GP-LVM score | trustworthiness (k={}) | seconds |\n|---|---|---|---|---|---|\n",
+            set.title, set.k
+        )
+        .ok();
+        for name in FIELDS {
+            let (model, seconds) = fit_timed(name, set.k, a.seed, &set.points)?;
+            let emb = model.embedding();
+            let x = emb.coords();
+            let score = gplvm_score(x, &set.points, &GplvmScoreOptions::default())?;
+            let tw = trustworthiness(&set.points, x, set.k)?;
+            let ev = emb.evidence();
+            let value = if ev.value.is_finite() {
+                format!("{:.2}", ev.value)
+            } else {
+                "-".into()
+            };
+            writeln!(
+                out,
+                "| {name} | {} | {value} | {:.2} | {tw:.4} | {seconds:.3} |",
+                ev.kind, score.log_likelihood
+            )
+            .ok();
+            let path = a.out.join(format!("grf-{}-{name}.svg", set.tag));
+            scatter_svg(
+                &path,
+                x,
+                Colouring::Value(&set.colour),
+                &format!("{name} ({})", set.title),
+            )?;
+        }
+    }
+    println!("{out}");
+    Ok(out)
 }

@@ -1,12 +1,14 @@
 //! From command-line settings to a fitted model.
 
-use crate::args::{GraphKind, Method, MethodArgs, WeightKind};
+use crate::args::{GraphKind, Method, MethodArgs, OrderKind, ScalingKind, WeightKind};
 use nalgebra::DMatrix;
 use unfold_core::Result;
+use unfold_eval::{gplvm_score, GplvmScoreOptions};
 use unfold_graph::Symmetrisation;
 use unfold_models::{
-    CmdsParams, FittedModel, GraphSpec, IsomapParams, KernelPcaParams, LaplacianEigenmapsParams,
-    LeWeights, LleParams, PcaParams,
+    AlleParams, CmdsParams, DrillParams, Embedding, FieldScaling, FittedModel, GraphSpec,
+    IsomapParams, KernelPcaParams, LaplacianEigenmapsParams, LeWeights, LleParams, LlePlParams,
+    MeuParams, MvuParams, Ordering, PcaParams, PrecisionRule,
 };
 
 /// The method's name on the command line.
@@ -18,12 +20,17 @@ pub fn name(method: Method) -> &'static str {
         Method::Le => "le",
         Method::Lle => "lle",
         Method::Isomap => "isomap",
+        Method::Meu => "meu",
+        Method::Alle => "alle",
+        Method::LlePl => "lle-pl",
+        Method::Drill => "drill",
+        Method::Mvu => "mvu",
     }
 }
 
 /// Whether the method builds a neighbourhood graph (and so uses `k`).
 pub fn uses_graph(method: Method) -> bool {
-    matches!(method, Method::Le | Method::Lle | Method::Isomap)
+    !matches!(method, Method::Pca | Method::Cmds | Method::Kpca)
 }
 
 /// Fits the method described by `a` to the rows of `y`.
@@ -34,6 +41,10 @@ pub fn fit(a: &MethodArgs, y: &DMatrix<f64>) -> Result<FittedModel> {
             GraphKind::Union => Symmetrisation::Union,
             GraphKind::Mutual => Symmetrisation::Mutual,
         },
+    };
+    let scaling = match a.scaling {
+        ScalingKind::Unit => FieldScaling::UnitVariance,
+        ScalingKind::Eigen => FieldScaling::Eigenvalue,
     };
     Ok(match a.method {
         Method::Pca => FittedModel::Pca(PcaParams::new(a.dim).fit(y)?),
@@ -65,5 +76,86 @@ pub fn fit(a: &MethodArgs, y: &DMatrix<f64>) -> Result<FittedModel> {
             .fit(y)?,
         ),
         Method::Isomap => FittedModel::Isomap(IsomapParams { dim: a.dim, graph }.fit(y)?),
+        Method::Meu => {
+            let mut params = MeuParams::new(a.dim, a.k)
+                .gamma(a.gamma.unwrap_or(1e-4))
+                .scaling(scaling)
+                .pgtol(a.pgtol);
+            params.graph = graph;
+            FittedModel::Meu(params.fit(y)?)
+        }
+        Method::Alle => FittedModel::Alle(
+            AlleParams::new(a.dim, a.k)
+                .reg(a.reg)
+                .scaling(scaling)
+                .ordering(match a.ordering {
+                    OrderKind::Pc => Ordering::FirstPrincipalComponent,
+                    OrderKind::Random => Ordering::Random(a.seed),
+                })
+                .fit(y)?,
+        ),
+        Method::LlePl => FittedModel::LlePl(
+            LlePlParams {
+                dim: a.dim,
+                graph,
+                reg: a.reg,
+                precision: if a.unit_precision {
+                    PrecisionRule::Unit
+                } else {
+                    PrecisionRule::Estimated
+                },
+                scaling,
+            }
+            .fit(y)?,
+        ),
+        Method::Drill => FittedModel::Drill(fit_drill(a, graph, scaling, y)?),
+        Method::Mvu => {
+            let mut params = MvuParams::new(a.dim, a.k);
+            params.graph = graph;
+            if let Some(b) = a.mvu_basis {
+                params = params.basis(b);
+            }
+            FittedModel::Mvu(params.fit(y)?)
+        }
     })
+}
+
+/// DRILL with the given penalty, or the best of several by the GP-LVM likelihood score.
+fn fit_drill(
+    a: &MethodArgs,
+    graph: GraphSpec,
+    scaling: FieldScaling,
+    y: &DMatrix<f64>,
+) -> Result<unfold_models::Drill> {
+    let mut params = DrillParams::new(a.dim, a.k, 0.0).scaling(scaling);
+    params.graph = (!a.all_pairs).then_some(graph);
+    let rhos = if a.rho.is_empty() {
+        vec![0.1 * mean_second_moment(y)]
+    } else {
+        a.rho.clone()
+    };
+    if let [rho] = rhos[..] {
+        params.rho = rho;
+        return params.fit(y);
+    }
+    let (best, scores) = params.fit_best(y, &rhos, |d| {
+        Ok(gplvm_score(d.coords(), y, &GplvmScoreOptions::default())?.log_likelihood)
+    })?;
+    for (rho, s) in scores {
+        eprintln!("drill: rho {rho:.3e}: GP-LVM score {s:.3}");
+    }
+    Ok(best)
+}
+
+/// The mean diagonal of `S = Y_c Y_c^T / p`: the mean squared norm of a centred point over p.
+pub fn mean_second_moment(y: &DMatrix<f64>) -> f64 {
+    let (n, p) = (y.nrows() as f64, y.ncols() as f64);
+    let total: f64 = y
+        .column_iter()
+        .map(|c| {
+            let m = c.mean();
+            c.iter().map(|v| (v - m).powi(2)).sum::<f64>()
+        })
+        .sum();
+    total / (n * p)
 }

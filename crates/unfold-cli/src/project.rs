@@ -12,7 +12,7 @@ pub fn run(a: &ProjectArgs) -> Result<()> {
         Error::invalid(
             "model",
             format!(
-                "{} has no out-of-sample rule; refit with pca, cmds, kpca, lle or isomap to project new points",
+                "{} has no out-of-sample rule; refit with pca, cmds, kpca, lle, isomap, meu, alle or lle-pl to project new points",
                 model.method()
             ),
         )
@@ -29,6 +29,21 @@ pub fn run(a: &ProjectArgs) -> Result<()> {
         &projection.mean,
         &coord_header(projection.mean.ncols()),
     )?;
+    if let Some(path) = &a.variances {
+        let cov = projection.covariance.as_ref().ok_or_else(|| {
+            Error::invalid(
+                "variances",
+                format!(
+                    "the {} model gives positions only, no variances",
+                    model.method()
+                ),
+            )
+        })?;
+        let q = projection.mean.ncols();
+        let var = nalgebra::DMatrix::from_fn(cov.len(), q, |i, c| cov[i][(c, c)]);
+        let header: Vec<String> = (1..=q).map(|c| format!("var{c}")).collect();
+        write_csv(path, &var, &header)?;
+    }
     eprintln!(
         "projected {} points with the {} model; wrote {}",
         data.points.nrows(),

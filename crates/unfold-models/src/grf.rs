@@ -22,6 +22,7 @@ use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};
 use unfold_linalg::{smallest_eigenpairs, Cholesky, CsrMatrix, SparseCholesky, SymMatrix};
 
@@ -310,40 +311,87 @@ fn scale_columns(
     x
 }
 
-/// The embedding of a field whose precision is `L + gamma I` with `L` a connected graph
-/// Laplacian (`L 1 = 0`): the principal eigenvectors of `H (L + gamma I)^{-1} H` are the
-/// eigenvectors of the q smallest non-zero eigenvalues `mu` of `L`, with eigenvalues
-/// `1 / (mu + gamma)` (spec §2.6, the sparse shortcut of §10 item 3). `gamma` may be 0.
+/// The embedding of a field whose precision is `L + gamma I` with `L` a graph Laplacian
+/// (`L 1 = 0`): the principal eigenvectors of `H (L + gamma I)^{-1} H` are the eigenvectors
+/// of the q smallest eigenvalues `mu` of `L` on the complement of the constant vector,
+/// with eigenvalues `1 / (mu + gamma)` (spec §2.6, the sparse shortcut of §10 item 3).
+///
+/// When the edges with non-zero weight split the points into c > 1 components (MEU can
+/// set every multiplier of a point to zero), `L` has c null vectors; those orthogonal to
+/// the constant vector have the largest eigenvalue `1 / gamma` of `H K H` and come first,
+/// as in the dense computation (component indicators, not a manifold). That needs
+/// `gamma > 0`: with the pseudo-inverse the problem has no embedding and fails.
 pub fn laplacian_embedding(
     l: &CsrMatrix,
     gamma: f64,
     q: usize,
     scaling: FieldScaling,
 ) -> Result<FieldEmbedding> {
-    let eig = smallest_eigenpairs(SymMatrix::Sparse(l), q + 1)?;
-    let mu = eig.values.rows(1, q);
-    if let Some(j) = mu
-        .iter()
-        .position(|&m| m <= 1e-12 * eig.values[q].abs().max(1e-300))
-    {
+    let c = laplacian_components(l)?;
+    if c > 1 && gamma <= 0.0 {
         return Err(Error::numerical(
             "the field's Laplacian",
-            format!(
-                "eigenvalue {} is zero, so the graph is disconnected; use a larger k",
-                j + 2
-            ),
+            format!("its edges form {c} disconnected components, so the pseudo-inverse (gamma = 0) has no embedding; use gamma > 0 or a larger k"),
         ));
     }
-    let eigenvalues = mu.map(|m| 1.0 / (m + gamma));
-    let coords = scale_columns(
-        eig.vectors.columns(1, q).into_owned(),
-        &eigenvalues,
-        scaling,
-    );
+    let want = (q + c).min(l.nrows());
+    let eig = smallest_eigenpairs(SymMatrix::Sparse(l), want)?;
+    // The first c eigenvectors span the null space; keep its part orthogonal to 1.
+    let null = eig.vectors.columns(0, c);
+    let ones = DVector::from_element(l.nrows(), 1.0 / (l.nrows() as f64).sqrt());
+    let coef = null.tr_mul(&ones);
+    let mut basis: Vec<DVector<f64>> = Vec::new();
+    for j in 0..c {
+        let mut v = DVector::zeros(c);
+        v[j] = 1.0;
+        v -= &coef * (coef.dot(&v) / coef.norm_squared());
+        for b in &basis {
+            v -= b * b.dot(&v);
+        }
+        if v.norm() > 1e-8 {
+            let v = v.normalize();
+            basis.push(v);
+        }
+    }
+    let mut vectors = DMatrix::zeros(l.nrows(), q);
+    let mut mu = DVector::zeros(q);
+    for (col, b) in basis.iter().take(q).enumerate() {
+        vectors.set_column(col, &(null * b).normalize());
+    }
+    for col in basis.len().min(q)..q {
+        let j = c + col - basis.len();
+        if j >= want {
+            return Err(Error::DimensionTooLarge {
+                dim: q,
+                limit: col + 1,
+                reason: "the field has fewer non-constant eigenvectors than the latent dimension"
+                    .into(),
+            });
+        }
+        vectors.set_column(col, &eig.vectors.column(j));
+        mu[col] = eig.values[j];
+    }
+    let eigenvalues = mu.map(|m| 1.0 / (m.max(0.0) + gamma));
+    let coords = scale_columns(vectors, &eigenvalues, scaling);
     Ok(FieldEmbedding {
         coords,
         eigenvalues,
     })
+}
+
+/// The number of connected components of the graph of `L`'s non-zero off-diagonal entries.
+fn laplacian_components(l: &CsrMatrix) -> Result<usize> {
+    let n = l.nrows();
+    let mut edges = Vec::new();
+    for i in 0..n {
+        let (cols, vals) = l.row(i);
+        for (&j, &v) in cols.iter().zip(vals) {
+            if j > i && v != 0.0 {
+                edges.push((i, j, 1.0));
+            }
+        }
+    }
+    Ok(NeighbourGraph::from_edges(n, &edges)?.components().count)
 }
 
 /// The embedding from a dense covariance `K`: the top-q eigenpairs of `H K H` (used when
@@ -454,6 +502,41 @@ mod tests {
         let slow = covariance_embedding(k, 2, FieldScaling::Eigenvalue).unwrap();
         assert!((&fast.eigenvalues - &slow.eigenvalues).norm() < 1e-9 * slow.eigenvalues[0]);
         assert!((&fast.coords - &slow.coords).norm() < 1e-8 * slow.coords.norm());
+    }
+
+    #[test]
+    fn disconnected_field_puts_component_indicators_first() {
+        // Two paths of 6 points, no edge between them: the dense H K H has the indicator
+        // of the split as its top eigenvector, then the paths' smooth modes.
+        let mut t = Vec::new();
+        for (a, b) in [
+            (0, 1),
+            (1, 2),
+            (2, 3),
+            (3, 4),
+            (4, 5),
+            (6, 7),
+            (7, 8),
+            (8, 9),
+            (9, 10),
+            (10, 11),
+        ] {
+            t.extend([(a, a, 1.0), (b, b, 1.0), (a, b, -1.0), (b, a, -1.0)]);
+        }
+        let l = CsrMatrix::from_triplets(12, 12, &t);
+        let gamma = 1e-3;
+        let k = (l.to_dense() + DMatrix::identity(12, 12) * gamma)
+            .try_inverse()
+            .unwrap();
+        let fast = laplacian_embedding(&l, gamma, 2, FieldScaling::Eigenvalue).unwrap();
+        let slow = covariance_embedding(k, 2, FieldScaling::Eigenvalue).unwrap();
+        assert!((&fast.eigenvalues - &slow.eigenvalues).norm() < 1e-8 * slow.eigenvalues[0]);
+        let (a, b) = (fast.coords.column(0), slow.coords.column(0));
+        let gap = (a - b).norm().min((a + b).norm());
+        assert!(gap < 1e-8 * b.norm(), "indicator axes differ by {gap}");
+        // The second axis is degenerate (both paths have the same smooth mode), so only
+        // the subspace is determined.
+        assert!(laplacian_embedding(&l, 0.0, 2, FieldScaling::Eigenvalue).is_err());
     }
 
     #[test]

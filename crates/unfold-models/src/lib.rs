@@ -37,7 +37,7 @@ pub use laplacian_eigenmaps::{LaplacianEigenmaps, LaplacianEigenmapsParams, LeWe
 pub use lle::{Lle, LleParams};
 pub use lle_pl::{LlePl, LlePlParams};
 pub use meu::{Meu, MeuField, MeuParams};
-pub use mvu::{Mvu, MvuParams};
+pub use mvu::{Mvu, MvuParams, MvuSolver};
 pub use neighbourhood::GraphSpec;
 pub use pca::{Pca, PcaParams};
 pub use persist::FittedModel;

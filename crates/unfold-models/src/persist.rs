@@ -7,7 +7,7 @@
 //! says which.
 
 use crate::traits::{Embedding, OutOfSample};
-use crate::{Alle, Cmds, Drill, Isomap, KernelPca, LaplacianEigenmaps, Lle, LlePl, Meu, Pca};
+use crate::{Alle, Cmds, Drill, Isomap, KernelPca, LaplacianEigenmaps, Lle, LlePl, Meu, Mvu, Pca};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use unfold_core::{Error, Result};
@@ -29,6 +29,7 @@ pub enum FittedModel {
     Alle(Alle),
     LlePl(LlePl),
     Drill(Drill),
+    Mvu(Mvu),
 }
 
 impl FittedModel {
@@ -45,6 +46,7 @@ impl FittedModel {
             FittedModel::Alle(_) => "alle",
             FittedModel::LlePl(_) => "lle-pl",
             FittedModel::Drill(_) => "drill",
+            FittedModel::Mvu(_) => "mvu",
         }
     }
 
@@ -61,6 +63,7 @@ impl FittedModel {
             FittedModel::Alle(m) => m,
             FittedModel::LlePl(m) => m,
             FittedModel::Drill(m) => m,
+            FittedModel::Mvu(m) => m,
         }
     }
 
@@ -76,7 +79,7 @@ impl FittedModel {
             FittedModel::Meu(m) => Some(m),
             FittedModel::Alle(m) => Some(m),
             FittedModel::LlePl(m) => Some(m),
-            FittedModel::Drill(_) => None,
+            FittedModel::Drill(_) | FittedModel::Mvu(_) => None,
         }
     }
 
@@ -161,7 +164,7 @@ mod tests {
 
     #[test]
     fn field_models_round_trip_with_identical_projections() {
-        use crate::{AlleParams, DrillParams, LlePlParams, MeuParams};
+        use crate::{AlleParams, DrillParams, LlePlParams, MeuParams, MvuParams};
         let y = DMatrix::from_fn(50, 3, |i, j| {
             let t = 1.5 + 3.0 * i as f64 / 50.0;
             [t * t.cos(), ((i * 37) % 11) as f64 / 5.0, t * t.sin()][j]
@@ -172,12 +175,15 @@ mod tests {
             FittedModel::Alle(AlleParams::new(2, 5).fit(&y).unwrap()),
             FittedModel::LlePl(LlePlParams::new(2, 5).fit(&y).unwrap()),
             FittedModel::Drill(DrillParams::new(2, 5, 0.05).fit(&y).unwrap()),
+            FittedModel::Mvu(MvuParams::new(2, 5).fit(&y).unwrap()),
         ];
         for m in models {
             let back = FittedModel::from_bytes(&m.to_bytes().unwrap(), Path::new("m")).unwrap();
             assert_eq!(back.method(), m.method());
             assert_eq!(back.embedding().coords(), m.embedding().coords());
-            assert_eq!(back.embedding().evidence(), m.embedding().evidence());
+            let (a, b) = (back.embedding().evidence(), m.embedding().evidence());
+            assert_eq!(a.value.to_bits(), b.value.to_bits());
+            assert_eq!((a.kind, a.terms), (b.kind, b.terms));
             if let Some(rule) = m.out_of_sample() {
                 let a = rule.project(&new).unwrap();
                 let b = back.out_of_sample().unwrap().project(&new).unwrap();
