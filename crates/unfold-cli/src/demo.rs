@@ -121,7 +121,9 @@ fn field_section(a: &DemoArgs) -> Result<String> {
         "## Gaussian random field models (Lawrence 2012)\n\n\
          The paper's comparison, scored by the GP-LVM log-likelihood of each embedding (its \
          metric: higher is better) and by trustworthiness. `evidence` is each model's own \
-         score, labelled by kind: only values of the same kind on the same data compare. \
+         score, labelled by kind: only values of the same kind on the same data compare; for \
+         LE and LLE it is the exact likelihood of the field with their precision and a fitted \
+         scale. \
          Plots `grf-<data>-<method>.svg`.\n",
     );
     for set in &sets {
@@ -138,7 +140,7 @@ fn field_section(a: &DemoArgs) -> Result<String> {
             let x = emb.coords();
             let score = gplvm_score(x, &set.points, &GplvmScoreOptions::default())?;
             let tw = trustworthiness(&set.points, x, set.k)?;
-            let ev = emb.evidence();
+            let ev = model.field_evidence(&set.points, 1e-4)?;
             let value = if ev.value.is_finite() {
                 format!("{:.2}", ev.value)
             } else {

@@ -104,6 +104,36 @@ pub struct LaplacianEigenmaps {
     coords: DMatrix<f64>,
 }
 
+impl LaplacianEigenmaps {
+    /// Laplacian eigenmaps as a Gaussian random field (spec §3): the exact log-likelihood
+    /// of the centred training data `y` under the precision `s Lhat + gamma I`, with the
+    /// normalised Laplacian `Lhat = D^{-1/2} L D^{-1/2}` of the fitted graph (whose
+    /// eigenproblem this embedding solves) fixed and the scale `s` fitted by maximum
+    /// likelihood ([`crate::grf::fixed_shape_evidence`]), comparable with MEU's and
+    /// ALLE's likelihoods. `y` must be the data the model was fitted on.
+    pub fn field_evidence(&self, y: &DMatrix<f64>, gamma: f64) -> Result<unfold_core::Evidence> {
+        if y.nrows() != self.graph.n() {
+            return Err(Error::DimensionMismatch(format!(
+                "the model was fitted on {} points but {} were given",
+                self.graph.n(),
+                y.nrows()
+            )));
+        }
+        let scale: Vec<f64> = self
+            .graph
+            .degrees()
+            .iter()
+            .map(|d| d.sqrt().recip())
+            .collect();
+        let shape = self.graph.laplacian_sparse().scale_symmetric(&scale);
+        let (yc, _) = unfold_data::centre(y);
+        Ok(
+            crate::grf::fixed_shape_evidence(&shape, gamma, &yc, "Laplacian eigenmaps as a field")?
+                .1,
+        )
+    }
+}
+
 impl Embedding for LaplacianEigenmaps {
     fn coords(&self) -> &DMatrix<f64> {
         &self.coords

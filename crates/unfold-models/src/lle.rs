@@ -51,10 +51,7 @@ impl LleParams {
             ));
         }
         let (nn, graph) = self.graph.build(y, Weighting::Binary, "LLE")?;
-        let weights: Vec<Vec<f64>> = (0..y.nrows())
-            .into_par_iter()
-            .map(|i| reconstruction_weights(y, &y.row(i).transpose(), &nn.indices[i], self.reg, i))
-            .collect::<Result<_>>()?;
+        let weights = all_weights(y, &nn.indices, self.reg)?;
         let m = cost_matrix(&nn.indices, &weights, None);
         let eig = smallest_eigenpairs(SymMatrix::Sparse(&m), self.dim + 1)?;
         let mut coords = eig.vectors.columns(1, self.dim) * (y.nrows() as f64).sqrt();
@@ -68,6 +65,14 @@ impl LleParams {
             coords,
         })
     }
+}
+
+/// Reconstruction weights of every row of `y` from its neighbours `nbrs[i]`.
+fn all_weights(y: &DMatrix<f64>, nbrs: &[Vec<usize>], reg: f64) -> Result<Vec<Vec<f64>>> {
+    (0..y.nrows())
+        .into_par_iter()
+        .map(|i| reconstruction_weights(y, &y.row(i).transpose(), &nbrs[i], reg, i))
+        .collect()
 }
 
 /// Reconstruction weights of `y0` from the rows `nbrs` of `y` (sum to one). `who` names the
@@ -146,6 +151,20 @@ pub struct Lle {
     train: DMatrix<f64>,
     graph: NeighbourGraph,
     coords: DMatrix<f64>,
+}
+
+impl Lle {
+    /// LLE as a Gaussian random field (spec §4.3): the exact log-likelihood of the centred
+    /// training data under the precision `s (I - W)^T (I - W) + gamma I`, with the shape
+    /// fixed by the fitted weights and the scale `s` fitted by maximum likelihood
+    /// ([`crate::grf::fixed_shape_evidence`]), comparable with MEU's and ALLE's likelihoods.
+    pub fn field_evidence(&self, gamma: f64) -> Result<unfold_core::Evidence> {
+        let nn = unfold_graph::knn(&self.train, self.k)?;
+        let weights = all_weights(&self.train, &nn.indices, self.reg)?;
+        let shape = cost_matrix(&nn.indices, &weights, None);
+        let (yc, _) = unfold_data::centre(&self.train);
+        Ok(crate::grf::fixed_shape_evidence(&shape, gamma, &yc, "LLE as a field")?.1)
+    }
 }
 
 impl Embedding for Lle {

@@ -646,6 +646,22 @@ mod tests {
         assert!(active > meu.lambda.len() / 2);
     }
 
+    /// The uniform Laplacian `s L_binary + gamma I` on the same graph is inside MEU's
+    /// family, so its best scale cannot beat MEU's maximum.
+    #[test]
+    fn meu_beats_every_uniform_weighting_of_its_graph() {
+        let y = roll(60);
+        let meu = MeuParams::new(2, 6).fit(&y).unwrap();
+        let field = meu.field();
+        let uniform = field.laplacian(&vec![1.0; meu.lambda.len()], 0.0);
+        let (yc, _) = unfold_data::centre(&y);
+        let (s, best_uniform) =
+            crate::grf::fixed_shape_evidence(&uniform, meu.gamma, &yc, "t").unwrap();
+        let direct = field.log_likelihood(&vec![s; meu.lambda.len()]).unwrap();
+        assert!((direct.value - best_uniform.value).abs() < 1e-8 * direct.value.abs());
+        assert!(meu.evidence.value > best_uniform.value + 1.0);
+    }
+
     /// Data drawn from a field with a complete positive graph, many features: with all
     /// pairs as neighbours every constraint is matched (interior optimum), so
     /// `H K H = H Y Y^T H / p` and MEU is PCA (spec §2.7).

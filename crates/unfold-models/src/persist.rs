@@ -10,7 +10,7 @@ use crate::traits::{Embedding, OutOfSample};
 use crate::{Alle, Cmds, Drill, Isomap, KernelPca, LaplacianEigenmaps, Lle, LlePl, Meu, Mvu, Pca};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use unfold_core::{Error, Result};
+use unfold_core::{Error, Evidence, Result};
 
 const MAGIC: &[u8; 8] = b"UNFOLDMD";
 /// Version of the model file format; bumped whenever a saved model's layout changes.
@@ -64,6 +64,19 @@ impl FittedModel {
             FittedModel::LlePl(m) => m,
             FittedModel::Drill(m) => m,
             FittedModel::Mvu(m) => m,
+        }
+    }
+
+    /// The model's labelled evidence on its training data `y`: its own for the models
+    /// that have one, and for Laplacian eigenmaps and LLE the exact log-likelihood of the
+    /// Gaussian random field with their precision shape and a fitted scale
+    /// (`gamma` is the base precision, as MEU's). Methods outside the family (PCA, CMDS,
+    /// kernel PCA, Isomap, MVU) have none.
+    pub fn field_evidence(&self, y: &nalgebra::DMatrix<f64>, gamma: f64) -> Result<Evidence> {
+        match self {
+            FittedModel::LaplacianEigenmaps(m) => m.field_evidence(y, gamma),
+            FittedModel::Lle(m) => m.field_evidence(gamma),
+            other => Ok(other.embedding().evidence()),
         }
     }
 
