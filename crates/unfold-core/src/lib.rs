@@ -8,11 +8,13 @@ mod error;
 mod evidence;
 pub mod io;
 mod validate;
+mod variational;
 
 pub use error::{Error, Result};
 pub use evidence::{Evidence, EvidenceKind};
 pub use io::write_atomic;
 pub use validate::{check_dim, check_finite, check_k};
+pub use variational::LatentVariableModel;
 
 /// The random number generator used throughout unfold: ChaCha with 12 rounds, seeded
 /// explicitly. Its output is specified by the algorithm, not by the platform.
