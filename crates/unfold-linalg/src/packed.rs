@@ -76,9 +76,21 @@ fn panel_offsets(n: usize) -> (Vec<usize>, usize) {
 
 impl PackedSym {
     /// Columns of a block `X` that a product handles per pass over the matrix (one
-    /// 512-bit register of `f64`): blocks of up to this width cost the same, each further
-    /// chunk of this width costs another pass.
+    /// 512-bit register of `f64`); a chunk of at most half as many runs on half-width
+    /// vectors, with half the arithmetic.
     pub const LANES: usize = LANES;
+
+    /// The cheapest block width of at least `q` columns for products with this matrix:
+    /// `LANES / 2` (4) up to 4 columns, a multiple of `LANES` (8) above. Extra columns up
+    /// to that width cost no extra pass over the matrix, and a block Krylov method with
+    /// wider blocks needs fewer products.
+    pub fn block_width(q: usize) -> usize {
+        if q <= LANES / 2 {
+            LANES / 2
+        } else {
+            q.div_ceil(LANES) * LANES
+        }
+    }
 
     /// Packs the lower triangle of a square matrix (the strict upper triangle is not
     /// read, except inside the diagonal tiles, which are symmetrised from the lower part).
@@ -387,39 +399,57 @@ impl SymOperator for PackedSym {
         self.n
     }
 
-    /// `Y = A X` in one pass over the stored entries: groups of panels in parallel, each
-    /// into its own buffer, the buffers then summed in group order (so the result does
-    /// not depend on the number of threads). Columns of `X` are taken [`PackedSym::LANES`] at a time,
-    /// each chunk a pass over the matrix.
+    /// `Y = A X` in one pass over the stored entries per chunk of up to
+    /// [`PackedSym::LANES`] columns of `X` (a chunk of at most 4 columns runs on half-width
+    /// vectors): groups of panels in parallel, each into its own buffer, the buffers then
+    /// summed in group order, so the result does not depend on the number of threads.
     fn apply(&self, x: &DMatrix<f64>, y: &mut DMatrix<f64>) {
-        let n = self.n;
-        let groups = balanced_groups(&self.offsets, self.data.len());
         y.fill(0.0);
-        for l0 in (0..x.ncols()).step_by(LANES) {
+        let mut l0 = 0;
+        while l0 < x.ncols() {
             let lanes = LANES.min(x.ncols() - l0);
-            // Rows of X (this chunk of columns, zero-padded): one vector register each.
-            let xr: Vec<Lanes> = (0..n)
-                .map(|i| std::array::from_fn(|l| if l < lanes { x[(i, l0 + l)] } else { 0.0 }))
-                .collect();
-            let partial: Vec<(usize, Vec<Lanes>)> = groups
-                .par_iter()
-                .map(|range| {
-                    let r0 = range.start * TILE;
-                    let mut buf = vec![[0.0; LANES]; n - r0];
-                    for p in range.clone() {
-                        let (c0, w) = panel_cols(n, p);
-                        let start = self.offsets[p];
-                        let panel = &self.data[start..start + (n - c0) * w];
-                        panel_product(panel, w, &xr[c0..], &mut buf[c0 - r0..]);
-                    }
-                    (r0, buf)
-                })
-                .collect();
-            for (r0, buf) in &partial {
-                for (l, mut col) in y.columns_mut(l0, lanes).column_iter_mut().enumerate() {
-                    for (v, row) in col.as_mut_slice()[*r0..].iter_mut().zip(buf) {
-                        *v += row[l];
-                    }
+            if lanes <= LANES / 2 {
+                self.apply_chunk::<{ LANES / 2 }>(x, l0, lanes, y);
+            } else {
+                self.apply_chunk::<LANES>(x, l0, lanes, y);
+            }
+            l0 += lanes;
+        }
+    }
+}
+
+impl PackedSym {
+    /// Adds `A X_c` to columns `l0..l0 + lanes` of `y`, for the chunk `X_c` of those
+    /// columns of `x`, stored as rows of `L >= lanes` numbers (one vector register each).
+    fn apply_chunk<const L: usize>(
+        &self,
+        x: &DMatrix<f64>,
+        l0: usize,
+        lanes: usize,
+        y: &mut DMatrix<f64>,
+    ) {
+        let n = self.n;
+        let xr: Vec<[f64; L]> = (0..n)
+            .map(|i| std::array::from_fn(|l| if l < lanes { x[(i, l0 + l)] } else { 0.0 }))
+            .collect();
+        let partial: Vec<(usize, Vec<[f64; L]>)> = balanced_groups(&self.offsets, self.data.len())
+            .into_par_iter()
+            .map(|range| {
+                let r0 = range.start * TILE;
+                let mut buf = vec![[0.0; L]; n - r0];
+                for p in range {
+                    let (c0, w) = panel_cols(n, p);
+                    let start = self.offsets[p];
+                    let panel = &self.data[start..start + (n - c0) * w];
+                    panel_product(panel, w, &xr[c0..], &mut buf[c0 - r0..]);
+                }
+                (r0, buf)
+            })
+            .collect();
+        for (r0, buf) in &partial {
+            for (l, mut col) in y.columns_mut(l0, lanes).column_iter_mut().enumerate() {
+                for (v, row) in col.as_mut_slice()[*r0..].iter_mut().zip(buf) {
+                    *v += row[l];
                 }
             }
         }
@@ -430,19 +460,16 @@ impl SymOperator for PackedSym {
 /// `f64`, or two of 256 bits.
 const LANES: usize = 8;
 
-/// One row of a chunk of [`LANES`] columns.
-type Lanes = [f64; LANES];
-
 /// Panel columns handled together by the product kernel: their entries in one row are
 /// read together, and their transposed products stay in registers.
 const COLS: usize = 8;
 
 /// `Y += P X` for one panel `P` of `w` columns and all its `rows = x.len()` rows (its
 /// diagonal tile is stored whole, the rest is the strict lower triangle and also
-/// contributes `Y_J += P_rest^T X_rest`). `x` and `y` start at the panel's first row.
-/// Compiled for AVX-512 or AVX2 when available; no fused multiply-adds, so the bits do not
-/// depend on the path.
-fn panel_product(panel: &[f64], w: usize, x: &[Lanes], y: &mut [Lanes]) {
+/// contributes `Y_J += P_rest^T X_rest`), for a chunk of `L` columns of `X`. `x` and `y`
+/// start at the panel's first row. Compiled for AVX-512 or AVX2 when available; no fused
+/// multiply-adds, so the bits do not depend on the path.
+fn panel_product<const L: usize>(panel: &[f64], w: usize, x: &[[f64; L]], y: &mut [[f64; L]]) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
@@ -460,28 +487,38 @@ fn panel_product(panel: &[f64], w: usize, x: &[Lanes], y: &mut [Lanes]) {
 /// [`panel_product`] on AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn panel_product_avx512(panel: &[f64], w: usize, x: &[Lanes], y: &mut [Lanes]) {
+fn panel_product_avx512<const L: usize>(
+    panel: &[f64],
+    w: usize,
+    x: &[[f64; L]],
+    y: &mut [[f64; L]],
+) {
     panel_product_portable(panel, w, x, y)
 }
 
 /// [`panel_product`] on AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn panel_product_avx2(panel: &[f64], w: usize, x: &[Lanes], y: &mut [Lanes]) {
+fn panel_product_avx2<const L: usize>(panel: &[f64], w: usize, x: &[[f64; L]], y: &mut [[f64; L]]) {
     panel_product_portable(panel, w, x, y)
 }
 
 /// [`panel_product`] for any processor: blocks of [`COLS`] columns, then single columns.
 #[inline(always)]
-fn panel_product_portable(panel: &[f64], w: usize, x: &[Lanes], y: &mut [Lanes]) {
+fn panel_product_portable<const L: usize>(
+    panel: &[f64],
+    w: usize,
+    x: &[[f64; L]],
+    y: &mut [[f64; L]],
+) {
     let rows = x.len();
     let mut j = 0;
     while j + COLS <= w {
-        columns::<COLS>(&panel[j * rows..(j + COLS) * rows], j, w, x, y);
+        columns::<COLS, L>(&panel[j * rows..(j + COLS) * rows], j, w, x, y);
         j += COLS;
     }
     while j < w {
-        columns::<1>(&panel[j * rows..(j + 1) * rows], j, w, x, y);
+        columns::<1, L>(&panel[j * rows..(j + 1) * rows], j, w, x, y);
         j += 1;
     }
 }
@@ -490,17 +527,23 @@ fn panel_product_portable(panel: &[f64], w: usize, x: &[Lanes], y: &mut [Lanes])
 /// `y_i += sum_r a_{i, j+r} x_{j+r}` for every row, and for the rows below the diagonal
 /// tile (`i >= w`) also `y_{j+r} += sum_i a_{i, j+r} x_i`, accumulated in registers.
 #[inline(always)]
-fn columns<const R: usize>(cols: &[f64], j: usize, w: usize, x: &[Lanes], y: &mut [Lanes]) {
+fn columns<const R: usize, const L: usize>(
+    cols: &[f64],
+    j: usize,
+    w: usize,
+    x: &[[f64; L]],
+    y: &mut [[f64; L]],
+) {
     let rows = x.len();
     let col: [&[f64]; R] = std::array::from_fn(|r| &cols[r * rows..(r + 1) * rows]);
-    let xj: [Lanes; R] = std::array::from_fn(|r| x[j + r]);
-    let mut sums = [[0.0; LANES]; R];
+    let xj: [[f64; L]; R] = std::array::from_fn(|r| x[j + r]);
+    let mut sums = [[0.0; L]; R];
     // Each row is accumulated in a local copy: it stays in a register.
     for (i, yi) in y[..w].iter_mut().enumerate() {
         let mut acc = *yi;
         for r in 0..R {
             let a = col[r][i];
-            for l in 0..LANES {
+            for l in 0..L {
                 acc[l] += a * xj[r][l];
             }
         }
@@ -510,7 +553,7 @@ fn columns<const R: usize>(cols: &[f64], j: usize, w: usize, x: &[Lanes], y: &mu
         let mut acc = *yi;
         for r in 0..R {
             let a = col[r][w + i];
-            for l in 0..LANES {
+            for l in 0..L {
                 acc[l] += a * xj[r][l];
                 sums[r][l] += a * xi[l];
             }
@@ -518,7 +561,7 @@ fn columns<const R: usize>(cols: &[f64], j: usize, w: usize, x: &[Lanes], y: &mu
         *yi = acc;
     }
     for (r, s) in sums.iter().enumerate() {
-        for l in 0..LANES {
+        for l in 0..L {
             y[j + r][l] += s[l];
         }
     }
@@ -579,6 +622,16 @@ mod tests {
                 assert_close(&y, &(&a * &x), 1e-13 * n as f64);
             }
         }
+    }
+
+    #[test]
+    fn block_widths_fill_the_vectors() {
+        let widths: Vec<usize> = (1..=17).map(PackedSym::block_width).collect();
+        let mut want = vec![4; 4];
+        want.extend([8; 4]);
+        want.extend([16; 8]);
+        want.push(24);
+        assert_eq!(widths, want);
     }
 
     #[test]

@@ -50,10 +50,9 @@ impl CentredKernel {
         let row_means = DVector::from_iterator(k.dim(), k.row_sums().iter().map(|s| s / n));
         let total_mean = row_means.mean();
         let opts = PartialEigenOptions {
-            // Each block product streams the whole kernel from memory and handles
-            // `PackedSym::LANES` columns per pass: blocks that fill the lanes need the
-            // fewest passes (see `docs/linalg.md`).
-            block_size: Some(q.div_ceil(PackedSym::LANES) * PackedSym::LANES),
+            // Each block product streams the whole kernel from memory; blocks as wide as
+            // the product's vectors need the fewest products (see `docs/linalg.md`).
+            block_size: Some(PackedSym::block_width(q)),
             ..PartialEigenOptions::default()
         };
         let eig = partial_sym_eigen(&DoublyCentred(k), q, Which::Largest, &opts)?;
@@ -232,6 +231,32 @@ mod tests {
         let kp = KernelPcaParams::new(2).fit(&y).unwrap();
         let proj = kp.project(&y).unwrap();
         assert!((proj.mean - kp.coords()).norm() < 1e-8);
+    }
+
+    #[test]
+    fn packed_kernel_gives_the_full_decomposition() {
+        // Several panels of the packed kernel, odd size; against the full decomposition
+        // of the dense `H K H` with std's exp.
+        let n = 601;
+        let y = DMatrix::from_fn(n, 3, |i, j| {
+            let t = 1.5 + 3.0 * i as f64 / n as f64;
+            [t * t.cos(), ((i * 37) % 11) as f64 / 2.0, t * t.sin()][j]
+        });
+        let kp = KernelPcaParams::new(2).gamma(0.5).fit(&y).unwrap();
+        let k = DMatrix::from_fn(n, n, |i, j| {
+            (-0.5 * (y.row(i) - y.row(j)).norm_squared()).exp()
+        });
+        let h = DMatrix::identity(n, n) - DMatrix::from_element(n, n, 1.0 / n as f64);
+        let full = unfold_linalg::sym_eigen(&(&h * &k * &h)).unwrap();
+        for j in 0..2 {
+            let (want, v) = (full.values[n - 1 - j], full.vectors.column(n - 1 - j));
+            assert!((kp.kernel.values[j] - want).abs() < 1e-10 * want);
+            let got = kp.kernel.vectors.column(j);
+            assert!((got - v).norm().min((got + v).norm()) < 1e-8);
+        }
+        // The dense constructor packs the same matrix.
+        let dense = CentredKernel::new(k, 2, "RBF kernel").unwrap();
+        assert!((&dense.values - &kp.kernel.values).amax() < 1e-10 * dense.values[0]);
     }
 
     #[test]
