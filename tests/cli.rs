@@ -215,3 +215,76 @@ fn corrupt_model_file_is_refused() {
     assert!(!dir.join("o.csv").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn field_models_fit_save_and_project_with_variances() {
+    let dir = scratch("fields");
+    let input = dir.join("data.csv");
+    std::fs::write(&input, sheet_csv(200)).unwrap();
+    for (method, kind) in [
+        ("meu", "log_likelihood"),
+        ("alle", "log_likelihood"),
+        ("lle-pl", "pseudo_log_likelihood"),
+        ("drill", "log_likelihood"),
+        ("mvu", "none"),
+    ] {
+        let (emb, model, report) = (dir.join("emb.csv"), dir.join("m.bin"), dir.join("r.json"));
+        let o = unfold(&[
+            "fit",
+            "--method",
+            method,
+            "--input",
+            s(&input),
+            "--k",
+            "7",
+            "--out",
+            s(&emb),
+            "--save",
+            s(&model),
+            "--report",
+            s(&report),
+        ]);
+        assert!(o.status.success(), "{method}: {}", stderr(&o));
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(json["evidence"]["kind"], kind, "{method}");
+        let (proj, var) = (dir.join("proj.csv"), dir.join("var.csv"));
+        let o = unfold(&[
+            "project",
+            "--model",
+            s(&model),
+            "--input",
+            s(&input),
+            "--out",
+            s(&proj),
+            "--variances",
+            s(&var),
+        ]);
+        if matches!(method, "drill" | "mvu") {
+            assert!(
+                stderr(&o).contains("no out-of-sample rule"),
+                "{method}: {}",
+                stderr(&o)
+            );
+            continue;
+        }
+        assert!(o.status.success(), "{method}: {}", stderr(&o));
+        let text = std::fs::read_to_string(&var).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("var1,var2"));
+        let vars: Vec<f64> = lines
+            .flat_map(|l| {
+                l.split(',')
+                    .map(|v| v.parse::<f64>().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(vars.len(), 400);
+        assert!(vars.iter().all(|v| *v >= 0.0 && v.is_finite()), "{method}");
+    }
+    let e = fit_error("rho", &sheet_csv(50), &["--method", "drill", "--rho=-1"]);
+    assert!(e.contains("rho") && e.contains(">= 0"), "{e}");
+    let e = fit_error("mvu-big", &sheet_csv(700), &["--method", "mvu", "--k", "6"]);
+    assert!(e.contains("600 points") || e.contains("max_points"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
