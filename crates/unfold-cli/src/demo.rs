@@ -82,6 +82,15 @@ struct FieldData {
     colour: Vec<f64>,
 }
 
+/// The first latent coordinate of a data set that has one (roll position, latitude).
+fn first_latent(d: &unfold_data::Dataset) -> Vec<f64> {
+    let latent = d
+        .latent
+        .as_ref()
+        .expect("the demo's data sets carry latent coordinates");
+    latent.column(0).iter().copied().collect()
+}
+
 fn field_section(a: &DemoArgs) -> Result<String> {
     let roll = unfold_data::synthetic::swiss_roll(400, 0.0, a.seed)?;
     let ushcn = unfold_data::bundled::ushcn_400(a.seed);
@@ -89,14 +98,7 @@ fn field_section(a: &DemoArgs) -> Result<String> {
         FieldData {
             tag: "roll",
             title: "Swiss roll, n = 400, k = 7".into(),
-            colour: roll
-                .latent
-                .as_ref()
-                .expect("latent")
-                .column(0)
-                .iter()
-                .copied()
-                .collect(),
+            colour: first_latent(&roll),
             points: roll.points,
             k: 7,
         },
@@ -104,14 +106,7 @@ fn field_section(a: &DemoArgs) -> Result<String> {
             tag: "ushcn",
             title: "USHCN precipitation, 400 stations x 12 months (z-scores), k = 12 (colour: latitude)"
                 .into(),
-            colour: ushcn
-                .latent
-                .as_ref()
-                .expect("latent")
-                .column(0)
-                .iter()
-                .copied()
-                .collect(),
+            colour: first_latent(&ushcn),
             // MEU's gamma = 1e-4 is absolute: put the monthly totals (~1000) on a unit scale.
             points: unfold_data::standardise(&ushcn.points).points,
             k: 12,

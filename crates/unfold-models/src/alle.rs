@@ -225,19 +225,7 @@ impl Alle {
     }
 }
 
-impl Embedding for Alle {
-    fn coords(&self) -> &DMatrix<f64> {
-        &self.coords
-    }
-
-    fn graph(&self) -> Option<&NeighbourGraph> {
-        Some(&self.graph)
-    }
-
-    fn evidence(&self) -> Evidence {
-        self.evidence.clone()
-    }
-}
+crate::traits::embedding_with_graph_and_evidence!(Alle);
 
 impl OutOfSample for Alle {
     /// See [`RegressionProjector`]: the new point goes first in the order, its parents are

@@ -13,7 +13,7 @@ use crate::neighbourhood::GraphSpec;
 use crate::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionProjector,
 };
-use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
@@ -108,19 +108,7 @@ impl LlePl {
     }
 }
 
-impl Embedding for LlePl {
-    fn coords(&self) -> &DMatrix<f64> {
-        &self.coords
-    }
-
-    fn graph(&self) -> Option<&NeighbourGraph> {
-        Some(&self.graph)
-    }
-
-    fn evidence(&self) -> Evidence {
-        self.evidence.clone()
-    }
-}
+crate::traits::embedding_with_graph_and_evidence!(LlePl);
 
 impl OutOfSample for LlePl {
     /// The regression of the new point on its k nearest training points, as in ALLE.
@@ -142,6 +130,7 @@ impl OutOfSample for LlePl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::traits::Embedding;
     use crate::LleParams;
 
     fn roll(n: usize) -> DMatrix<f64> {

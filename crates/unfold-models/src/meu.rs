@@ -25,7 +25,7 @@ use crate::grf::{
     FieldScaling, GaussianRandomField, Precision, LOG_TAU,
 };
 use crate::neighbourhood::GraphSpec;
-use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
@@ -351,19 +351,7 @@ impl Meu {
     }
 }
 
-impl Embedding for Meu {
-    fn coords(&self) -> &DMatrix<f64> {
-        &self.coords
-    }
-
-    fn graph(&self) -> Option<&NeighbourGraph> {
-        Some(&self.graph)
-    }
-
-    fn evidence(&self) -> Evidence {
-        self.evidence.clone()
-    }
-}
+crate::traits::embedding_with_graph_and_evidence!(Meu);
 
 impl OutOfSample for Meu {
     /// Projects new points. Each new point `*` is joined to its k nearest training points
@@ -534,6 +522,7 @@ impl GaussianRandomField for NewPointField {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::traits::Embedding;
     use crate::PcaParams;
     use rand::SeedableRng;
     use rand_distr::{Distribution, StandardNormal};

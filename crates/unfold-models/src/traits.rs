@@ -20,6 +20,27 @@ pub trait Embedding {
     }
 }
 
+/// Implements [`Embedding`] for a fitted model with the fields `coords: DMatrix<f64>`,
+/// `graph: NeighbourGraph` and `evidence: Evidence`.
+macro_rules! embedding_with_graph_and_evidence {
+    ($model:ty) => {
+        impl $crate::traits::Embedding for $model {
+            fn coords(&self) -> &nalgebra::DMatrix<f64> {
+                &self.coords
+            }
+
+            fn graph(&self) -> Option<&unfold_graph::NeighbourGraph> {
+                Some(&self.graph)
+            }
+
+            fn evidence(&self) -> unfold_core::Evidence {
+                self.evidence.clone()
+            }
+        }
+    };
+}
+pub(crate) use embedding_with_graph_and_evidence;
+
 /// Out-of-sample projection of new points into a fitted embedding.
 pub trait OutOfSample: Embedding {
     /// Projects new points (rows of `y_new`, same features as the training data).
