@@ -98,8 +98,8 @@ pub trait GaussianRandomField {
 }
 
 /// Options of [`maximise_likelihood`]: the L-BFGS-B stopping rules. `pgtol` applies to
-/// the gradient with respect to the scaled parameters `theta_e / scale_e`
-/// ([`GaussianRandomField::param_scale`]).
+/// the gradient of the per-feature log-likelihood `(1/p) log p(Y)` with respect to the
+/// scaled parameters `theta_e / scale_e` ([`GaussianRandomField::param_scale`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FieldFitOptions {
     /// Stop when the projected gradient's largest entry is at most `pgtol`.
@@ -159,6 +159,9 @@ pub fn maximise_likelihood<F: GaussianRandomField + ?Sized>(
             "one finite positive scale per parameter is needed",
         ));
     }
+    // The search runs on the per-feature log-likelihood (1/p) log p(Y) (the paper's
+    // KL approximation, §2.3), so that pgtol means the same for any number of features.
+    let per = field.n_features().max(1) as f64;
     let failure: RefCell<Option<Error>> = RefCell::new(None);
     let mut theta = vec![0.0; theta0.len()];
     let objective = |u: &[f64], grad: &mut [f64]| {
@@ -167,8 +170,10 @@ pub fn maximise_likelihood<F: GaussianRandomField + ?Sized>(
         }
         match field.log_likelihood_gradient(&theta, grad) {
             Ok(ll) => {
-                grad.iter_mut().zip(&scale).for_each(|(g, &s)| *g *= -s);
-                -ll
+                grad.iter_mut()
+                    .zip(&scale)
+                    .for_each(|(g, &s)| *g *= -s / per);
+                -ll / per
             }
             Err(e) => {
                 failure.borrow_mut().get_or_insert(e);
