@@ -671,6 +671,50 @@ mod tests {
     }
 
     #[test]
+    fn every_instruction_set_gives_the_same_bits() {
+        // One panel of 300 rows and 256 columns; each compiled path against the portable
+        // one (the paths the processor lacks are skipped).
+        let (rows, w) = (300, TILE);
+        let y = random_matrix(rows, 3, 5);
+        let panel_of = |fill: &dyn Fn(&mut [f64]) -> Vec<f64>| {
+            let mut panel = vec![0.0; rows * w];
+            let sums = fill(&mut panel);
+            (panel, sums)
+        };
+        let src = Direct {
+            y: &y,
+            f: |d2: f64| crate::exp(-0.7 * d2),
+        };
+        let want = panel_of(&|p| fill_and_sum_portable(&src, 0, w, p));
+        let x: Vec<[f64; LANES]> = (0..rows)
+            .map(|i| std::array::from_fn(|l| ((i * LANES + l) as f64 * 0.37).sin()))
+            .collect();
+        let product = |f: &dyn Fn(&mut [[f64; LANES]])| {
+            let mut out = vec![[0.0; LANES]; rows];
+            f(&mut out);
+            out
+        };
+        let want_y = product(&|o| panel_product_portable(&want.0, w, &x, o));
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 was detected.
+                let got = panel_of(&|p| unsafe { fill_and_sum_avx2(&src, 0, w, p) });
+                assert_eq!(got, want);
+                let y = product(&|o| unsafe { panel_product_avx2(&want.0, w, &x, o) });
+                assert_eq!(y, want_y);
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: AVX-512F was detected.
+                let got = panel_of(&|p| unsafe { fill_and_sum_avx512(&src, 0, w, p) });
+                assert_eq!(got, want);
+                let y = product(&|o| unsafe { panel_product_avx512(&want.0, w, &x, o) });
+                assert_eq!(y, want_y);
+            }
+        }
+    }
+
+    #[test]
     fn product_does_not_depend_on_the_thread_count() {
         let a = random_sym(1500, 3);
         let packed = PackedSym::from_lower(&a);
