@@ -1,0 +1,17 @@
+//! Model selection: one call compares a model's evidence over neighbourhood sizes,
+//! symmetrisations, latent dimensions and seeded restarts ([`search`]), and tests suspected
+//! edges of a graph by the change in evidence when each is added or removed
+//! ([`edge_tests`]).
+//!
+//! The crate knows nothing about models: the caller passes a closure that fits one
+//! candidate and returns its [`Evidence`]. Candidates run in parallel with rayon, each from
+//! its own seed, so the result does not depend on the thread count. Only evidence of one
+//! kind is ranked: a log-likelihood is never compared with an evidence lower bound or a
+//! pseudo-likelihood. A candidate that fails (a disconnected graph at small k) is recorded
+//! with its error and the search goes on.
+
+mod edges;
+mod search;
+
+pub use edges::{edge_tests, EdgeTest};
+pub use search::{grid, search, Candidate, Selection, Setting, SettingSummary, Trial};

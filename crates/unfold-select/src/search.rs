@@ -1,0 +1,329 @@
+//! The search over candidate settings and restarts.
+
+use rayon::prelude::*;
+use serde::Serialize;
+use std::time::Instant;
+use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_graph::Symmetrisation;
+
+/// One setting of the graph and the latent dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Setting {
+    pub k: usize,
+    pub symmetrisation: Symmetrisation,
+    pub dim: usize,
+}
+
+/// A setting with one seeded restart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Candidate {
+    pub setting: Setting,
+    /// Restart index within the setting, `0..restarts`.
+    pub restart: usize,
+    pub seed: u64,
+}
+
+/// Every combination of `ks`, `symmetrisations` and `dims`, each with `restarts` seeds
+/// `seed, seed + 1, ...` (the same seeds for every setting, so restarts pair up across k).
+pub fn grid(
+    ks: &[usize],
+    symmetrisations: &[Symmetrisation],
+    dims: &[usize],
+    restarts: usize,
+    seed: u64,
+) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for &dim in dims {
+        for &symmetrisation in symmetrisations {
+            for &k in ks {
+                for restart in 0..restarts.max(1) {
+                    out.push(Candidate {
+                        setting: Setting {
+                            k,
+                            symmetrisation,
+                            dim,
+                        },
+                        restart,
+                        seed: seed.wrapping_add(restart as u64),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The outcome of one candidate.
+#[derive(Clone, Debug, Serialize)]
+pub struct Trial {
+    pub candidate: Candidate,
+    /// The fitted model's evidence, `None` if the fit failed.
+    pub evidence: Option<Evidence>,
+    /// Why the fit failed.
+    pub error: Option<String>,
+    pub seconds: f64,
+}
+
+/// Mean and spread of the evidence of one setting over its successful restarts.
+#[derive(Clone, Debug, Serialize)]
+pub struct SettingSummary {
+    pub setting: Setting,
+    pub mean: f64,
+    /// Sample standard deviation over restarts (0 for a single one).
+    pub sd: f64,
+    pub succeeded: usize,
+    pub failed: usize,
+}
+
+/// The result of a [`search`]: every trial, the summary per setting, and the best setting
+/// (highest mean evidence).
+#[derive(Clone, Debug, Serialize)]
+pub struct Selection {
+    pub kind: EvidenceKind,
+    pub trials: Vec<Trial>,
+    pub settings: Vec<SettingSummary>,
+    /// Index into `settings` of the best one.
+    pub best: usize,
+}
+
+/// Fits every candidate with `fit` (in parallel) and ranks the settings by their mean
+/// evidence over restarts.
+///
+/// # Errors
+/// No candidates; every candidate failed (the first error is reported); evidence of more
+/// than one kind (say which), or of kind `none` (the method has no score to compare).
+pub fn search<F>(candidates: &[Candidate], fit: F) -> Result<Selection>
+where
+    F: Fn(&Candidate) -> Result<Evidence> + Sync,
+{
+    if candidates.is_empty() {
+        return Err(Error::invalid(
+            "candidates",
+            "give at least one setting to compare",
+        ));
+    }
+    let trials: Vec<Trial> = candidates
+        .par_iter()
+        .map(|c| {
+            let start = Instant::now();
+            let result = fit(c);
+            let seconds = start.elapsed().as_secs_f64();
+            match result {
+                Ok(e) if !e.value.is_finite() && e.kind != EvidenceKind::None => Trial {
+                    candidate: *c,
+                    evidence: None,
+                    error: Some(format!("non-finite {} {}", e.kind, e.value)),
+                    seconds,
+                },
+                Ok(e) => Trial {
+                    candidate: *c,
+                    evidence: Some(e),
+                    error: None,
+                    seconds,
+                },
+                Err(e) => Trial {
+                    candidate: *c,
+                    evidence: None,
+                    error: Some(e.to_string()),
+                    seconds,
+                },
+            }
+        })
+        .collect();
+    let kind = single_kind(&trials)?;
+    let settings = summarise(&trials);
+    let best = settings
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.succeeded > 0)
+        .max_by(|a, b| a.1.mean.total_cmp(&b.1.mean))
+        .map(|(i, _)| i)
+        .expect("at least one trial succeeded");
+    Ok(Selection {
+        kind,
+        trials,
+        settings,
+        best,
+    })
+}
+
+fn single_kind(trials: &[Trial]) -> Result<EvidenceKind> {
+    let mut kinds: Vec<EvidenceKind> = trials
+        .iter()
+        .filter_map(|t| t.evidence.as_ref().map(|e| e.kind))
+        .collect();
+    kinds.sort_by_key(|k| k.as_str());
+    kinds.dedup();
+    match kinds[..] {
+        [] => Err(Error::numerical(
+            "model selection",
+            format!(
+                "every candidate failed; the first: {}",
+                trials[0].error.as_deref().unwrap_or("unknown error")
+            ),
+        )),
+        [EvidenceKind::None] => Err(Error::invalid(
+            "method",
+            "the method reports no evidence, so candidates cannot be ranked; choose a probabilistic model",
+        )),
+        [kind] => Ok(kind),
+        _ => Err(Error::invalid(
+            "candidates",
+            format!(
+                "they report evidence of different kinds ({}); only values of one kind can be ranked",
+                kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
+}
+
+fn summarise(trials: &[Trial]) -> Vec<SettingSummary> {
+    let mut settings: Vec<Setting> = Vec::new();
+    for t in trials {
+        if !settings.contains(&t.candidate.setting) {
+            settings.push(t.candidate.setting);
+        }
+    }
+    settings
+        .into_iter()
+        .map(|setting| {
+            let of: Vec<&Trial> = trials
+                .iter()
+                .filter(|t| t.candidate.setting == setting)
+                .collect();
+            let values: Vec<f64> = of
+                .iter()
+                .filter_map(|t| t.evidence.as_ref().map(|e| e.value))
+                .collect();
+            let m = values.len() as f64;
+            let mean = values.iter().sum::<f64>() / m;
+            let sd = if values.len() > 1 {
+                (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (m - 1.0)).sqrt()
+            } else {
+                0.0
+            };
+            SettingSummary {
+                setting,
+                mean: if values.is_empty() { f64::NAN } else { mean },
+                sd,
+                succeeded: values.len(),
+                failed: of.len() - values.len(),
+            }
+        })
+        .collect()
+}
+
+impl Selection {
+    /// One CSV row per trial: `k,graph,dim,restart,seed,kind,value,seconds,best,error`,
+    /// where `best` is 1 on the trials of the best setting.
+    pub fn to_csv(&self) -> String {
+        let best = self.settings[self.best].setting;
+        let mut out = String::from("k,graph,dim,restart,seed,kind,value,seconds,best,error\n");
+        for t in &self.trials {
+            let c = &t.candidate;
+            let value = t
+                .evidence
+                .as_ref()
+                .map_or(String::new(), |e| format!("{}", e.value));
+            let error = t.error.as_deref().unwrap_or("").replace(['"', '\n'], " ");
+            out.push_str(&format!(
+                "{},{},{},{},{},{},{},{:.4},{},\"{}\"\n",
+                c.setting.k,
+                graph_name(c.setting.symmetrisation),
+                c.setting.dim,
+                c.restart,
+                c.seed,
+                self.kind,
+                value,
+                t.seconds,
+                u8::from(c.setting == best),
+                error
+            ));
+        }
+        out
+    }
+}
+
+/// `union` or `mutual`.
+pub(crate) fn graph_name(s: Symmetrisation) -> &'static str {
+    match s {
+        Symmetrisation::Union => "union",
+        Symmetrisation::Mutual => "mutual",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake(c: &Candidate) -> Result<Evidence> {
+        // A bound peaking at k = 9, with restart noise, failing at k = 3.
+        if c.setting.k == 3 {
+            return Err(Error::invalid("k", "disconnected graph"));
+        }
+        let k = c.setting.k as f64;
+        Ok(Evidence::new(
+            EvidenceKind::Elbo,
+            -(k - 9.0).powi(2) + 0.1 * c.restart as f64,
+        ))
+    }
+
+    #[test]
+    fn best_setting_has_the_highest_mean_and_failures_are_kept() {
+        let cands = grid(&[3, 5, 7, 9, 11], &[Symmetrisation::Union], &[2], 3, 10);
+        let sel = search(&cands, fake).unwrap();
+        assert_eq!(sel.settings[sel.best].setting.k, 9);
+        assert_eq!(sel.trials.len(), 15);
+        let failed = &sel.settings[0];
+        assert_eq!((failed.succeeded, failed.failed), (0, 3));
+        assert!((sel.settings[sel.best].mean - 0.1).abs() < 1e-12);
+        let csv = sel.to_csv();
+        assert_eq!(csv.lines().count(), 16);
+        assert!(csv
+            .lines()
+            .any(|l| l.starts_with("9,union,2,0,10,elbo,0,") && l.contains(",1,")));
+    }
+
+    #[test]
+    fn results_do_not_depend_on_the_thread_count() {
+        let cands = grid(
+            &[5, 7, 9],
+            &[Symmetrisation::Union, Symmetrisation::Mutual],
+            &[2, 3],
+            2,
+            1,
+        );
+        let run = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| search(&cands, fake).unwrap().to_csv())
+        };
+        let strip = |s: String| -> Vec<String> {
+            s.lines()
+                .map(|l| l.split(',').take(7).collect::<Vec<_>>().join(","))
+                .collect()
+        };
+        assert_eq!(strip(run(1)), strip(run(2)));
+    }
+
+    #[test]
+    fn mixed_or_missing_kinds_are_refused() {
+        let cands = grid(&[5, 7], &[Symmetrisation::Union], &[2], 1, 0);
+        let mixed = search(&cands, |c| {
+            let kind = if c.setting.k == 5 {
+                EvidenceKind::Elbo
+            } else {
+                EvidenceKind::LogLikelihood
+            };
+            Ok(Evidence::new(kind, 1.0))
+        });
+        assert!(mixed.unwrap_err().to_string().contains("different kinds"));
+        let none = search(&cands, |_| Ok(Evidence::none()));
+        assert!(none.unwrap_err().to_string().contains("no evidence"));
+        let all_fail = search(&cands, |_| Err(Error::invalid("k", "boom")));
+        assert!(all_fail.unwrap_err().to_string().contains("boom"));
+        assert!(search(&[], fake).is_err());
+    }
+}
