@@ -288,3 +288,65 @@ fn field_models_fit_save_and_project_with_variances() {
     assert!(e.contains("600 points") || e.contains("max_points"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn select_ranks_k_by_evidence_and_refuses_methods_without_it() {
+    let dir = scratch("select");
+    let input = dir.join("data.csv");
+    std::fs::write(&input, sheet_csv(150)).unwrap();
+    let (table, plot) = (dir.join("t.csv"), dir.join("b.svg"));
+    let o = unfold(&[
+        "select",
+        "--method",
+        "meu",
+        "--input",
+        s(&input),
+        "--k",
+        "5..7",
+        "--restarts",
+        "2",
+        "--out",
+        s(&table),
+        "--plot",
+        s(&plot),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&table).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 6);
+    assert!(rows.iter().all(|r| r[5] == "log_likelihood"));
+    // k = 5 splits this sheet: those candidates fail with the reason, the search goes on.
+    let failed: Vec<_> = rows.iter().filter(|r| r[6].is_empty()).collect();
+    assert!(failed.iter().all(|r| r[0] == "5" && r[9].contains("connected components")));
+    // The marked k has the highest mean value.
+    let mean = |k: &str| {
+        let v: Vec<f64> = rows
+            .iter()
+            .filter(|r| r[0] == k && !r[6].is_empty())
+            .map(|r| r[6].parse().unwrap())
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let best = rows.iter().find(|r| r[8] == "1").unwrap()[0];
+    assert!(["6", "7"].iter().all(|k| mean(best) >= mean(k)));
+    assert!(std::fs::read_to_string(&plot).unwrap().starts_with("<svg"));
+    let o = unfold(&[
+        "select",
+        "--method",
+        "isomap",
+        "--input",
+        s(&input),
+        "--k",
+        "5,6",
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("no evidence"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -22,6 +22,9 @@ pub enum Command {
     Fit(FitArgs),
     /// Place new points into the embedding of a saved model.
     Project(ProjectArgs),
+    /// Compare a model's evidence over neighbourhood sizes, graphs, latent dimensions and
+    /// restarts; write the table and a plot of the evidence against k.
+    Select(SelectArgs),
 }
 
 #[derive(Args, Debug)]
@@ -199,4 +202,42 @@ pub struct ProjectArgs {
     /// conditional distribution: meu, alle, lle-pl).
     #[arg(long)]
     pub variances: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct SelectArgs {
+    /// The method to compare settings of (one that reports evidence: meu, alle, lle-pl,
+    /// drill, le, lle, ...).
+    #[arg(long, value_enum)]
+    pub method: Method,
+    /// Input CSV: one point per row, optional header row.
+    #[arg(long)]
+    pub input: PathBuf,
+    /// A column holding labels rather than features.
+    #[arg(long)]
+    pub label_column: Option<String>,
+    /// Neighbourhood sizes: a range `5..12` (inclusive) or a list `5,7,9`.
+    #[arg(long, default_value = "5..12")]
+    pub k: String,
+    /// Latent dimensions, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "2")]
+    pub dim: Vec<usize>,
+    /// Symmetrisations of the kNN graph, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "union")]
+    pub graph: Vec<GraphKind>,
+    /// Seeded restarts per setting (seeds seed, seed + 1, ...).
+    #[arg(long, default_value_t = 1)]
+    pub restarts: usize,
+    /// Seed of the first restart.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output CSV, one row per candidate (default: printed).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// SVG plot of the evidence against k (one line per restart, the best k marked).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// JSON with every trial and the summary per setting.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
 }

@@ -1,4 +1,5 @@
-//! The `unfold` command-line tool: `demo`, `fit` and `project` (DESIGN.md's contract).
+//! The `unfold` command-line tool: `demo`, `fit`, `project` and `select` (DESIGN.md's
+//! contract).
 //!
 //! Errors go to standard error with a non-zero exit status and a message a user can act on.
 
@@ -9,6 +10,7 @@ mod methods;
 mod plot;
 mod project;
 mod report;
+mod select;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -20,6 +22,7 @@ pub fn main() -> ExitCode {
         args::Command::Demo(a) => demo::run(&a),
         args::Command::Fit(a) => fit::run(&a),
         args::Command::Project(a) => project::run(&a),
+        args::Command::Select(a) => select::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -99,3 +99,73 @@ pub fn scatter_svg(
     }
     unfold_core::write_atomic(path, svg.as_bytes())
 }
+
+/// A line plot: one line per series of `(x, y)` points, with a marker line at `mark_x`
+/// (e.g. the best k), written to `path` atomically.
+pub fn lines_svg(
+    path: &Path,
+    series: &[(String, Vec<(f64, f64)>)],
+    mark_x: Option<f64>,
+    title: &str,
+    y_label: &str,
+) -> Result<()> {
+    let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.1.iter().copied()).collect();
+    if all.is_empty() {
+        return Err(Error::invalid("plot", "there is nothing to draw"));
+    }
+    let span = |f: fn(&(f64, f64)) -> f64| {
+        let lo = all.iter().map(f).fold(f64::INFINITY, f64::min);
+        let hi = all.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
+        let pad = if hi > lo { 0.05 * (hi - lo) } else { 1.0 };
+        (lo - pad)..(hi + pad)
+    };
+    let (xr, yr) = (span(|p| p.0), span(|p| p.1));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (620, 420)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(70)
+            .build_cartesian_2d(xr, yr.clone())
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .x_desc("k")
+            .y_desc(y_label)
+            .light_line_style(WHITE)
+            .draw()
+            .map_err(plot_error)?;
+        for (i, (name, pts)) in series.iter().enumerate() {
+            let colour = PALETTE[i % PALETTE.len()];
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(2)))
+                .map_err(plot_error)?
+                .label(name.clone())
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour));
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled())))
+                .map_err(plot_error)?;
+        }
+        if let Some(x) = mark_x {
+            chart
+                .draw_series(LineSeries::new(
+                    [(x, yr.start), (x, yr.end)],
+                    BLACK.stroke_width(1),
+                ))
+                .map_err(plot_error)?
+                .label(format!("best k = {x}"))
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], BLACK));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(plot_error)?;
+        root.present().map_err(plot_error)?;
+    }
+    unfold_core::write_atomic(path, svg.as_bytes())
+}

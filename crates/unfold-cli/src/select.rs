@@ -1,0 +1,179 @@
+//! `unfold select`: a model's evidence over k, graphs, latent dimensions and restarts.
+
+use crate::args::{GraphKind, SelectArgs};
+use crate::methods;
+use crate::plot::lines_svg;
+use indicatif::{ProgressBar, ProgressStyle};
+use unfold_core::{Error, Result};
+use unfold_data::{read_csv, CsvOptions};
+use unfold_graph::Symmetrisation;
+use unfold_select::{grid, search, Selection};
+
+/// MEU's base precision, also used for the field likelihood of LE and LLE.
+const GAMMA: f64 = 1e-4;
+
+pub fn run(a: &SelectArgs) -> Result<()> {
+    let data = read_csv(
+        &a.input,
+        &CsvOptions {
+            label_column: a.label_column.clone(),
+        },
+    )?;
+    let ks = parse_ks(&a.k)?;
+    let syms: Vec<Symmetrisation> = a
+        .graph
+        .iter()
+        .map(|g| match g {
+            GraphKind::Union => Symmetrisation::Union,
+            GraphKind::Mutual => Symmetrisation::Mutual,
+        })
+        .collect();
+    let candidates = grid(&ks, &syms, &a.dim, a.restarts, a.seed);
+    let name = methods::name(a.method);
+    let bar = ProgressBar::new(candidates.len() as u64).with_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} candidates ({elapsed})")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(format!("unfold select {name}"));
+    let selection = search(&candidates, |c| {
+        let s = &c.setting;
+        let graph = match s.symmetrisation {
+            Symmetrisation::Union => "union",
+            Symmetrisation::Mutual => "mutual",
+        };
+        let flags = [
+            "--k".to_string(),
+            s.k.to_string(),
+            "--dim".into(),
+            s.dim.to_string(),
+            "--graph".into(),
+            graph.into(),
+            "--seed".into(),
+            c.seed.to_string(),
+        ];
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let settings = crate::args::MethodArgs::parse_with(name, &flags);
+        let result = methods::fit(&settings, &data.points)
+            .and_then(|m| m.field_evidence(&data.points, GAMMA));
+        bar.inc(1);
+        result
+    });
+    bar.finish_and_clear();
+    let selection = selection?;
+    report_failures(&selection);
+    let csv = selection.to_csv();
+    match &a.out {
+        Some(path) => unfold_core::write_atomic(path, csv.as_bytes())?,
+        None => print!("{csv}"),
+    }
+    if let Some(path) = &a.report {
+        let json = serde_json::to_string_pretty(&selection).expect("a selection serialises");
+        unfold_core::write_atomic(path, json.as_bytes())?;
+    }
+    if let Some(path) = &a.plot {
+        plot(&selection, name, path)?;
+    }
+    let best = &selection.settings[selection.best];
+    eprintln!(
+        "best: k = {}, {:?} graph, dim {} with mean {} {:.3} over {} restart(s)",
+        best.setting.k,
+        best.setting.symmetrisation,
+        best.setting.dim,
+        selection.kind,
+        best.mean,
+        best.succeeded
+    );
+    Ok(())
+}
+
+fn report_failures(selection: &Selection) {
+    for t in selection.trials.iter().filter(|t| t.error.is_some()) {
+        eprintln!(
+            "k = {}, restart {}: failed: {}",
+            t.candidate.setting.k,
+            t.candidate.restart,
+            t.error.as_deref().unwrap_or_default()
+        );
+    }
+}
+
+/// The evidence against k for the best setting's graph and dimension, one line per
+/// restart, the best k marked.
+fn plot(selection: &Selection, name: &str, path: &std::path::Path) -> Result<()> {
+    let best = selection.settings[selection.best].setting;
+    let restarts = selection
+        .trials
+        .iter()
+        .map(|t| t.candidate.restart)
+        .max()
+        .unwrap_or(0)
+        + 1;
+    let series: Vec<(String, Vec<(f64, f64)>)> = (0..restarts)
+        .map(|r| {
+            let pts = selection
+                .trials
+                .iter()
+                .filter(|t| {
+                    let s = t.candidate.setting;
+                    t.candidate.restart == r
+                        && s.dim == best.dim
+                        && s.symmetrisation == best.symmetrisation
+                })
+                .filter_map(|t| {
+                    t.evidence
+                        .as_ref()
+                        .map(|e| (t.candidate.setting.k as f64, e.value))
+                })
+                .collect();
+            (format!("restart {r}"), pts)
+        })
+        .collect();
+    lines_svg(
+        path,
+        &series,
+        Some(best.k as f64),
+        &format!("{name}: {} against k", selection.kind),
+        selection.kind.as_str(),
+    )
+}
+
+/// `5..12` (inclusive) or `5,7,9`.
+fn parse_ks(text: &str) -> Result<Vec<usize>> {
+    let bad = || {
+        Error::invalid(
+            "k",
+            format!("expected a range like 5..12 or a list like 5,7,9, got {text:?}"),
+        )
+    };
+    let ks: Vec<usize> = if let Some((lo, hi)) = text.split_once("..") {
+        let lo: usize = lo.trim().parse().map_err(|_| bad())?;
+        let hi: usize = hi
+            .trim()
+            .trim_start_matches('=')
+            .parse()
+            .map_err(|_| bad())?;
+        (lo..=hi).collect()
+    } else {
+        text.split(',')
+            .map(|v| v.trim().parse().map_err(|_| bad()))
+            .collect::<Result<_>>()?
+    };
+    if ks.is_empty() || ks.contains(&0) {
+        return Err(bad());
+    }
+    Ok(ks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_ks;
+
+    #[test]
+    fn k_ranges_and_lists() {
+        assert_eq!(parse_ks("5..8").unwrap(), vec![5, 6, 7, 8]);
+        assert_eq!(parse_ks("5..=6").unwrap(), vec![5, 6]);
+        assert_eq!(parse_ks("4, 9").unwrap(), vec![4, 9]);
+        assert!(parse_ks("9..5").is_err() && parse_ks("x").is_err() && parse_ks("0,3").is_err());
+    }
+}
