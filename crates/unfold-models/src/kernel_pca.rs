@@ -33,9 +33,16 @@ impl CentredKernel {
     /// Takes the top `q` eigenpairs of the centred kernel `B = H K H` of a symmetric
     /// kernel `k` built by this crate (its lower triangle is used). The matrix is packed
     /// into half the memory first ([`PackedSym`]), which halves the traffic of every
-    /// product; see [`CentredKernel::from_packed`]. Fails when fewer than `q` eigenvalues
-    /// are clearly positive.
+    /// product; see [`CentredKernel::from_packed`]. Fails when `k` is not square or fewer
+    /// than `q` eigenvalues are clearly positive.
     pub fn new(k: DMatrix<f64>, q: usize, what: &str) -> Result<Self> {
+        if k.nrows() != k.ncols() {
+            return Err(Error::DimensionMismatch(format!(
+                "the {what} must be square, got {} x {}",
+                k.nrows(),
+                k.ncols()
+            )));
+        }
         let packed = PackedSym::from_lower(&k);
         drop(k);
         Self::from_packed(&packed, q, what)
@@ -254,7 +261,10 @@ mod tests {
             let got = kp.kernel.vectors.column(j);
             assert!((got - v).norm().min((got + v).norm()) < 1e-8);
         }
-        // The dense constructor packs the same matrix.
+        // The dense constructor packs the same matrix, and refuses a non-square one.
+        let wide = DMatrix::zeros(n, n + 1);
+        let err = CentredKernel::new(wide, 2, "RBF kernel").unwrap_err();
+        assert!(matches!(err, Error::DimensionMismatch(_)));
         let dense = CentredKernel::new(k, 2, "RBF kernel").unwrap();
         assert!((&dense.values - &kp.kernel.values).amax() < 1e-10 * dense.values[0]);
     }
