@@ -321,7 +321,9 @@ fn select_ranks_k_by_evidence_and_refuses_methods_without_it() {
     assert!(rows.iter().all(|r| r[5] == "log_likelihood"));
     // k = 5 splits this sheet: those candidates fail with the reason, the search goes on.
     let failed: Vec<_> = rows.iter().filter(|r| r[6].is_empty()).collect();
-    assert!(failed.iter().all(|r| r[0] == "5" && r[9].contains("connected components")));
+    assert!(failed
+        .iter()
+        .all(|r| r[0] == "5" && r[9].contains("connected components")));
     // The marked k has the highest mean value.
     let mean = |k: &str| {
         let v: Vec<f64> = rows

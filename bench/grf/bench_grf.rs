@@ -36,7 +36,11 @@ fn main() {
         .skip(1)
         .map(|a| a.parse().expect("sizes are integers"))
         .collect();
-    let sizes = if sizes.is_empty() { vec![500, 1000, 2000, 4000] } else { sizes };
+    let sizes = if sizes.is_empty() {
+        vec![500, 1000, 2000, 4000]
+    } else {
+        sizes
+    };
     println!("| n | p | edges | fit s | iterations | evaluations | stopped by | projected gradient | gradient s | Cholesky s | Cholesky share | gradient s / n^3 x 1e9 |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &n in &sizes {
@@ -51,7 +55,9 @@ fn main() {
                 (0..3)
                     .map(|_| {
                         let t = Instant::now();
-                        field.log_likelihood_gradient(&meu.lambda, &mut g).expect("gradient");
+                        field
+                            .log_likelihood_gradient(&meu.lambda, &mut g)
+                            .expect("gradient");
                         t.elapsed().as_secs_f64()
                     })
                     .collect(),
