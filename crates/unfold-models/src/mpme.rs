@@ -1,0 +1,510 @@
+//! MPME, maximum posterior manifold embedding (Mao, Wang & Tsang 2017; `specs/mpme.md`).
+//!
+//! Every pair carries an expected-distance constraint `E||x_i - x_j||^2 <= phi_ij + xi_ij`
+//! with an l1 slack of weight `C`. The dual over the similarities `w_ij` (i > j) is the
+//! concave, box-constrained problem (13):
+//!
+//! ```text
+//! max_w  F(w) = (d/2) log det(L + lambda I) - (1/2) sum_{i>j} w_ij phi_ij - (dN/2) log lambda,
+//!        0 <= w_ij <= 4C,
+//! ```
+//!
+//! with gradient (14) `dF/dw_ij = (1/2)(E_ij - phi_ij)`, `E_ij = d (U_ii + U_jj - 2 U_ij)`,
+//! `U = (L + lambda I)^{-1}`. Chosen constants (the displays were lost, spec P1/P3): the
+//! multiplier of each constraint is `w_ij / 4`, so the box is `[0, 4C]` and the posterior
+//! precision is exactly `L + lambda I` (8); `phi` are SQUARED Euclidean distances (the
+//! model's definition). Because `U <= I / lambda`, `E_ij <= 2d / lambda`, so every pair with
+//! `phi_ij > 2d / lambda` is zero at the optimum (screening rule, spec §2.8) and gets no
+//! variable.
+
+use crate::grf::{laplacian_embedding, FieldScaling};
+use crate::posterior::{
+    check_weights, maximise_dual, pair_contrasts, pair_laplacian, pair_precision, DualSolution,
+    PosteriorRegularised,
+};
+use nalgebra::DMatrix;
+use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
+use unfold_lbfgsb::LbfgsbOptions;
+use unfold_linalg::{pairwise_sq_dists, smallest_generalized_eigenpairs, Cholesky, SymMatrix};
+
+/// How the squared distances are scaled before the dual is built (the paper states none;
+/// spec P2: the screening radius `2d/lambda` is absolute, in the units of `phi`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum DistanceScale {
+    /// `phi_ij = ||y_i - y_j||^2` as is (the paper).
+    #[default]
+    Raw,
+    /// Divide by the mean over points of the squared distance to the nearest neighbour, so
+    /// that a typical neighbour sits at `phi = 1` whatever the units of the data.
+    MeanNearestNeighbour,
+}
+
+/// How the embedding is read off the learned graph.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MpmeEmbedding {
+    /// Kernel PCA on `U = (L + lambda I)^{-1}` (the paper's experiments, (17)), from the
+    /// eigenvectors of `L`: coordinates `v_k / sqrt(mu_k + lambda)`.
+    #[default]
+    KernelPca,
+    /// The Laplacian-eigenmap-style problem (16) `(L + lambda I) f = nu (D + lambda I) f`:
+    /// the eigenvectors of the d smallest `nu` after the first (which is the constant
+    /// vector at `lambda = 0`, where (16) is LE), `D`-orthonormal.
+    Generalised,
+}
+
+/// Parameters of [`Mpme`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct MpmeParams {
+    /// Embedding dimension d (it also weighs the log-det, spec P4).
+    pub dim: usize,
+    /// Prior precision `lambda > 0`.
+    pub lambda: f64,
+    /// Slack penalty `C > 0` (`f64::INFINITY` allowed); the box is `[0, 4C]`.
+    pub c: f64,
+    /// Scaling of the squared distances.
+    pub scale: DistanceScale,
+    /// Drop the pairs with `phi_ij > 2d/lambda` (exact; turn off only to check it).
+    pub screen: bool,
+    /// Embedding route.
+    pub embedding: MpmeEmbedding,
+    /// L-BFGS-B options (default: SciPy's, with `pgtol = 1e-8` and `factr = 10`).
+    pub lbfgsb: LbfgsbOptions,
+}
+
+impl MpmeParams {
+    /// Defaults: `lambda = 1`, `C = infinity`, raw squared distances, screening, kernel PCA.
+    pub fn new(dim: usize) -> Self {
+        MpmeParams {
+            dim,
+            lambda: 1.0,
+            c: f64::INFINITY,
+            scale: DistanceScale::Raw,
+            screen: true,
+            embedding: MpmeEmbedding::KernelPca,
+            lbfgsb: LbfgsbOptions {
+                pgtol: 1e-8,
+                factr: 10.0,
+                ..LbfgsbOptions::default()
+            },
+        }
+    }
+
+    /// Sets `lambda`.
+    pub fn lambda(mut self, lambda: f64) -> Self {
+        self.lambda = lambda;
+        self
+    }
+
+    /// Sets `C`.
+    pub fn c(mut self, c: f64) -> Self {
+        self.c = c;
+        self
+    }
+
+    /// Sets the distance scaling.
+    pub fn scale(mut self, scale: DistanceScale) -> Self {
+        self.scale = scale;
+        self
+    }
+
+    fn validate(&self, n: usize) -> Result<()> {
+        if !(self.lambda.is_finite() && self.lambda > 0.0) {
+            return Err(Error::invalid(
+                "lambda",
+                format!(
+                    "the prior precision must be finite and > 0, got {}",
+                    self.lambda
+                ),
+            ));
+        }
+        if !(self.c > 0.0) {
+            return Err(Error::invalid(
+                "C",
+                format!(
+                    "the slack penalty must be > 0 (or infinity), got {}",
+                    self.c
+                ),
+            ));
+        }
+        if self.dim == 0 {
+            return Err(Error::invalid(
+                "dim",
+                "the embedding dimension must be >= 1",
+            ));
+        }
+        unfold_core::check_dim(
+            self.dim,
+            n,
+            "MPME embeds n points in fewer than n dimensions",
+        )
+    }
+
+    /// Builds the dual of MPME on the rows of `y` (squared distances, scaled, screened).
+    ///
+    /// # Errors
+    /// Bad parameters, non-finite data, and [`Error::InvalidParameter`] when every pair is
+    /// screened out (the data scale and `lambda` disagree).
+    pub fn dual(&self, y: &DMatrix<f64>) -> Result<MpmeDual> {
+        check_finite(y, "MPME input")?;
+        let n = y.nrows();
+        if n < 2 {
+            return Err(Error::TooFewPoints {
+                what: "MPME".into(),
+                needed: 2,
+                got: n,
+                advice: "give at least two points".into(),
+            });
+        }
+        self.validate(n)?;
+        let mut phi = pairwise_sq_dists(y);
+        if self.scale == DistanceScale::MeanNearestNeighbour {
+            let mean_nn = (0..n)
+                .map(|i| {
+                    (0..n)
+                        .filter(|&j| j != i)
+                        .map(|j| phi[(i, j)])
+                        .fold(f64::INFINITY, f64::min)
+                })
+                .sum::<f64>()
+                / n as f64;
+            if mean_nn <= 0.0 {
+                return Err(Error::invalid(
+                    "scale",
+                    "every point has a duplicate, so the mean nearest-neighbour distance is 0; remove duplicate rows",
+                ));
+            }
+            phi /= mean_nn;
+        }
+        let radius = 2.0 * self.dim as f64 / self.lambda;
+        let mut pairs = Vec::new();
+        let mut phis = Vec::new();
+        let mut smallest = f64::INFINITY;
+        for i in 1..n {
+            for j in 0..i {
+                smallest = smallest.min(phi[(i, j)]);
+                if !self.screen || phi[(i, j)] <= radius {
+                    pairs.push((i, j));
+                    phis.push(phi[(i, j)]);
+                }
+            }
+        }
+        if pairs.is_empty() {
+            return Err(Error::invalid(
+                "lambda",
+                format!(
+                    "every pair is screened out: the smallest squared distance {smallest:.4e} exceeds the radius 2d/lambda = {radius:.4e}, so the learned graph would be empty; the scale of the data and lambda disagree: use lambda <= {:.4e} or rescale the distances (DistanceScale::MeanNearestNeighbour)",
+                    2.0 * self.dim as f64 / smallest
+                ),
+            ));
+        }
+        Ok(MpmeDual {
+            n,
+            dim: self.dim,
+            lambda: self.lambda,
+            upper: 4.0 * self.c,
+            pairs,
+            phi: phis,
+            embedding: self.embedding,
+        })
+    }
+
+    /// Fits MPME: builds and maximises the dual, then embeds.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mpme> {
+        let dual = self.dual(y)?;
+        let solution = maximise_dual(&dual, None, &self.lbfgsb)?;
+        let embedding = dual.embed(&solution.weights)?;
+        let evidence = dual.evidence(&solution.weights)?;
+        Ok(Mpme {
+            embedding,
+            evidence,
+            solution,
+            dual,
+        })
+    }
+}
+
+/// The dual (13) of MPME over the candidate pairs left by screening.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MpmeDual {
+    n: usize,
+    dim: usize,
+    lambda: f64,
+    upper: f64,
+    pairs: Vec<(usize, usize)>,
+    phi: Vec<f64>,
+    embedding: MpmeEmbedding,
+}
+
+impl MpmeDual {
+    /// The (scaled) squared distance of every candidate pair.
+    pub fn phi(&self) -> &[f64] {
+        &self.phi
+    }
+
+    /// The expected squared embedding distances `E_ij = d (U_ii + U_jj - 2 U_ij)` of the
+    /// candidate pairs under the posterior (8) at weights `w`.
+    pub fn expected_distances(&self, w: &[f64]) -> Result<Vec<f64>> {
+        Ok(self.factor(w)?.1)
+    }
+
+    /// Cholesky of `Q = L + lambda I` and the expected distances.
+    fn factor(&self, w: &[f64]) -> Result<(Cholesky, Vec<f64>)> {
+        check_weights(w, self.pairs.len())?;
+        let q = pair_precision(self.n, &self.pairs, w, self.lambda);
+        let chol = Cholesky::new(&q, "MPME precision L + lambda I")?;
+        let u = chol.inverse();
+        let d = self.dim as f64;
+        let e = pair_contrasts(&u, &self.pairs)
+            .into_iter()
+            .map(|c| d * c)
+            .collect();
+        Ok((chol, e))
+    }
+
+    fn terms(&self, chol: &Cholesky, w: &[f64]) -> [(String, f64); 3] {
+        let d = self.dim as f64;
+        let linear: f64 = w.iter().zip(&self.phi).map(|(w, p)| w * p).sum();
+        [
+            ("log_det".into(), 0.5 * d * chol.log_det()),
+            ("distances".into(), -0.5 * linear),
+            ("prior".into(), -0.5 * d * self.n as f64 * self.lambda.ln()),
+        ]
+    }
+}
+
+impl PosteriorRegularised for MpmeDual {
+    fn pairs(&self) -> &[(usize, usize)] {
+        &self.pairs
+    }
+
+    fn dual(&self, w: &[f64], grad: Option<&mut [f64]>) -> Result<f64> {
+        let (chol, e) = self.factor(w)?;
+        if let Some(g) = grad {
+            for ((g, e), p) in g.iter_mut().zip(&e).zip(&self.phi) {
+                *g = 0.5 * (e - p);
+            }
+        }
+        Ok(self.terms(&chol, w).iter().map(|t| t.1).sum())
+    }
+
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        vec![(0.0, self.upper); self.pairs.len()]
+    }
+
+    fn embed(&self, w: &[f64]) -> Result<DMatrix<f64>> {
+        check_weights(w, self.pairs.len())?;
+        let l = pair_laplacian(self.n, &self.pairs, w, 1.0);
+        match self.embedding {
+            MpmeEmbedding::KernelPca => {
+                Ok(
+                    laplacian_embedding(&l, self.lambda, self.dim, FieldScaling::Eigenvalue)?
+                        .coords,
+                )
+            }
+            MpmeEmbedding::Generalised => {
+                let a = l.add_to_diagonal(self.lambda);
+                let deg: Vec<f64> = (0..self.n).map(|i| l.get(i, i) + self.lambda).collect();
+                let eig =
+                    smallest_generalized_eigenpairs(SymMatrix::Sparse(&a), &deg, self.dim + 1)?;
+                Ok(eig.vectors.columns(1, self.dim).into_owned())
+            }
+        }
+    }
+
+    fn evidence(&self, w: &[f64]) -> Result<Evidence> {
+        let (chol, _) = self.factor(w)?;
+        Ok(Evidence::from_terms(
+            EvidenceKind::Objective,
+            self.terms(&chol, w).to_vec(),
+        ))
+    }
+}
+
+/// A fitted MPME model.
+#[derive(Clone, Debug)]
+pub struct Mpme {
+    /// The embedding, n x d.
+    pub embedding: DMatrix<f64>,
+    /// The dual value with its terms (kind `objective`).
+    pub evidence: Evidence,
+    /// The optimiser's result (weights per candidate pair).
+    pub solution: DualSolution,
+    /// The dual that was solved (pairs, distances).
+    pub dual: MpmeDual,
+}
+
+impl Mpme {
+    /// The learned graph: `(i, j, w_ij)` for every non-zero weight, `i > j`.
+    pub fn edges(&self) -> Vec<(usize, usize, f64)> {
+        self.dual
+            .pairs
+            .iter()
+            .zip(&self.solution.weights)
+            .filter(|(_, &w)| w > 0.0)
+            .map(|(&(i, j), &w)| (i, j, w))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+    use rand_distr::StandardNormal;
+
+    /// A noisy circle of radius 1 (N points).
+    fn circle(n: usize, seed: u64) -> DMatrix<f64> {
+        let mut rng = unfold_core::seeded_rng(seed);
+        DMatrix::from_fn(n, 2, |i, c| {
+            let t = 2.0 * std::f64::consts::PI * i as f64 / n as f64;
+            let e: f64 = rng.sample(StandardNormal);
+            (if c == 0 { t.cos() } else { t.sin() }) + 0.05 * e
+        })
+    }
+
+    #[test]
+    fn gradient_matches_finite_differences() {
+        let y = circle(20, 1);
+        let dual = MpmeParams::new(2).lambda(10.0).c(1.0).dual(&y).unwrap();
+        let m = dual.pairs().len();
+        let mut rng = unfold_core::seeded_rng(2);
+        let w: Vec<f64> = (0..m).map(|_| rng.random::<f64>()).collect();
+        let mut g = vec![0.0; m];
+        dual.dual(&w, Some(&mut g)).unwrap();
+        let h = 1e-6;
+        for p in [0, m / 3, m / 2, m - 1] {
+            let mut wp = w.clone();
+            wp[p] += h;
+            let mut wm = w.clone();
+            wm[p] -= h;
+            let fd = (dual.dual(&wp, None).unwrap() - dual.dual(&wm, None).unwrap()) / (2.0 * h);
+            assert!(
+                (fd - g[p]).abs() < 1e-7 * (1.0 + g[p].abs()),
+                "pair {p}: {fd} vs {}",
+                g[p]
+            );
+        }
+    }
+
+    /// KKT of (13): E = phi where 0 < w < 4C, E <= phi where w = 0, E >= phi at w = 4C.
+    #[test]
+    fn kkt_holds_at_the_optimum() {
+        let y = circle(40, 3);
+        for c in [0.05, f64::INFINITY] {
+            let fit = MpmeParams::new(2).lambda(10.0).c(c).fit(&y).unwrap();
+            let w = &fit.solution.weights;
+            let e = fit.dual.expected_distances(w).unwrap();
+            let phi = fit.dual.phi();
+            let (mut interior, mut zero, mut upper) = (0, 0, 0);
+            for p in 0..w.len() {
+                let gap = e[p] - phi[p];
+                if w[p] <= 1e-10 {
+                    zero += 1;
+                    assert!(gap <= 1e-6, "w = 0 but E - phi = {gap}");
+                } else if w[p] >= 4.0 * c - 1e-10 {
+                    upper += 1;
+                    assert!(gap >= -1e-6, "w at bound but E - phi = {gap}");
+                } else {
+                    interior += 1;
+                    assert!(
+                        gap.abs() <= 1e-6,
+                        "interior w = {} but E - phi = {gap}",
+                        w[p]
+                    );
+                }
+            }
+            assert!(
+                interior > 0 && zero > 0,
+                "c = {c}: {interior} interior, {zero} zero, {upper} at bound"
+            );
+            if c < 1.0 {
+                assert!(upper > 0, "a small C must make some weights hit 4C");
+            }
+        }
+    }
+
+    #[test]
+    fn screening_drops_no_active_pair() {
+        let y = circle(30, 5);
+        let base = MpmeParams::new(2).lambda(10.0).c(10.0);
+        let screened = base.clone().fit(&y).unwrap();
+        let mut full_params = base.clone();
+        full_params.screen = false;
+        let full = full_params.fit(&y).unwrap();
+        assert!(screened.dual.pairs().len() < full.dual.pairs().len());
+        // Every pair with a non-zero weight in the full problem survives screening, with
+        // the same weight; the dual values agree.
+        let kept: std::collections::HashMap<_, _> = screened
+            .dual
+            .pairs()
+            .iter()
+            .zip(&screened.solution.weights)
+            .map(|(&p, &w)| (p, w))
+            .collect();
+        for (p, &w) in full.dual.pairs().iter().zip(&full.solution.weights) {
+            if w > 1e-6 {
+                let ws = kept.get(p).expect("screening dropped an active pair");
+                assert!((ws - w).abs() < 1e-4 * (1.0 + w), "{p:?}: {ws} vs {w}");
+            } else if !kept.contains_key(p) {
+                continue;
+            }
+        }
+        assert!(
+            (screened.solution.value - full.solution.value).abs()
+                < 1e-7 * full.solution.value.abs().max(1.0)
+        );
+    }
+
+    #[test]
+    fn kernel_pca_route_equals_dense_kernel_pca_on_u() {
+        let y = circle(25, 7);
+        let fit = MpmeParams::new(2).lambda(10.0).fit(&y).unwrap();
+        let w = &fit.solution.weights;
+        let q = pair_precision(25, fit.dual.pairs(), w, 10.0);
+        let u = Cholesky::new(&q, "test").unwrap().inverse();
+        let ck = crate::kernel_pca::CentredKernel::new(u, 2, "U").unwrap();
+        let dense = ck.coords();
+        for c in 0..2 {
+            let a = fit.embedding.column(c);
+            let b = dense.column(c);
+            let s = a.dot(&b).signum();
+            assert!((a - b * s).amax() < 1e-6);
+        }
+        // The generalised route is D_lambda-orthonormal and solves (16).
+        let mut params = MpmeParams::new(2).lambda(10.0);
+        params.embedding = MpmeEmbedding::Generalised;
+        let f = params.fit(&y).unwrap().embedding;
+        let l = pair_laplacian(25, fit.dual.pairs(), w, 1.0).to_dense();
+        let dl = DMatrix::from_diagonal(&(l.diagonal().add_scalar(10.0)));
+        let gram = f.transpose() * &dl * &f;
+        assert!((gram - DMatrix::<f64>::identity(2, 2)).amax() < 1e-8);
+    }
+
+    #[test]
+    fn bad_input_is_rejected_with_advice() {
+        let y = circle(10, 9);
+        for (p, name) in [
+            (MpmeParams::new(2).lambda(0.0), "lambda"),
+            (MpmeParams::new(2).lambda(-1.0), "lambda"),
+            (MpmeParams::new(2).c(0.0), "C"),
+            (MpmeParams::new(2).c(f64::NAN), "C"),
+        ] {
+            let e = p.fit(&y).unwrap_err().to_string();
+            assert!(e.contains(name), "{e}");
+        }
+        // Data in large units: every squared distance is far beyond 2d/lambda.
+        let big = &y * 1e3;
+        let e = MpmeParams::new(2)
+            .lambda(1.0)
+            .fit(&big)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("screened out") && e.contains("rescale"), "{e}");
+        // Rescaling fixes it.
+        let ok = MpmeParams::new(2)
+            .lambda(1.0)
+            .scale(DistanceScale::MeanNearestNeighbour)
+            .fit(&big);
+        assert!(ok.is_ok());
+    }
+}

@@ -1,0 +1,178 @@
+//! Posterior-regularised models (Li Wang's family: SPL, MPME, DRTree, DDRTree).
+//!
+//! The posterior of the embedding is regularised by expected-distance constraints; their
+//! Lagrange multipliers are the weights of a learned graph, one per candidate pair
+//! `(i, j)`, `i > j`. A model exposes its concave dual over those weights, the box of the
+//! weights and the embedding read off the optimal weights; [`maximise_dual`] solves any
+//! such model by L-BFGS-B (`unfold-lbfgsb`).
+//!
+//! The helpers [`pair_precision`] and [`pair_contrasts`] build the matrix
+//! `diag(S 1) - S + shift I` of a weighted pair list and evaluate `Tr(G A_ij) =
+//! G_ii + G_jj - 2 G_ij` (`A_ij` as in seed 001 §0), the two kernels every dual here uses.
+
+use nalgebra::DMatrix;
+use unfold_core::{Error, Evidence, Result};
+use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};
+use unfold_linalg::CsrMatrix;
+
+/// A posterior-regularised model: a concave dual objective over graph weights (one per
+/// candidate pair), their box, and the embedding from the weights (DESIGN.md).
+pub trait PosteriorRegularised {
+    /// The candidate pairs `(i, j)` with `i > j`, one dual variable each, in order.
+    fn pairs(&self) -> &[(usize, usize)];
+
+    /// The dual objective at weights `s` (to be MAXIMISED); when `grad` is given, writes a
+    /// (super)gradient into it. Fails on a wrong length or a numerical breakdown.
+    fn dual(&self, s: &[f64], grad: Option<&mut [f64]>) -> Result<f64>;
+
+    /// The box `(lower, upper)` of every weight (`upper` may be `f64::INFINITY`).
+    fn bounds(&self) -> Vec<(f64, f64)>;
+
+    /// The embedding (n x d) read off the weights `s`.
+    fn embed(&self, s: &[f64]) -> Result<DMatrix<f64>>;
+
+    /// The dual value at `s` with its named terms, labelled [`unfold_core::EvidenceKind::Objective`]
+    /// (a dual objective, not a likelihood).
+    fn evidence(&self, s: &[f64]) -> Result<Evidence>;
+}
+
+/// The result of maximising a dual.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DualSolution {
+    /// Optimal weights, one per pair of [`PosteriorRegularised::pairs`].
+    pub weights: Vec<f64>,
+    /// Dual value at `weights`.
+    pub value: f64,
+    /// Optimiser iterations.
+    pub iterations: usize,
+    /// Projected-gradient infinity norm at `weights`.
+    pub projected_gradient_norm: f64,
+    /// True when the optimiser met its tolerance (not an iteration or line-search stop).
+    pub converged: bool,
+}
+
+/// Maximises the dual of `model` by L-BFGS-B from `start` (all zeros when `None`).
+///
+/// # Errors
+/// A wrong start length, invalid options, or a non-finite dual (the model's own error is
+/// returned when it caused the breakdown).
+pub fn maximise_dual<M: PosteriorRegularised + ?Sized>(
+    model: &M,
+    start: Option<&[f64]>,
+    opts: &LbfgsbOptions,
+) -> Result<DualSolution> {
+    let m = model.pairs().len();
+    let x0 = match start {
+        Some(s) if s.len() != m => {
+            return Err(Error::DimensionMismatch(format!(
+                "the start has {} weights but the model has {m} pairs",
+                s.len()
+            )))
+        }
+        Some(s) => s.to_vec(),
+        None => vec![0.0; m],
+    };
+    let bounds = model.bounds();
+    let mut failure: Option<Error> = None;
+    let report = minimize(
+        |s: &[f64], g: &mut [f64]| match model.dual(s, Some(&mut *g)) {
+            Ok(v) => {
+                g.iter_mut().for_each(|x| *x = -*x);
+                -v
+            }
+            Err(e) => {
+                failure.get_or_insert(e);
+                f64::NAN
+            }
+        },
+        &x0,
+        &bounds,
+        opts,
+    );
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let report = report.map_err(|e| Error::numerical("L-BFGS-B on the dual", e.to_string()))?;
+    Ok(DualSolution {
+        value: -report.f,
+        iterations: report.iterations,
+        projected_gradient_norm: report.projected_gradient_norm,
+        converged: matches!(
+            report.status,
+            Status::ConvergedPgtol | Status::ConvergedFactr
+        ),
+        weights: report.x,
+    })
+}
+
+/// The dense `diag(S 1) - S + shift I` of the symmetric weights `s` on `pairs` (n x n).
+pub fn pair_precision(n: usize, pairs: &[(usize, usize)], s: &[f64], shift: f64) -> DMatrix<f64> {
+    let mut q = DMatrix::from_diagonal_element(n, n, shift);
+    for (&(i, j), &w) in pairs.iter().zip(s) {
+        q[(i, j)] -= w;
+        q[(j, i)] -= w;
+        q[(i, i)] += w;
+        q[(j, j)] += w;
+    }
+    q
+}
+
+/// The sparse Laplacian `scale (diag(S 1) - S)` of the non-zero weights `s` on `pairs`.
+pub fn pair_laplacian(n: usize, pairs: &[(usize, usize)], s: &[f64], scale: f64) -> CsrMatrix {
+    let mut deg = vec![0.0; n];
+    let mut trip = Vec::new();
+    for (&(i, j), &w) in pairs.iter().zip(s) {
+        if w != 0.0 {
+            trip.push((i, j, -scale * w));
+            trip.push((j, i, -scale * w));
+            deg[i] += scale * w;
+            deg[j] += scale * w;
+        }
+    }
+    trip.extend(deg.iter().enumerate().map(|(i, &d)| (i, i, d)));
+    CsrMatrix::from_triplets(n, n, &trip)
+}
+
+/// `Tr(G A_ij) = G_ii + G_jj - 2 G_ij` for every pair: the derivative of `Tr(G Q)` along a
+/// pair weight of `Q = diag(S 1) - S + shift I`.
+pub fn pair_contrasts(g: &DMatrix<f64>, pairs: &[(usize, usize)]) -> Vec<f64> {
+    pairs
+        .iter()
+        .map(|&(i, j)| g[(i, i)] + g[(j, j)] - 2.0 * g[(i, j)])
+        .collect()
+}
+
+/// Fails unless `s` has one weight per pair.
+pub(crate) fn check_weights(s: &[f64], m: usize) -> Result<()> {
+    if s.len() != m {
+        return Err(Error::DimensionMismatch(format!(
+            "{} weights given for {m} pairs",
+            s.len()
+        )));
+    }
+    if let Some(p) = s.iter().position(|v| !v.is_finite()) {
+        return Err(Error::invalid(
+            "weights",
+            format!("weight {p} is not finite ({})", s[p]),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precision_matches_laplacian_and_contrasts() {
+        let pairs = [(1, 0), (2, 1), (3, 0)];
+        let s = [0.5, 2.0, 1.5];
+        let q = pair_precision(4, &pairs, &s, 0.25);
+        let l = pair_laplacian(4, &pairs, &s, 1.0).to_dense();
+        assert!((&q - &l - DMatrix::from_diagonal_element(4, 4, 0.25)).amax() < 1e-15);
+        // Tr(Q A_ij) = Q_ii + Q_jj - 2 Q_ij.
+        let c = pair_contrasts(&q, &pairs);
+        assert!((c[0] - (q[(1, 1)] + q[(0, 0)] - 2.0 * q[(1, 0)])).abs() < 1e-15);
+        assert!(((l.row_sum()).amax()) < 1e-15);
+    }
+}
