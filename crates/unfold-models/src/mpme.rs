@@ -117,7 +117,7 @@ impl MpmeParams {
                 ),
             ));
         }
-        if !(self.c > 0.0) {
+        if self.c.is_nan() || self.c <= 0.0 {
             return Err(Error::invalid(
                 "C",
                 format!(

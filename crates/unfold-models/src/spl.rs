@@ -1,0 +1,560 @@
+//! SPL, structured projection learning (Li Wang, seed 001 §3.3; `specs/spl_drtree_ddrtree.md` §4).
+//!
+//! The posterior of the embedding under a PPCA likelihood `y_i = W x_i + eps`, `eps ~
+//! N(0, gamma^{-1} I)`, prior `N(0, I)`, is regularised by `E||x_i - x_j||^2 <= phi_ij +
+//! xi_ij` on the kNN pairs with the squared slack `C ||xi||^2`. With `Q = diag(S 1) - S +
+//! ((gamma + 1)/4) I` the dual over one weight `s_ij >= 0` per unordered pair is
+//!
+//! ```text
+//! f(s) = (d/2) log det Q - 2 sum_{i>j} s_ij phi_ij - (1/(2C)) sum_{i>j} s_ij^2
+//!        - (gamma^2/8) max_{W^T W = I} Tr(W^T Y^T Q^{-1} Y W)
+//! ```
+//!
+//! (the ordered-pair sums of (17) halved onto `i > j`), concave in `s` (log-det concave,
+//! matrix-fractional term convex). Its supergradient is (20):
+//! `(1/2)(G_ii + G_jj - 2 G_ij) - s_ij / C - 2 phi_ij` with `G = d Q^{-1} + (gamma^2/4) B B^T`,
+//! `B = Q^{-1} Y W*`, `W*` the top-d eigenvectors of `Y^T Q^{-1} Y` (the N x N form
+//! `R^{-1} Y Y^T R^{-T}`, `Q = R R^T`, when D > N).
+//!
+//! Embedding: the posterior mean `X = (gamma/4) Q^{-1} Y W` (22), the minimiser of
+//! `(1/2) Tr(X^T 4Q X) - gamma Tr(X^T Y W)` (the paper's (21) prints `+ gamma`, a sign typo);
+//! for `gamma = 0` kernel PCA on `(4L + I)^{-1}` (23).
+
+use crate::grf::{laplacian_embedding, FieldScaling};
+use crate::mpme::DistanceScale;
+use crate::neighbourhood::GraphSpec;
+use crate::posterior::{
+    check_weights, maximise_dual, pair_contrasts, pair_laplacian, pair_precision,
+    PosteriorRegularised,
+};
+use nalgebra::DMatrix;
+use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
+use unfold_graph::Weighting;
+use unfold_lbfgsb::LbfgsbOptions;
+use unfold_linalg::{sym_eigen, Cholesky};
+use unfold_subgradient::{maximize, Projection, StepRule, SubgradientOptions};
+
+/// How the concave dual over `s >= 0` is maximised.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SplSolver {
+    /// Projected supergradient ascent (Algorithm 1). The paper's rule is
+    /// `StepRule::OverT { a0: 1.0 }` unnormalised; it overshoots on the first step and can
+    /// stall far from the optimum (spec P4). `normalized: true` with `OverSqrtT` is better
+    /// behaved. The best iterate is kept.
+    Subgradient {
+        /// Step-size rule.
+        step: StepRule,
+        /// Step along `g / ||g||`.
+        normalized: bool,
+        /// Number of steps.
+        max_iterations: usize,
+    },
+    /// L-BFGS-B on the same concave function with bounds `s >= 0` (the default).
+    Lbfgsb(LbfgsbOptions),
+}
+
+impl SplSolver {
+    /// The paper's Algorithm 1: unnormalised `1/t` steps.
+    pub fn paper(max_iterations: usize) -> Self {
+        SplSolver::Subgradient {
+            step: StepRule::OverT { a0: 1.0 },
+            normalized: false,
+            max_iterations,
+        }
+    }
+}
+
+/// Parameters of [`Spl`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct SplParams {
+    /// Embedding dimension d.
+    pub dim: usize,
+    /// The kNN graph of candidate pairs (union symmetrisation, spec P2).
+    pub graph: GraphSpec,
+    /// Noise precision `gamma >= 0` (0: distances only, embedding by kernel PCA).
+    pub gamma: f64,
+    /// Slack penalty `C > 0` (`f64::INFINITY` allowed: no slack term).
+    pub c: f64,
+    /// Scaling of the squared distances (the paper gives none, spec P3).
+    pub scale: DistanceScale,
+    /// Solver of the dual.
+    pub solver: SplSolver,
+}
+
+impl SplParams {
+    /// The paper's synthetic settings: k = 10, `gamma = 1e-3`, `C = 1e3`; L-BFGS-B with
+    /// `pgtol = 1e-8`, `factr = 10`.
+    pub fn new(dim: usize) -> Self {
+        SplParams {
+            dim,
+            graph: GraphSpec::knn(10),
+            gamma: 1e-3,
+            c: 1e3,
+            scale: DistanceScale::Raw,
+            solver: SplSolver::Lbfgsb(LbfgsbOptions {
+                pgtol: 1e-8,
+                factr: 10.0,
+                ..LbfgsbOptions::default()
+            }),
+        }
+    }
+
+    /// Sets `gamma`.
+    pub fn gamma(mut self, gamma: f64) -> Self {
+        self.gamma = gamma;
+        self
+    }
+
+    /// Sets `C`.
+    pub fn c(mut self, c: f64) -> Self {
+        self.c = c;
+        self
+    }
+
+    /// Sets the number of neighbours.
+    pub fn k(mut self, k: usize) -> Self {
+        self.graph.k = k;
+        self
+    }
+
+    /// Sets the solver.
+    pub fn solver(mut self, solver: SplSolver) -> Self {
+        self.solver = solver;
+        self
+    }
+
+    /// Builds the dual on the rows of `y` (centred first; SPL assumes zero-mean data, P8).
+    pub fn dual(&self, y: &DMatrix<f64>) -> Result<SplDual> {
+        check_finite(y, "SPL input")?;
+        if !(self.gamma.is_finite() && self.gamma >= 0.0) {
+            return Err(Error::invalid(
+                "gamma",
+                format!(
+                    "the noise precision must be finite and >= 0, got {}",
+                    self.gamma
+                ),
+            ));
+        }
+        if self.c.is_nan() || self.c <= 0.0 {
+            return Err(Error::invalid(
+                "C",
+                format!(
+                    "the slack penalty must be > 0 (or infinity), got {}",
+                    self.c
+                ),
+            ));
+        }
+        if self.dim == 0 {
+            return Err(Error::invalid(
+                "dim",
+                "the embedding dimension must be >= 1",
+            ));
+        }
+        unfold_core::check_dim(
+            self.dim,
+            y.nrows().min(y.ncols()) + 1,
+            "SPL needs d <= min(N, D)",
+        )?;
+        let (_, graph) = self.graph.build(y, Weighting::Binary, "SPL")?;
+        let mut yc = y.clone();
+        for mut col in yc.column_iter_mut() {
+            let m = col.mean();
+            col.add_scalar_mut(-m);
+        }
+        let mut pairs = Vec::new();
+        let mut phi = Vec::new();
+        for (a, b, _) in graph.edges() {
+            let (i, j) = (a.max(b), a.min(b));
+            pairs.push((i, j));
+            phi.push((yc.row(i) - yc.row(j)).norm_squared());
+        }
+        if self.scale == DistanceScale::MeanNearestNeighbour {
+            let n = y.nrows();
+            let mut nearest = vec![f64::INFINITY; n];
+            for (&(i, j), &p) in pairs.iter().zip(&phi) {
+                nearest[i] = nearest[i].min(p);
+                nearest[j] = nearest[j].min(p);
+            }
+            let mean = nearest.iter().sum::<f64>() / n as f64;
+            if mean <= 0.0 {
+                return Err(Error::invalid(
+                    "scale",
+                    "the mean nearest-neighbour distance is 0 (duplicate rows); remove duplicates",
+                ));
+            }
+            phi.iter_mut().for_each(|p| *p /= mean);
+            yc /= mean.sqrt();
+        }
+        Ok(SplDual {
+            y: yc,
+            dim: self.dim,
+            gamma: self.gamma,
+            c: self.c,
+            pairs,
+            phi,
+        })
+    }
+
+    /// Fits SPL: builds the dual, maximises it with the chosen solver and embeds.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Spl> {
+        let dual = self.dual(y)?;
+        let (weights, iterations, trace) = match &self.solver {
+            SplSolver::Lbfgsb(opts) => {
+                let sol = maximise_dual(&dual, None, opts)?;
+                (sol.weights, sol.iterations, Vec::new())
+            }
+            SplSolver::Subgradient {
+                step,
+                normalized,
+                max_iterations,
+            } => {
+                let opts = SubgradientOptions {
+                    step: *step,
+                    normalized: *normalized,
+                    max_iterations: *max_iterations,
+                    record_trace: true,
+                    ..SubgradientOptions::default()
+                };
+                let mut failure = None;
+                let r = maximize(
+                    |s: &[f64], g: &mut [f64]| match dual.dual(s, Some(g)) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            failure.get_or_insert(e);
+                            f64::NAN
+                        }
+                    },
+                    &vec![0.0; dual.pairs.len()],
+                    &Projection::NonNegative,
+                    &opts,
+                );
+                if let Some(e) = failure {
+                    return Err(e);
+                }
+                let r = r.map_err(|e| Error::numerical("SPL subgradient ascent", e.to_string()))?;
+                (r.best_x, r.iterations, r.trace)
+            }
+        };
+        let embedding = dual.embed(&weights)?;
+        let evidence = dual.evidence(&weights)?;
+        Ok(Spl {
+            embedding,
+            evidence,
+            weights,
+            iterations,
+            trace,
+            dual,
+        })
+    }
+}
+
+/// The dual (17)-(18) of SPL over the kNN pairs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SplDual {
+    y: DMatrix<f64>,
+    dim: usize,
+    gamma: f64,
+    c: f64,
+    pairs: Vec<(usize, usize)>,
+    phi: Vec<f64>,
+}
+
+/// `Q`'s factor, `W*`, `B = Q^{-1} Y W*` and `h = (gamma^2/8) Tr(W*^T Y^T Q^{-1} Y W*)`.
+struct Inner {
+    chol: Cholesky,
+    b: DMatrix<f64>,
+    h: f64,
+}
+
+impl SplDual {
+    /// The (scaled) squared distance of every kNN pair.
+    pub fn phi(&self) -> &[f64] {
+        &self.phi
+    }
+
+    /// `Q = diag(S 1) - S + ((gamma + 1)/4) I` at weights `s`.
+    pub fn precision(&self, s: &[f64]) -> DMatrix<f64> {
+        pair_precision(self.y.nrows(), &self.pairs, s, (self.gamma + 1.0) / 4.0)
+    }
+
+    /// The projection `W*` (D x d): top-d eigenvectors of `Y^T Q^{-1} Y`, found from the
+    /// N x N problem `R^{-1} Y Y^T R^{-T}` when D > N.
+    fn projection(&self, chol: &Cholesky, qy: &DMatrix<f64>) -> Result<DMatrix<f64>> {
+        let (n, p, d) = (self.y.nrows(), self.y.ncols(), self.dim);
+        if p <= n {
+            let a = self.y.tr_mul(qy);
+            let a = (&a + a.transpose()) * 0.5;
+            let eig = sym_eigen(&a)?;
+            Ok(top_columns(&eig.values, &eig.vectors, d))
+        } else {
+            let r = chol.l();
+            let m = r
+                .solve_lower_triangular(&self.y)
+                .ok_or_else(|| Error::numerical("SPL", "singular Cholesky factor of Q"))?;
+            let a = &m * m.transpose();
+            let a = (&a + a.transpose()) * 0.5;
+            let eig = sym_eigen(&a)?;
+            let v = top_columns(&eig.values, &eig.vectors, d);
+            let mut w = m.tr_mul(&v);
+            for mut col in w.column_iter_mut() {
+                let norm = col.norm();
+                if norm > 0.0 {
+                    col /= norm;
+                }
+            }
+            Ok(w)
+        }
+    }
+
+    fn inner(&self, s: &[f64]) -> Result<Inner> {
+        check_weights(s, self.pairs.len())?;
+        let chol = Cholesky::new(&self.precision(s), "SPL matrix Q")?;
+        if self.gamma == 0.0 {
+            let b = DMatrix::zeros(self.y.nrows(), self.dim);
+            return Ok(Inner { chol, b, h: 0.0 });
+        }
+        let qy = chol.solve(&self.y);
+        let w = self.projection(&chol, &qy)?;
+        let b = &qy * &w;
+        let h = self.gamma.powi(2) / 8.0 * (self.y.tr_mul(&b)).tr_mul(&w).trace();
+        Ok(Inner { chol, b, h })
+    }
+
+    fn terms(&self, inner: &Inner, s: &[f64]) -> Vec<(String, f64)> {
+        let linear: f64 = s.iter().zip(&self.phi).map(|(s, p)| s * p).sum();
+        let mut t = vec![
+            (
+                "log_det".into(),
+                0.5 * self.dim as f64 * inner.chol.log_det(),
+            ),
+            ("distances".into(), -2.0 * linear),
+            ("reconstruction".into(), -inner.h),
+        ];
+        if self.c.is_finite() {
+            let sq: f64 = s.iter().map(|s| s * s).sum();
+            t.push(("slack".into(), -sq / (2.0 * self.c)));
+        }
+        t
+    }
+}
+
+/// The columns of the `d` largest eigenvalues (in descending order).
+fn top_columns(values: &nalgebra::DVector<f64>, vectors: &DMatrix<f64>, d: usize) -> DMatrix<f64> {
+    let mut idx: Vec<usize> = (0..values.len()).collect();
+    idx.sort_by(|&a, &b| values[b].total_cmp(&values[a]));
+    DMatrix::from_fn(vectors.nrows(), d, |r, c| vectors[(r, idx[c])])
+}
+
+impl PosteriorRegularised for SplDual {
+    fn pairs(&self) -> &[(usize, usize)] {
+        &self.pairs
+    }
+
+    fn dual(&self, s: &[f64], grad: Option<&mut [f64]>) -> Result<f64> {
+        let inner = self.inner(s)?;
+        if let Some(g) = grad {
+            let mut gm = inner.chol.inverse() * self.dim as f64;
+            if self.gamma > 0.0 {
+                gm += (&inner.b * inner.b.transpose()) * (self.gamma.powi(2) / 4.0);
+            }
+            let contrasts = pair_contrasts(&gm, &self.pairs);
+            let inv_c = if self.c.is_finite() {
+                1.0 / self.c
+            } else {
+                0.0
+            };
+            for (p, g) in g.iter_mut().enumerate() {
+                *g = 0.5 * contrasts[p] - inv_c * s[p] - 2.0 * self.phi[p];
+            }
+        }
+        Ok(self.terms(&inner, s).iter().map(|t| t.1).sum())
+    }
+
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        vec![(0.0, f64::INFINITY); self.pairs.len()]
+    }
+
+    fn embed(&self, s: &[f64]) -> Result<DMatrix<f64>> {
+        if self.gamma > 0.0 {
+            Ok(self.inner(s)?.b * (self.gamma / 4.0))
+        } else {
+            check_weights(s, self.pairs.len())?;
+            let l4 = pair_laplacian(self.y.nrows(), &self.pairs, s, 4.0);
+            Ok(laplacian_embedding(&l4, 1.0, self.dim, FieldScaling::Eigenvalue)?.coords)
+        }
+    }
+
+    fn evidence(&self, s: &[f64]) -> Result<Evidence> {
+        let inner = self.inner(s)?;
+        Ok(Evidence::from_terms(
+            EvidenceKind::Objective,
+            self.terms(&inner, s),
+        ))
+    }
+}
+
+/// A fitted SPL model.
+#[derive(Clone, Debug)]
+pub struct Spl {
+    /// The embedding, n x d.
+    pub embedding: DMatrix<f64>,
+    /// The dual value with its terms (kind `objective`).
+    pub evidence: Evidence,
+    /// The learned weights, one per kNN pair of `dual.pairs()`.
+    pub weights: Vec<f64>,
+    /// Solver iterations.
+    pub iterations: usize,
+    /// Dual value at every subgradient iterate (empty for L-BFGS-B).
+    pub trace: Vec<f64>,
+    /// The dual that was solved.
+    pub dual: SplDual,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+    use rand_distr::StandardNormal;
+
+    /// A noisy S-curve in 3-D (N points), at a scale where edges form.
+    fn s_curve(n: usize, seed: u64) -> DMatrix<f64> {
+        let mut rng = unfold_core::seeded_rng(seed);
+        DMatrix::from_fn(n, 3, |i, c| {
+            let t = -1.5 * std::f64::consts::PI + 3.0 * std::f64::consts::PI * i as f64 / n as f64;
+            let e: f64 = rng.sample(StandardNormal);
+            let v = match c {
+                0 => t.sin(),
+                1 => t.signum() * (t.cos() - 1.0),
+                _ => 0.0,
+            };
+            0.3 * (v + 0.1 * e)
+        })
+    }
+
+    fn fd_check(dual: &SplDual, s: &[f64]) {
+        let m = s.len();
+        let mut g = vec![0.0; m];
+        dual.dual(s, Some(&mut g)).unwrap();
+        let h = 1e-6;
+        for p in [0, m / 4, m / 2, m - 1] {
+            let mut sp = s.to_vec();
+            sp[p] += h;
+            let mut sm = s.to_vec();
+            sm[p] -= h;
+            let fd = (dual.dual(&sp, None).unwrap() - dual.dual(&sm, None).unwrap()) / (2.0 * h);
+            assert!(
+                (fd - g[p]).abs() < 1e-6 * (1.0 + g[p].abs()),
+                "pair {p}: {fd} vs {}",
+                g[p]
+            );
+        }
+    }
+
+    #[test]
+    fn gradient_matches_finite_differences_both_forms() {
+        let mut rng = unfold_core::seeded_rng(4);
+        // D <= N (D x D eigenproblem) and D > N (N x N form).
+        let y = s_curve(30, 1);
+        let wide = DMatrix::from_fn(12, 20, |_, _| 0.3 * rng.sample::<f64, _>(StandardNormal));
+        for (y, k) in [(y, 5), (wide, 3)] {
+            for gamma in [0.0, 0.7] {
+                let dual = SplParams::new(2).k(k).gamma(gamma).c(2.0).dual(&y).unwrap();
+                let s: Vec<f64> = (0..dual.pairs().len())
+                    .map(|_| rng.random::<f64>())
+                    .collect();
+                fd_check(&dual, &s);
+            }
+        }
+    }
+
+    #[test]
+    fn wide_and_tall_projections_agree() {
+        // The N x N route must give the same dual value as the D x D route on the same data.
+        let mut rng = unfold_core::seeded_rng(8);
+        let y = DMatrix::from_fn(10, 10, |_, _| 0.3 * rng.sample::<f64, _>(StandardNormal));
+        let mut y11 = DMatrix::zeros(10, 11);
+        y11.columns_mut(0, 10).copy_from(&y);
+        let a = SplParams::new(2).k(3).gamma(0.5).dual(&y).unwrap();
+        let b = SplParams::new(2).k(3).gamma(0.5).dual(&y11).unwrap();
+        let s: Vec<f64> = (0..a.pairs().len()).map(|_| rng.random::<f64>()).collect();
+        let (fa, fb) = (a.dual(&s, None).unwrap(), b.dual(&s, None).unwrap());
+        assert!((fa - fb).abs() < 1e-10 * fa.abs().max(1.0), "{fa} vs {fb}");
+    }
+
+    #[test]
+    fn lbfgsb_reaches_a_kkt_point_and_beats_one_over_t() {
+        let y = s_curve(40, 2);
+        let params = SplParams::new(2).k(6).gamma(1e-3).c(1e3);
+        let fit = params.fit(&y).unwrap();
+        let mut g = vec![0.0; fit.weights.len()];
+        let f = fit.dual.dual(&fit.weights, Some(&mut g)).unwrap();
+        let active = fit.weights.iter().filter(|&&s| s > 0.0).count();
+        assert!(active > 0, "no edge formed");
+        for (s, g) in fit.weights.iter().zip(&g) {
+            if *s > 0.0 {
+                assert!(g.abs() < 1e-5, "positive weight with gradient {g}");
+            } else {
+                assert!(*g <= 1e-5, "zero weight with ascent direction {g}");
+            }
+        }
+        let sub = params.solver(SplSolver::paper(200)).fit(&y).unwrap();
+        assert!(sub.trace.len() == 201);
+        assert!(sub.evidence.value <= f + 1e-9);
+        assert_eq!(fit.evidence.kind, EvidenceKind::Objective);
+        assert!((fit.evidence.value - f).abs() < 1e-9 * f.abs().max(1.0));
+    }
+
+    #[test]
+    fn embedding_is_the_map_estimate() {
+        let y = s_curve(30, 3);
+        let gamma = 0.5;
+        let fit = SplParams::new(2).k(5).gamma(gamma).fit(&y).unwrap();
+        let dual = &fit.dual;
+        // Stationarity of the corrected (21): 4 Q X - gamma Y W = 0 with W from the optimum.
+        let q = dual.precision(&fit.weights);
+        let chol = Cholesky::new(&q, "t").unwrap();
+        let qy = chol.solve(&dual.y);
+        let w = dual.projection(&chol, &qy).unwrap();
+        let r = &q * &fit.embedding * 4.0 - &dual.y * &w * gamma;
+        assert!(r.amax() < 1e-10, "residual {}", r.amax());
+    }
+
+    #[test]
+    fn gamma_zero_is_kernel_pca_on_regularised_laplacian_kernel() {
+        let y = s_curve(30, 5);
+        let fit = SplParams::new(2)
+            .k(5)
+            .gamma(0.0)
+            .c(f64::INFINITY)
+            .fit(&y)
+            .unwrap();
+        let n = 30;
+        let l = pair_laplacian(n, fit.dual.pairs(), &fit.weights, 4.0).to_dense();
+        let sigma = Cholesky::new(&(l + DMatrix::<f64>::identity(n, n)), "t")
+            .unwrap()
+            .inverse();
+        let dense = crate::kernel_pca::CentredKernel::new(sigma, 2, "Sigma")
+            .unwrap()
+            .coords();
+        for c in 0..2 {
+            let (a, b) = (fit.embedding.column(c), dense.column(c));
+            assert!((a - b * a.dot(&b).signum()).amax() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn bad_input_is_rejected() {
+        let y = s_curve(20, 6);
+        for (p, name) in [
+            (SplParams::new(2).c(0.0), "C"),
+            (SplParams::new(2).c(-1.0), "C"),
+            (SplParams::new(2).gamma(-1.0), "gamma"),
+            (SplParams::new(2).gamma(f64::NAN), "gamma"),
+        ] {
+            let e = p.fit(&y).unwrap_err().to_string();
+            assert!(e.contains(name), "{e}");
+        }
+        assert!(SplParams::new(2).k(0).fit(&y).is_err());
+        assert!(SplParams::new(0).fit(&y).is_err());
+    }
+}
