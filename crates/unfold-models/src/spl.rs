@@ -29,7 +29,7 @@ use crate::posterior::{
 };
 use nalgebra::DMatrix;
 use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
-use unfold_graph::Weighting;
+use unfold_graph::{knn, NeighbourGraph, Weighting};
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{sym_eigen, Cholesky};
 use unfold_subgradient::{maximize, Projection, StepRule, SubgradientOptions};
@@ -69,7 +69,8 @@ impl SplSolver {
 pub struct SplParams {
     /// Embedding dimension d.
     pub dim: usize,
-    /// The kNN graph of candidate pairs (union symmetrisation, spec P2).
+    /// The kNN graph of candidate pairs (union symmetrisation, spec P2); it need not be
+    /// connected.
     pub graph: GraphSpec,
     /// Noise precision `gamma >= 0` (0: distances only, embedding by kernel PCA).
     pub gamma: f64,
@@ -155,7 +156,11 @@ impl SplParams {
             y.nrows().min(y.ncols()) + 1,
             "SPL needs d <= min(N, D)",
         )?;
-        let (_, graph) = self.graph.build(y, Weighting::Binary, "SPL")?;
+        // Q is positive definite for any graph, so a disconnected kNN graph is allowed
+        // (Iris at k = 5 splits setosa off); the components then separate in the embedding.
+        unfold_core::check_k(y.nrows(), self.graph.k, "SPL")?;
+        let nn = knn(y, self.graph.k)?;
+        let graph = NeighbourGraph::from_knn(&nn, self.graph.symmetrisation, Weighting::Binary)?;
         let mut yc = y.clone();
         for mut col in yc.column_iter_mut() {
             let m = col.mean();
