@@ -188,6 +188,16 @@ impl MpmeParams {
                 }
             }
         }
+        if self.c.is_infinite() {
+            if let Some(p) = phis.iter().position(|&v| v == 0.0) {
+                let (first, second) = pairs[p];
+                return Err(Error::DuplicatePoints {
+                    first: second,
+                    second: first,
+                    method: "the dual with C = infinity (a zero distance can only be matched by an infinite weight, so the dual is unbounded); use a finite C".into(),
+                });
+            }
+        }
         if pairs.is_empty() {
             return Err(Error::invalid(
                 "lambda",
@@ -492,6 +502,23 @@ mod tests {
             let e = p.fit(&y).unwrap_err().to_string();
             assert!(e.contains(name), "{e}");
         }
+        // A duplicate row with C = infinity makes the dual unbounded.
+        let mut dup = y.clone();
+        let r = dup.row(3).clone_owned();
+        dup.row_mut(4).copy_from(&r);
+        let e = MpmeParams::new(2).lambda(10.0).fit(&dup).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::DuplicatePoints {
+                    first: 3,
+                    second: 4,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(MpmeParams::new(2).lambda(10.0).c(1.0).fit(&dup).is_ok());
         // Data in large units: every squared distance is far beyond 2d/lambda.
         let big = &y * 1e3;
         let e = MpmeParams::new(2)

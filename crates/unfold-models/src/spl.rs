@@ -173,6 +173,16 @@ impl SplParams {
             pairs.push((i, j));
             phi.push((yc.row(i) - yc.row(j)).norm_squared());
         }
+        if self.c.is_infinite() {
+            if let Some(p) = phi.iter().position(|&v| v == 0.0) {
+                let (first, second) = pairs[p];
+                return Err(Error::DuplicatePoints {
+                    first: second,
+                    second: first,
+                    method: "the dual with C = infinity (a zero distance can only be matched by an infinite weight, so the dual is unbounded); use a finite C".into(),
+                });
+            }
+        }
         if self.scale == DistanceScale::MeanNearestNeighbour {
             let n = y.nrows();
             let mut nearest = vec![f64::INFINITY; n];
@@ -560,6 +570,12 @@ mod tests {
             assert!(e.contains(name), "{e}");
         }
         assert!(SplParams::new(2).k(0).fit(&y).is_err());
+        let mut dup = y.clone();
+        let r = dup.row(3).clone_owned();
+        dup.row_mut(4).copy_from(&r);
+        let e = SplParams::new(2).c(f64::INFINITY).fit(&dup).unwrap_err();
+        assert!(matches!(e, Error::DuplicatePoints { .. }), "{e}");
+        assert!(SplParams::new(2).fit(&dup).is_ok());
         assert!(SplParams::new(0).fit(&y).is_err());
     }
 }
