@@ -221,7 +221,7 @@ impl MpmeParams {
     /// Fits MPME: builds and maximises the dual, then embeds.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mpme> {
         let dual = self.dual(y)?;
-        let solution = maximise_dual(&dual, None, &self.lbfgsb)?;
+        let solution = maximise_dual(&dual, None, Some(&dual.scales()), &self.lbfgsb)?;
         let embedding = dual.embed(&solution.weights)?;
         let evidence = dual.evidence(&solution.weights)?;
         Ok(Mpme {
@@ -249,6 +249,30 @@ impl MpmeDual {
     /// The (scaled) squared distance of every candidate pair.
     pub fn phi(&self) -> &[f64] {
         &self.phi
+    }
+
+    /// The diagonal preconditioner `d / phi_ij` of the search ([`maximise_dual`]); a
+    /// zero distance (duplicate points, finite C) takes the smallest positive one.
+    pub fn scales(&self) -> Vec<f64> {
+        let floor = self
+            .phi
+            .iter()
+            .copied()
+            .filter(|&p| p > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let d = self.dim as f64;
+        self.phi
+            .iter()
+            .map(|&p| {
+                if p > 0.0 {
+                    d / p
+                } else if floor.is_finite() {
+                    d / floor
+                } else {
+                    1.0
+                }
+            })
+            .collect()
     }
 
     /// The expected squared embedding distances `E_ij = d (U_ii + U_jj - 2 U_ij)` of the
@@ -459,6 +483,9 @@ mod tests {
                 continue;
             }
         }
+        // The preconditioned search and the plain one reach the same optimum.
+        let plain = maximise_dual(&full.dual, None, None, &base.lbfgsb).unwrap();
+        assert!((plain.value - full.solution.value).abs() < 1e-8 * plain.value.abs());
         assert!(
             (screened.solution.value - full.solution.value).abs()
                 < 1e-7 * full.solution.value.abs().max(1.0)

@@ -53,39 +53,71 @@ pub struct DualSolution {
 
 /// Maximises the dual of `model` by L-BFGS-B from `start` (all zeros when `None`).
 ///
+/// With `scales`, the search runs on `v_p = s_p / scales[p]` (box and gradient scaled to
+/// match): a diagonal preconditioner. For log-det duals the curvature along `s_p` near the
+/// optimum is about `phi_p^2 / (2d)`, so `scales[p] = d / phi_p` equalises it across pairs
+/// (as MEU does, `docs/methods/meu.md`), and the L-BFGS-B tolerance `pgtol` then applies to
+/// the relative residual `(d/2)(E_p / phi_p - 1)` of an expected-distance constraint.
+///
 /// # Errors
-/// A wrong start length, invalid options, or a non-finite dual (the model's own error is
-/// returned when it caused the breakdown).
+/// A wrong start or scale length, a non-positive scale, invalid options, or a non-finite
+/// dual (the model's own error is returned when it caused the breakdown).
 pub fn maximise_dual<M: PosteriorRegularised + ?Sized>(
     model: &M,
     start: Option<&[f64]>,
+    scales: Option<&[f64]>,
     opts: &LbfgsbOptions,
 ) -> Result<DualSolution> {
     let m = model.pairs().len();
-    let x0 = match start {
+    let unit = vec![1.0; m];
+    let scales = scales.unwrap_or(&unit);
+    if scales.len() != m {
+        return Err(Error::DimensionMismatch(format!(
+            "{} scales given for {m} pairs",
+            scales.len()
+        )));
+    }
+    if let Some(p) = scales.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+        return Err(Error::invalid(
+            "scales",
+            format!("scale {p} must be finite and > 0, got {}", scales[p]),
+        ));
+    }
+    let v0 = match start {
         Some(s) if s.len() != m => {
             return Err(Error::DimensionMismatch(format!(
                 "the start has {} weights but the model has {m} pairs",
                 s.len()
             )))
         }
-        Some(s) => s.to_vec(),
+        Some(s) => s.iter().zip(scales).map(|(s, c)| s / c).collect(),
         None => vec![0.0; m],
     };
-    let bounds = model.bounds();
+    let bounds: Vec<(f64, f64)> = model
+        .bounds()
+        .iter()
+        .zip(scales)
+        .map(|(&(l, u), c)| (l / c, u / c))
+        .collect();
     let mut failure: Option<Error> = None;
+    let mut s = vec![0.0; m];
     let report = minimize(
-        |s: &[f64], g: &mut [f64]| match model.dual(s, Some(&mut *g)) {
-            Ok(v) => {
-                g.iter_mut().for_each(|x| *x = -*x);
-                -v
+        |v: &[f64], g: &mut [f64]| {
+            for ((s, v), c) in s.iter_mut().zip(v).zip(scales) {
+                *s = v * c;
             }
-            Err(e) => {
-                failure.get_or_insert(e);
-                f64::NAN
+            match model.dual(&s, Some(&mut *g)) {
+                Ok(value) => {
+                    g.iter_mut().zip(scales).for_each(|(g, c)| *g *= -c);
+                    -value
+                }
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    f64::NAN
+                }
             }
         },
-        &x0,
+        &v0,
         &bounds,
         opts,
     );
@@ -101,7 +133,7 @@ pub fn maximise_dual<M: PosteriorRegularised + ?Sized>(
             report.status,
             Status::ConvergedPgtol | Status::ConvergedFactr
         ),
-        weights: report.x,
+        weights: report.x.iter().zip(scales).map(|(v, c)| v * c).collect(),
     })
 }
 

@@ -215,7 +215,7 @@ impl SplParams {
         let dual = self.dual(y)?;
         let (weights, iterations, trace) = match &self.solver {
             SplSolver::Lbfgsb(opts) => {
-                let sol = maximise_dual(&dual, None, opts)?;
+                let sol = maximise_dual(&dual, None, None, opts)?;
                 (sol.weights, sol.iterations, Vec::new())
             }
             SplSolver::Subgradient {
