@@ -19,8 +19,8 @@
 
 use crate::grf::{laplacian_embedding, FieldScaling};
 use crate::posterior::{
-    check_weights, maximise_dual, pair_contrasts, pair_laplacian, pair_precision, DualSolution,
-    PosteriorRegularised,
+    check_weights, inverse_distance_scales, maximise_dual, pair_contrasts, pair_laplacian,
+    pair_precision, DualSolution, PosteriorRegularised,
 };
 use nalgebra::DMatrix;
 use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
@@ -254,25 +254,7 @@ impl MpmeDual {
     /// The diagonal preconditioner `d / phi_ij` of the search ([`maximise_dual`]); a
     /// zero distance (duplicate points, finite C) takes the smallest positive one.
     pub fn scales(&self) -> Vec<f64> {
-        let floor = self
-            .phi
-            .iter()
-            .copied()
-            .filter(|&p| p > 0.0)
-            .fold(f64::INFINITY, f64::min);
-        let d = self.dim as f64;
-        self.phi
-            .iter()
-            .map(|&p| {
-                if p > 0.0 {
-                    d / p
-                } else if floor.is_finite() {
-                    d / floor
-                } else {
-                    1.0
-                }
-            })
-            .collect()
+        inverse_distance_scales(&self.phi, self.dim as f64)
     }
 
     /// The expected squared embedding distances `E_ij = d (U_ii + U_jj - 2 U_ij)` of the

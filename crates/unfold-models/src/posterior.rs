@@ -137,6 +137,27 @@ pub fn maximise_dual<M: PosteriorRegularised + ?Sized>(
     })
 }
 
+/// The preconditioner `factor / phi_p` of [`maximise_dual`] for distances `phi`; a zero
+/// distance (duplicate points) takes the smallest positive one (1 if there is none).
+pub fn inverse_distance_scales(phi: &[f64], factor: f64) -> Vec<f64> {
+    let floor = phi
+        .iter()
+        .copied()
+        .filter(|&p| p > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    phi.iter()
+        .map(|&p| {
+            if p > 0.0 {
+                factor / p
+            } else if floor.is_finite() {
+                factor / floor
+            } else {
+                1.0
+            }
+        })
+        .collect()
+}
+
 /// The dense `diag(S 1) - S + shift I` of the symmetric weights `s` on `pairs` (n x n).
 pub fn pair_precision(n: usize, pairs: &[(usize, usize)], s: &[f64], shift: f64) -> DMatrix<f64> {
     let mut q = DMatrix::from_diagonal_element(n, n, shift);

@@ -24,8 +24,8 @@ use crate::grf::{laplacian_embedding, FieldScaling};
 use crate::mpme::DistanceScale;
 use crate::neighbourhood::GraphSpec;
 use crate::posterior::{
-    check_weights, maximise_dual, pair_contrasts, pair_laplacian, pair_precision,
-    PosteriorRegularised,
+    check_weights, inverse_distance_scales, maximise_dual, pair_contrasts, pair_laplacian,
+    pair_precision, PosteriorRegularised,
 };
 use nalgebra::DMatrix;
 use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
@@ -215,7 +215,7 @@ impl SplParams {
         let dual = self.dual(y)?;
         let (weights, iterations, trace) = match &self.solver {
             SplSolver::Lbfgsb(opts) => {
-                let sol = maximise_dual(&dual, None, None, opts)?;
+                let sol = maximise_dual(&dual, None, Some(&dual.scales()), opts)?;
                 (sol.weights, sol.iterations, Vec::new())
             }
             SplSolver::Subgradient {
@@ -285,6 +285,13 @@ impl SplDual {
     /// The (scaled) squared distance of every kNN pair.
     pub fn phi(&self) -> &[f64] {
         &self.phi
+    }
+
+    /// The preconditioner `d / (4 phi_ij)` of the L-BFGS-B search: near the optimum
+    /// `(d/2)(U_ii + U_jj - 2U_ij) ~ 2 phi_ij`, so the curvature along `s_ij` is about
+    /// `8 phi_ij^2 / d` ([`maximise_dual`]).
+    pub fn scales(&self) -> Vec<f64> {
+        inverse_distance_scales(&self.phi, self.dim as f64 / 4.0)
     }
 
     /// `Q = diag(S 1) - S + ((gamma + 1)/4) I` at weights `s`.
