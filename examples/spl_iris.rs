@@ -24,7 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for c in [10.0, 1e3] {
             for gamma in [0.0, 1e-3] {
                 let fit = SplParams::new(2).k(k).c(c).gamma(gamma).fit(&data.points)?;
-                let acc = loo_1nn_accuracy(&fit.embedding, &labels)?;
+                let acc = loo_1nn_accuracy(&fit.coords, &labels)?;
                 let edges = fit.weights.iter().filter(|&&s| s > 0.0).count();
                 println!(
                     "{k:>4} {c:>8} {gamma:>8} {:>10.3} {edges:>6} {acc:>9.4}",
@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ];
     for (name, solver) in solvers {
         let fit = base.clone().solver(solver).fit(&data.points)?;
-        let acc = loo_1nn_accuracy(&fit.embedding, &labels)?;
+        let acc = loo_1nn_accuracy(&fit.coords, &labels)?;
         println!(
             "{name:>38}: dual {:>10.3}, {} iterations, LOO 1-NN {acc:.4}",
             fit.evidence.value, fit.iterations

@@ -19,17 +19,19 @@
 
 use crate::grf::{laplacian_embedding, FieldScaling};
 use crate::posterior::{
-    check_weights, inverse_distance_scales, maximise_dual, pair_contrasts, pair_laplacian,
-    pair_precision, DualSolution, PosteriorRegularised,
+    check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
+    pair_laplacian, pair_precision, DualSolution, PosteriorRegularised,
 };
 use nalgebra::DMatrix;
+use serde::{Deserialize, Serialize};
 use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
+use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{pairwise_sq_dists, smallest_generalized_eigenpairs, Cholesky, SymMatrix};
 
 /// How the squared distances are scaled before the dual is built (the paper states none;
 /// spec P2: the screening radius `2d/lambda` is absolute, in the units of `phi`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DistanceScale {
     /// `phi_ij = ||y_i - y_j||^2` as is (the paper).
     #[default]
@@ -40,7 +42,7 @@ pub enum DistanceScale {
 }
 
 /// How the embedding is read off the learned graph.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MpmeEmbedding {
     /// Kernel PCA on `U = (L + lambda I)^{-1}` (the paper's experiments, (17)), from the
     /// eigenvectors of `L`: coordinates `v_k / sqrt(mu_k + lambda)`.
@@ -222,10 +224,12 @@ impl MpmeParams {
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mpme> {
         let dual = self.dual(y)?;
         let solution = maximise_dual(&dual, None, Some(&dual.scales()), &self.lbfgsb)?;
-        let embedding = dual.embed(&solution.weights)?;
+        let coords = dual.embed(&solution.weights)?;
         let evidence = dual.evidence(&solution.weights)?;
+        let graph = learned_graph(dual.n, &dual.pairs, &solution.weights)?;
         Ok(Mpme {
-            embedding,
+            coords,
+            graph,
             evidence,
             solution,
             dual,
@@ -234,7 +238,7 @@ impl MpmeParams {
 }
 
 /// The dual (13) of MPME over the candidate pairs left by screening.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MpmeDual {
     n: usize,
     dim: usize,
@@ -337,29 +341,18 @@ impl PosteriorRegularised for MpmeDual {
 }
 
 /// A fitted MPME model.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Mpme {
     /// The embedding, n x d.
-    pub embedding: DMatrix<f64>,
+    pub coords: DMatrix<f64>,
+    /// The learned graph (pairs with a non-zero weight, weighted by it).
+    pub graph: NeighbourGraph,
     /// The dual value with its terms (kind `objective`).
     pub evidence: Evidence,
     /// The optimiser's result (weights per candidate pair).
     pub solution: DualSolution,
     /// The dual that was solved (pairs, distances).
     pub dual: MpmeDual,
-}
-
-impl Mpme {
-    /// The learned graph: `(i, j, w_ij)` for every non-zero weight, `i > j`.
-    pub fn edges(&self) -> Vec<(usize, usize, f64)> {
-        self.dual
-            .pairs
-            .iter()
-            .zip(&self.solution.weights)
-            .filter(|(_, &w)| w > 0.0)
-            .map(|(&(i, j), &w)| (i, j, w))
-            .collect()
-    }
 }
 
 #[cfg(test)]
@@ -484,7 +477,7 @@ mod tests {
         let ck = crate::kernel_pca::CentredKernel::new(u, 2, "U").unwrap();
         let dense = ck.coords();
         for c in 0..2 {
-            let a = fit.embedding.column(c);
+            let a = fit.coords.column(c);
             let b = dense.column(c);
             let s = a.dot(&b).signum();
             assert!((a - b * s).amax() < 1e-6);
@@ -492,11 +485,26 @@ mod tests {
         // The generalised route is D_lambda-orthonormal and solves (16).
         let mut params = MpmeParams::new(2).lambda(10.0);
         params.embedding = MpmeEmbedding::Generalised;
-        let f = params.fit(&y).unwrap().embedding;
+        let f = params.fit(&y).unwrap().coords;
         let l = pair_laplacian(25, fit.dual.pairs(), w, 1.0).to_dense();
         let dl = DMatrix::from_diagonal(&(l.diagonal().add_scalar(10.0)));
         let gram = f.transpose() * &dl * &f;
         assert!((gram - DMatrix::<f64>::identity(2, 2)).amax() < 1e-8);
+    }
+
+    #[test]
+    fn fitted_model_is_an_embedding_and_round_trips() {
+        use crate::traits::Embedding;
+        let y = circle(20, 11);
+        let fit = MpmeParams::new(2).lambda(10.0).fit(&y).unwrap();
+        let nonzero = fit.solution.weights.iter().filter(|&&w| w > 0.0).count();
+        assert_eq!(fit.graph().unwrap().n_edges(), nonzero);
+        assert_eq!(fit.evidence().kind, EvidenceKind::Objective);
+        let cfg = bincode::config::standard();
+        let bytes = bincode::serde::encode_to_vec(&fit, cfg).unwrap();
+        let (back, _): (Mpme, usize) = bincode::serde::decode_from_slice(&bytes, cfg).unwrap();
+        assert_eq!(back.coords, fit.coords);
+        assert_eq!(back.dual, fit.dual);
     }
 
     #[test]
@@ -544,3 +552,5 @@ mod tests {
         assert!(ok.is_ok());
     }
 }
+
+crate::traits::embedding_with_graph_and_evidence!(Mpme);

@@ -11,7 +11,9 @@
 //! G_ii + G_jj - 2 G_ij` (`A_ij` as in seed 001 §0), the two kernels every dual here uses.
 
 use nalgebra::DMatrix;
+use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, Result};
+use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};
 use unfold_linalg::CsrMatrix;
 
@@ -37,7 +39,7 @@ pub trait PosteriorRegularised {
 }
 
 /// The result of maximising a dual.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DualSolution {
     /// Optimal weights, one per pair of [`PosteriorRegularised::pairs`].
     pub weights: Vec<f64>,
@@ -156,6 +158,17 @@ pub fn inverse_distance_scales(phi: &[f64], factor: f64) -> Vec<f64> {
             }
         })
         .collect()
+}
+
+/// The learned graph: the pairs with a non-zero weight, weighted by it.
+pub fn learned_graph(n: usize, pairs: &[(usize, usize)], s: &[f64]) -> Result<NeighbourGraph> {
+    let edges: Vec<(usize, usize, f64)> = pairs
+        .iter()
+        .zip(s)
+        .filter(|(_, &w)| w > 0.0)
+        .map(|(&(i, j), &w)| (j, i, w))
+        .collect();
+    NeighbourGraph::from_edges(n, &edges)
 }
 
 /// The dense `diag(S 1) - S + shift I` of the symmetric weights `s` on `pairs` (n x n).

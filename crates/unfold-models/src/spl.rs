@@ -24,10 +24,11 @@ use crate::grf::{laplacian_embedding, FieldScaling};
 use crate::mpme::DistanceScale;
 use crate::neighbourhood::GraphSpec;
 use crate::posterior::{
-    check_weights, inverse_distance_scales, maximise_dual, pair_contrasts, pair_laplacian,
-    pair_precision, PosteriorRegularised,
+    check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
+    pair_laplacian, pair_precision, PosteriorRegularised,
 };
 use nalgebra::DMatrix;
+use serde::{Deserialize, Serialize};
 use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::{knn, NeighbourGraph, Weighting};
 use unfold_lbfgsb::LbfgsbOptions;
@@ -250,10 +251,12 @@ impl SplParams {
                 (r.best_x, r.iterations, r.trace)
             }
         };
-        let embedding = dual.embed(&weights)?;
+        let coords = dual.embed(&weights)?;
         let evidence = dual.evidence(&weights)?;
+        let graph = learned_graph(dual.y.nrows(), &dual.pairs, &weights)?;
         Ok(Spl {
-            embedding,
+            coords,
+            graph,
             evidence,
             weights,
             iterations,
@@ -264,7 +267,7 @@ impl SplParams {
 }
 
 /// The dual (17)-(18) of SPL over the kNN pairs.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SplDual {
     y: DMatrix<f64>,
     dim: usize,
@@ -416,10 +419,12 @@ impl PosteriorRegularised for SplDual {
 }
 
 /// A fitted SPL model.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Spl {
     /// The embedding, n x d.
-    pub embedding: DMatrix<f64>,
+    pub coords: DMatrix<f64>,
+    /// The learned graph (pairs with a non-zero weight, weighted by it).
+    pub graph: NeighbourGraph,
     /// The dual value with its terms (kind `objective`).
     pub evidence: Evidence,
     /// The learned weights, one per kNN pair of `dual.pairs()`.
@@ -537,7 +542,7 @@ mod tests {
         let chol = Cholesky::new(&q, "t").unwrap();
         let qy = chol.solve(&dual.y);
         let w = dual.projection(&chol, &qy).unwrap();
-        let r = &q * &fit.embedding * 4.0 - &dual.y * &w * gamma;
+        let r = &q * &fit.coords * 4.0 - &dual.y * &w * gamma;
         assert!(r.amax() < 1e-10, "residual {}", r.amax());
     }
 
@@ -559,7 +564,7 @@ mod tests {
             .unwrap()
             .coords();
         for c in 0..2 {
-            let (a, b) = (fit.embedding.column(c), dense.column(c));
+            let (a, b) = (fit.coords.column(c), dense.column(c));
             assert!((a - b * a.dot(&b).signum()).amax() < 1e-6);
         }
     }
@@ -586,3 +591,5 @@ mod tests {
         assert!(SplParams::new(0).fit(&y).is_err());
     }
 }
+
+crate::traits::embedding_with_graph_and_evidence!(Spl);
