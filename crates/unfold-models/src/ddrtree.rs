@@ -1,0 +1,888 @@
+//! Discriminative dimensionality reduction via learning a tree, DDRTree (Li Wang; spec
+//! `spl_drtree_ddrtree.md` §6, Algorithm 2).
+//!
+//! With data `Y` (N x D), projection `W` (D x d, `W^T W = I`), latent points `Z` (N x d),
+//! centres `C` (K x d), a spanning tree `S` over the centres (Laplacian `L`) and soft
+//! assignments `R` (N x K, rows on the simplex), DDRTree minimises (31):
+//!
+//! ```text
+//! f = ||Y - Z W^T||_F^2 + lambda Tr(C^T L C)
+//!     + gamma [ sum_ik r_ik ||z_i - c_k||^2 + sigma sum_ik r_ik log r_ik ]
+//! ```
+//!
+//! (`lambda Tr(C^T L C) = (lambda/2) sum_{k,k'} s_kk' ||c_k - c_k'||^2`, the ordered-pair
+//! convention of Proposition 5; spec P10). Each iteration minimises exactly over one block:
+//!
+//! 1. `S` = minimum spanning tree of the centres under squared distances (28);
+//! 2. `R` = the softmax (32), computed with a per-row log-sum-exp shift (spec P9);
+//! 3. `{W, Z, C}` in closed form (Proposition 5, eq. 33), with `M = (lambda/gamma) L + Gamma`,
+//!    `A = ((1+gamma)/gamma) M - R^T R` and the Woodbury form
+//!    `Q = (I + R A^{-1} R^T) / (1+gamma)`: `W` = top-d eigenvectors of `Y^T Q Y`,
+//!    `Z = Q Y W`, `C = M^{-1} R^T Z`.
+//!
+//! The N x N matrix `Q` is never formed: with `B = R^T Y` (K x D),
+//! `Y^T Q Y = (Y^T Y + B^T A^{-1} B) / (1+gamma)` and `Z = (Y W + R A^{-1} B W) / (1+gamma)`,
+//! so an iteration costs `O(N K (D + K) + K^3 + D^3)`. Every block step is an exact
+//! minimisation, so `f` cannot increase; the fit checks this after every iteration and
+//! stops when the relative change of `f` falls below `tol`.
+//!
+//! [`Compat::R`] reproduces the conventions of the public R package (spec §10): see
+//! [`Compat`] and `docs/methods/ddrtree.md`.
+
+use crate::traits::{check_fit_input, Embedding};
+use faer::linalg::matmul::matmul;
+use faer::Accum;
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_graph::minimum_spanning_tree_dense;
+use unfold_linalg::view::{as_faer, as_faer_mut, par};
+use unfold_linalg::{largest_eigenpairs, pairwise_sq_dists, sq_dists_to, Cholesky, SymMatrix};
+
+/// Which conventions a DDRTree fit follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Compat {
+    /// The paper's model (31) on centred data: the objective `f` is evaluated after every
+    /// iteration, must not increase, and the fit stops when its relative change is below
+    /// `tol`.
+    #[default]
+    Paper,
+    /// The R package `DDRTree` (and its port `ddrtree-python`): uncentred data, `W` from the
+    /// top eigenvectors of the uncentred `Y^T Y`; `K < N` centres by Lloyd's k-means (at
+    /// most 10 rounds) started from the rows `floor(linspace(1, N, K)) - 1` of `Z`; the
+    /// objective is evaluated after the tree and assignment steps and before the
+    /// `{W, Z, C}` step, with the package's first term (see [`r_residual_term`]) and the
+    /// entropic term `-sigma sum_i log sum_k exp(-||z_i - c_k||^2 / sigma)`; the loop stops,
+    /// before updating, once an iteration's relative change is below `tol`.
+    R,
+}
+
+/// Settings of [`DdrTree`]. Defaults follow the R package: `lambda = 5 N`, `sigma = 1e-3`,
+/// `gamma = 10`, `K = N`, at most 20 iterations, `tol = 1e-3`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DdrTreeParams {
+    /// Latent dimension `d`.
+    pub dim: usize,
+    /// Tree regularisation `lambda > 0`; `None` means `5 N`.
+    pub lambda: Option<f64>,
+    /// Bandwidth `sigma > 0` of the soft assignments (32) (it divides squared distances).
+    pub sigma: f64,
+    /// Trade-off `gamma > 0` of the clustering term (not the noise precision of SPL).
+    pub gamma: f64,
+    /// Number of centres `K <= N`; `None` means `K = N` with `C = Z` (the paper).
+    pub ncenters: Option<usize>,
+    /// Maximum number of iterations.
+    pub max_iter: usize,
+    /// Relative-change tolerance of the stopping rule.
+    pub tol: f64,
+    /// Paper or R-package conventions.
+    pub compat: Compat,
+}
+
+impl DdrTreeParams {
+    /// The R package's defaults with latent dimension `dim`.
+    pub fn new(dim: usize) -> Self {
+        DdrTreeParams {
+            dim,
+            lambda: None,
+            sigma: 1e-3,
+            gamma: 10.0,
+            ncenters: None,
+            max_iter: 20,
+            tol: 1e-3,
+            compat: Compat::Paper,
+        }
+    }
+
+    /// Fits DDRTree to the rows of `y` (N x D). A kernel matrix (N x N, e.g. the paper's
+    /// `exp(-||y_i - y_j||^2 / D)` of Section 6.2) may be passed as `y`; `W` is then N x d.
+    ///
+    /// # Errors
+    /// Non-finite data, fewer than two points, `dim` not below `min(N, D)`, `lambda <= 0`,
+    /// `sigma <= 0`, `gamma <= 0`, `tol < 0`, `max_iter = 0`, `K` outside `1..=N`, a
+    /// singular block system, or an objective that increases beyond round-off
+    /// ([`Error::Numerical`]).
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<DdrTree> {
+        check_fit_input(y, self.dim, "DDRTree")?;
+        let n = y.nrows();
+        let lambda = self.lambda.unwrap_or(5.0 * n as f64);
+        check_positive(
+            "lambda",
+            lambda,
+            "the tree regularisation; the R default is 5 N",
+        )?;
+        check_positive(
+            "sigma",
+            self.sigma,
+            "the bandwidth of the soft assignments, e.g. 1e-3",
+        )?;
+        check_positive(
+            "gamma",
+            self.gamma,
+            "the weight of the clustering term, e.g. 10",
+        )?;
+        if !(self.tol >= 0.0 && self.tol.is_finite()) {
+            return Err(Error::invalid(
+                "tol",
+                format!("must be finite and >= 0, got {}", self.tol),
+            ));
+        }
+        if self.max_iter == 0 {
+            return Err(Error::invalid("max_iter", "must be at least 1"));
+        }
+        let k = self.ncenters.unwrap_or(n);
+        if k == 0 || k > n {
+            return Err(Error::invalid(
+                "ncenters",
+                format!("{k} centres for {n} points: use between 1 and {n} centres (K <= N)"),
+            ));
+        }
+        let mean = match self.compat {
+            Compat::Paper => DVector::from_fn(y.ncols(), |j, _| y.column(j).mean()),
+            Compat::R => DVector::zeros(y.ncols()),
+        };
+        let yc = DMatrix::from_fn(n, y.ncols(), |i, j| y[(i, j)] - mean[j]);
+        let problem = Problem {
+            y: &yc,
+            yty: tr_mul(&yc, &yc),
+            lambda,
+            sigma: self.sigma,
+            gamma: self.gamma,
+            dim: self.dim,
+        };
+        let w = top_eigenvectors(&problem.yty, self.dim)?;
+        let z = &yc * &w;
+        let c = if k == n {
+            z.clone()
+        } else {
+            kmeans_evenly_started(&z, k)
+        };
+        let state = State { w, z, c };
+        let run = match self.compat {
+            Compat::Paper => problem.run_paper(state, self.max_iter, self.tol)?,
+            Compat::R => problem.run_r(state, self.max_iter, self.tol)?,
+        };
+        let objective = *run.history.last().expect("at least one iteration runs");
+        Ok(DdrTree {
+            mean,
+            w: run.state.w,
+            centres: run.state.c,
+            edges: run.edges,
+            objective_history: run.history,
+            converged: run.converged,
+            lambda,
+            compat: self.compat,
+            evidence: Evidence::new(EvidenceKind::Objective, objective),
+            coords: run.state.z,
+        })
+    }
+}
+
+fn check_positive(name: &str, value: f64, what: &str) -> Result<()> {
+    if value > 0.0 && value.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            name,
+            format!("must be finite and > 0, got {value} ({what})"),
+        ))
+    }
+}
+
+/// A fitted DDRTree.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DdrTree {
+    /// The column means removed before fitting (zero in [`Compat::R`]).
+    pub mean: DVector<f64>,
+    /// Orthonormal projection `W` (D x d).
+    pub w: DMatrix<f64>,
+    /// The centres `C` (K x d), nodes of the learned tree.
+    pub centres: DMatrix<f64>,
+    /// The tree over the centres, `(a, b, ||c_a - c_b||^2)` with `a < b`, as found by the
+    /// last tree step (squared lengths of that moment).
+    pub edges: Vec<(usize, usize, f64)>,
+    /// The objective after every iteration (see [`Compat`] for which objective).
+    pub objective_history: Vec<f64>,
+    /// Whether the relative-change rule stopped the fit before `max_iter`.
+    pub converged: bool,
+    /// The `lambda` used.
+    pub lambda: f64,
+    /// The conventions followed.
+    pub compat: Compat,
+    evidence: Evidence,
+    coords: DMatrix<f64>,
+}
+
+impl Embedding for DdrTree {
+    /// The latent points `Z` (N x d).
+    fn coords(&self) -> &DMatrix<f64> {
+        &self.coords
+    }
+
+    /// The last objective value, kind `objective`.
+    fn evidence(&self) -> Evidence {
+        self.evidence.clone()
+    }
+}
+
+/// The block variables `{W, Z, C}`.
+#[derive(Clone, Debug)]
+pub(crate) struct State {
+    pub(crate) w: DMatrix<f64>,
+    pub(crate) z: DMatrix<f64>,
+    pub(crate) c: DMatrix<f64>,
+}
+
+/// The data and parameters of one fit.
+pub(crate) struct Problem<'a> {
+    pub(crate) y: &'a DMatrix<f64>,
+    pub(crate) yty: DMatrix<f64>,
+    pub(crate) lambda: f64,
+    pub(crate) sigma: f64,
+    pub(crate) gamma: f64,
+    pub(crate) dim: usize,
+}
+
+/// Soft assignments (32) and their part of the objective.
+pub(crate) struct Assignment {
+    /// `R` (N x K), rows on the simplex.
+    pub(crate) r: DMatrix<f64>,
+    /// `sigma sum_ik r_ik log r_ik`.
+    pub(crate) neg_entropy: f64,
+    /// `-sigma sum_i log sum_k exp(-d_ik / sigma)`, the minimum over `R` of
+    /// `sum r d + sigma sum r log r`.
+    pub(crate) soft_min: f64,
+}
+
+struct Run {
+    state: State,
+    edges: Vec<(usize, usize, f64)>,
+    history: Vec<f64>,
+    converged: bool,
+}
+
+impl Problem<'_> {
+    /// Algorithm 2 with the paper's objective, checked after every iteration.
+    fn run_paper(&self, mut state: State, max_iter: usize, tol: f64) -> Result<Run> {
+        let mut dist = sq_dists_to(&state.z, &state.c);
+        let mut history: Vec<f64> = Vec::new();
+        let mut edges = Vec::new();
+        for _ in 0..max_iter {
+            edges = spanning_tree(&state.c)?;
+            let lap = tree_laplacian(&edges, state.c.nrows());
+            let assign = soft_assign(&dist, self.sigma);
+            state = self.update_wzc(&lap, &assign.r)?;
+            dist = sq_dists_to(&state.z, &state.c);
+            let f = self.objective(&state, &edges, &assign, &dist);
+            if let Some(&prev) = history.last() {
+                if f > prev + OBJECTIVE_SLACK * prev.abs().max(1.0) {
+                    return Err(Error::numerical(
+                        "DDRTree",
+                        format!(
+                            "the objective increased from {prev} to {f} at iteration {}, which \
+                             exact block minimisation cannot do; the block systems are badly \
+                             conditioned: increase sigma or rescale the data",
+                            history.len() + 1
+                        ),
+                    ));
+                }
+                history.push(f);
+                if relative_change(prev, f) < tol {
+                    return Ok(Run {
+                        state,
+                        edges,
+                        history,
+                        converged: true,
+                    });
+                }
+            } else {
+                history.push(f);
+            }
+        }
+        Ok(Run {
+            state,
+            edges,
+            history,
+            converged: false,
+        })
+    }
+
+    /// The R package's loop: tree and assignments, objective, stopping test, then update.
+    fn run_r(&self, mut state: State, max_iter: usize, tol: f64) -> Result<Run> {
+        let mut history: Vec<f64> = Vec::new();
+        let mut edges = Vec::new();
+        for _ in 0..max_iter {
+            edges = spanning_tree(&state.c)?;
+            let lap = tree_laplacian(&edges, state.c.nrows());
+            let dist = sq_dists_to(&state.z, &state.c);
+            let assign = soft_assign(&dist, self.sigma);
+            let residual = self.y - &state.z * state.w.transpose();
+            let f = r_residual_term(&residual, self.dim)?
+                + self.lambda * tree_energy(&state.c, &edges)
+                + self.gamma * assign.soft_min;
+            let stop = history
+                .last()
+                .is_some_and(|&prev| relative_change(prev, f) < tol);
+            history.push(f);
+            if stop {
+                return Ok(Run {
+                    state,
+                    edges,
+                    history,
+                    converged: true,
+                });
+            }
+            state = self.update_wzc(&lap, &assign.r)?;
+        }
+        Ok(Run {
+            state,
+            edges,
+            history,
+            converged: false,
+        })
+    }
+
+    /// Proposition 5: the exact minimiser of (31) over `{W, Z, C}` for fixed `L` and `R`.
+    pub(crate) fn update_wzc(&self, lap: &DMatrix<f64>, r: &DMatrix<f64>) -> Result<State> {
+        let g = self.gamma;
+        let m = self.centre_system(lap, r);
+        let mut a = tr_mul(r, r);
+        a.zip_apply(&m, |aij, mij| *aij = (1.0 + g) / g * mij - *aij);
+        let a_chol = Cholesky::new(&symmetrised(a), "DDRTree: the K x K Woodbury system")
+            .map_err(|e| singular_advice(e, "((1+gamma)/gamma) M - R^T R"))?;
+        let b = tr_mul(r, self.y);
+        let ainv_b = a_chol.solve(&b);
+        let mut yqy = tr_mul(&b, &ainv_b);
+        yqy += &self.yty;
+        yqy /= 1.0 + g;
+        let w = top_eigenvectors(&symmetrised(yqy), self.dim)?;
+        let mut z = mul(self.y, &w);
+        z += mul(r, &(ainv_b * &w));
+        z /= 1.0 + g;
+        let c = self.centres_for(&m, r, &z)?;
+        Ok(State { w, z, c })
+    }
+
+    /// `M = (lambda/gamma) L + Gamma`, `Gamma = diag(1^T R)`.
+    fn centre_system(&self, lap: &DMatrix<f64>, r: &DMatrix<f64>) -> DMatrix<f64> {
+        let mut m = lap * (self.lambda / self.gamma);
+        for (k, col) in r.column_iter().enumerate() {
+            m[(k, k)] += col.sum();
+        }
+        m
+    }
+
+    /// `C = M^{-1} R^T Z`, the stationary point of (31) in `C`.
+    fn centres_for(
+        &self,
+        m: &DMatrix<f64>,
+        r: &DMatrix<f64>,
+        z: &DMatrix<f64>,
+    ) -> Result<DMatrix<f64>> {
+        let chol = Cholesky::new(m, "DDRTree: the centre system (lambda/gamma) L + Gamma")
+            .map_err(|e| singular_advice(e, "(lambda/gamma) L + Gamma"))?;
+        Ok(chol.solve(&tr_mul(r, z)))
+    }
+
+    /// The paper's objective (31) at `state`, tree `edges`, assignments `assign` and
+    /// `dist[(i, k)] = ||z_i - c_k||^2`.
+    pub(crate) fn objective(
+        &self,
+        state: &State,
+        edges: &[(usize, usize, f64)],
+        assign: &Assignment,
+        dist: &DMatrix<f64>,
+    ) -> f64 {
+        let fit = (self.y - &state.z * state.w.transpose()).norm_squared();
+        let cluster = assign.r.dot(dist) + assign.neg_entropy;
+        fit + self.lambda * tree_energy(&state.c, edges) + self.gamma * cluster
+    }
+}
+
+/// Allowed increase of the objective between iterations, relative to its size (round-off).
+const OBJECTIVE_SLACK: f64 = 1e-9;
+
+fn relative_change(prev: f64, next: f64) -> f64 {
+    (next - prev).abs() / prev.abs()
+}
+
+fn singular_advice(e: Error, what: &str) -> Error {
+    match e {
+        Error::NotPositiveDefinite { context, pivot, .. } => Error::NotPositiveDefinite {
+            context,
+            pivot,
+            advice: format!(
+                "{what} lost definiteness (a centre received no assignment weight); increase \
+                 sigma or use fewer centres"
+            ),
+        },
+        other => other,
+    }
+}
+
+/// The first term of the R package's objective: with `E` the residual (N x D), the
+/// package calls `get_major_eigenvalue(t(E), d)` and squares it. For `d >= min(N, D)` that
+/// is `||E||_2^2`, squared again (`||E||_2^4`); otherwise it is the largest absolute entry
+/// of the top-d left singular vectors of `E` (the package's right singular vectors of
+/// `t(E)`), squared. Neither equals `||E||_F^2`; they are reproduced for agreement only.
+pub fn r_residual_term(residual: &DMatrix<f64>, dim: usize) -> Result<f64> {
+    let (n, p) = residual.shape();
+    let ete = symmetrised(tr_mul(residual, residual));
+    if dim >= n.min(p) {
+        let top = largest_eigenpairs(SymMatrix::Dense(&ete), 1)?;
+        return Ok(top.values[0].max(0.0).powi(2));
+    }
+    let eig = largest_eigenpairs(SymMatrix::Dense(&ete), dim)?;
+    let u = residual * &eig.vectors;
+    let mut largest = 0.0f64;
+    for (col, &s2) in u.column_iter().zip(eig.values.iter()) {
+        let s = s2.max(0.0).sqrt();
+        if s > 0.0 {
+            largest = largest.max(col.amax() / s);
+        }
+    }
+    Ok(largest * largest)
+}
+
+/// `lambda`-free tree term `Tr(C^T L C) = sum over edges ||c_a - c_b||^2`.
+pub(crate) fn tree_energy(c: &DMatrix<f64>, edges: &[(usize, usize, f64)]) -> f64 {
+    edges
+        .iter()
+        .map(|&(a, b, _)| (c.row(a) - c.row(b)).norm_squared())
+        .sum()
+}
+
+/// Minimum spanning tree (Prim) of the rows of `c` under squared Euclidean distances
+/// (the S-step (28); spec P10).
+pub(crate) fn spanning_tree(c: &DMatrix<f64>) -> Result<Vec<(usize, usize, f64)>> {
+    if c.nrows() == 1 {
+        return Ok(Vec::new());
+    }
+    minimum_spanning_tree_dense(&pairwise_sq_dists(c))
+}
+
+/// Dense Laplacian `diag(S 1) - S` of a tree with unit edge weights over `k` nodes.
+pub(crate) fn tree_laplacian(edges: &[(usize, usize, f64)], k: usize) -> DMatrix<f64> {
+    let mut lap = DMatrix::zeros(k, k);
+    for &(a, b, _) in edges {
+        lap[(a, a)] += 1.0;
+        lap[(b, b)] += 1.0;
+        lap[(a, b)] -= 1.0;
+        lap[(b, a)] -= 1.0;
+    }
+    lap
+}
+
+/// Lemma 1 (32): `r_ik = exp(-d_ik/sigma) / sum_k' exp(-d_ik'/sigma)`, each row shifted by
+/// its smallest distance so the largest exponent is exactly 0 (spec P9).
+pub(crate) fn soft_assign(dist: &DMatrix<f64>, sigma: f64) -> Assignment {
+    let (n, k) = dist.shape();
+    let mut r = DMatrix::zeros(n, k);
+    let (mut neg_entropy, mut soft_min) = (0.0, 0.0);
+    for i in 0..n {
+        let row = dist.row(i);
+        let shift = row.min();
+        let mut total = 0.0;
+        for j in 0..k {
+            let e = (-(row[j] - shift) / sigma).exp();
+            r[(i, j)] = e;
+            total += e;
+        }
+        let log_total = total.ln();
+        for j in 0..k {
+            let rij = r[(i, j)] / total;
+            r[(i, j)] = rij;
+            if rij > 0.0 {
+                // log r_ij = -(d_ij - shift)/sigma - log total, exact even when r_ij is tiny.
+                neg_entropy += sigma * rij * (-(row[j] - shift) / sigma - log_total);
+            }
+        }
+        soft_min += shift - sigma * log_total;
+    }
+    Assignment {
+        r,
+        neg_entropy,
+        soft_min,
+    }
+}
+
+/// Top-`dim` eigenvectors (descending eigenvalues) of a symmetric matrix.
+pub(crate) fn top_eigenvectors(a: &DMatrix<f64>, dim: usize) -> Result<DMatrix<f64>> {
+    Ok(largest_eigenpairs(SymMatrix::Dense(a), dim)?.vectors)
+}
+
+/// `(a + a^T) / 2`, so that round-off asymmetry does not fail symmetry checks.
+pub(crate) fn symmetrised(a: DMatrix<f64>) -> DMatrix<f64> {
+    let t = a.transpose();
+    (a + t) * 0.5
+}
+
+/// `a^T b` by a parallel faer product.
+pub(crate) fn tr_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut out = DMatrix::zeros(a.ncols(), b.ncols());
+    matmul(
+        as_faer_mut(&mut out),
+        Accum::Replace,
+        as_faer(a).transpose(),
+        as_faer(b),
+        1.0,
+        par(),
+    );
+    out
+}
+
+/// `a b` by a parallel faer product.
+pub(crate) fn mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut out = DMatrix::zeros(a.nrows(), b.ncols());
+    matmul(
+        as_faer_mut(&mut out),
+        Accum::Replace,
+        as_faer(a),
+        as_faer(b),
+        1.0,
+        par(),
+    );
+    out
+}
+
+/// Lloyd's k-means on the rows of `z` started from the rows `floor(linspace(1, N, K)) - 1`
+/// (the R package's `seq(1, N, length.out = K)` subsetting), at most [`KMEANS_ROUNDS`]
+/// rounds, stopping early when the assignments no longer change or the squared centre
+/// shift is at most `1e-4` times the mean per-column variance. An empty cluster keeps its
+/// previous centre.
+pub(crate) fn kmeans_evenly_started(z: &DMatrix<f64>, k: usize) -> DMatrix<f64> {
+    let (n, d) = z.shape();
+    let mut c = DMatrix::from_fn(k, d, |j, col| z[(evenly_spaced_row(j, k, n), col)]);
+    let mean_var = (0..d).map(|col| z.column(col).variance()).sum::<f64>() / d as f64;
+    let threshold = KMEANS_TOL * mean_var;
+    let mut labels = vec![usize::MAX; n];
+    for _ in 0..KMEANS_ROUNDS {
+        let dist = sq_dists_to(z, &c);
+        let mut changed = false;
+        for (i, label) in labels.iter_mut().enumerate() {
+            let best = dist.row(i).transpose().argmin().0;
+            changed |= *label != best;
+            *label = best;
+        }
+        if !changed {
+            break;
+        }
+        let mut sums = DMatrix::zeros(k, d);
+        let mut counts = vec![0usize; k];
+        for (i, &l) in labels.iter().enumerate() {
+            counts[l] += 1;
+            let mut row = sums.row_mut(l);
+            row += z.row(i);
+        }
+        let mut shift = 0.0;
+        for (j, &count) in counts.iter().enumerate() {
+            if count > 0 {
+                let new = sums.row(j) / count as f64;
+                shift += (&new - c.row(j)).norm_squared();
+                c.row_mut(j).copy_from(&new);
+            }
+        }
+        if shift <= threshold {
+            break;
+        }
+    }
+    c
+}
+
+/// Rounds of Lloyd's k-means in the centre initialisation (the R port's `max_iter = 10`).
+const KMEANS_ROUNDS: usize = 10;
+/// Relative centre-shift tolerance of the k-means initialisation.
+const KMEANS_TOL: f64 = 1e-4;
+
+/// Row `floor(1 + j (N-1)/(K-1)) - 1` (0-based) for centre `j` of `K` over `N` rows.
+fn evenly_spaced_row(j: usize, k: usize, n: usize) -> usize {
+    if k == 1 {
+        return 0;
+    }
+    if j == k - 1 {
+        return n - 1;
+    }
+    // numpy's linspace: start + j * step with step = (stop - start) / (K - 1).
+    let step = (n as f64 - 1.0) / (k as f64 - 1.0);
+    let x = j as f64 * step + 1.0;
+    (x.floor() as usize).clamp(1, n) - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+    use rand_distr::{Distribution, StandardNormal};
+
+    /// A noisy three-branch tree in 2-D, rotated into `p` dimensions, plus an offset.
+    pub(crate) fn branching(n: usize, p: usize, seed: u64) -> DMatrix<f64> {
+        let mut rng = unfold_core::seeded_rng(seed);
+        let basis = DMatrix::<f64>::from_fn(p, p, |_, _| StandardNormal.sample(&mut rng))
+            .qr()
+            .q();
+        let dirs = [(1.0, 0.0), (-0.5, 0.8), (-0.5, -0.8)];
+        DMatrix::from_fn(n, p, |_, _| 0.0).map_with_location(|i, j, _| {
+            let (dx, dy) = dirs[i % 3];
+            let t = (i / 3) as f64 / (n / 3) as f64 * 4.0;
+            let latent = [t * dx, t * dy];
+            let mut v = 1.5 + 0.05 * rng.random::<f64>();
+            for (l, &x) in latent.iter().enumerate() {
+                v += basis[(j, l)] * x;
+            }
+            v
+        })
+    }
+
+    fn noise(n: usize, p: usize, seed: u64) -> DMatrix<f64> {
+        let mut rng = unfold_core::seeded_rng(seed);
+        DMatrix::from_fn(n, p, |_, _| StandardNormal.sample(&mut rng))
+    }
+
+    /// The tree, its Laplacian and the assignments of a first iteration.
+    type FirstStep = (Vec<(usize, usize, f64)>, DMatrix<f64>, Assignment);
+
+    /// A problem at its first iteration: state, tree, Laplacian and assignments.
+    fn first_iteration(y: &DMatrix<f64>, k: usize, sigma: f64) -> (Problem<'_>, FirstStep) {
+        let problem = Problem {
+            y,
+            yty: tr_mul(y, y),
+            lambda: 3.0,
+            sigma,
+            gamma: 2.0,
+            dim: 2,
+        };
+        let w = top_eigenvectors(&problem.yty, 2).unwrap();
+        let z = y * &w;
+        let c = kmeans_evenly_started(&z, k);
+        let edges = spanning_tree(&c).unwrap();
+        let lap = tree_laplacian(&edges, k);
+        let assign = soft_assign(&sq_dists_to(&z, &c), sigma);
+        (problem, (edges, lap, assign))
+    }
+
+    fn centred(y: DMatrix<f64>) -> DMatrix<f64> {
+        let mean = y.row_mean();
+        DMatrix::from_fn(y.nrows(), y.ncols(), |i, j| y[(i, j)] - mean[j])
+    }
+
+    #[test]
+    fn woodbury_update_equals_dense_q() {
+        let y = centred(branching(24, 5, 1));
+        let (problem, (_, lap, assign)) = first_iteration(&y, 6, 0.5);
+        let got = problem.update_wzc(&lap, &assign.r).unwrap();
+        // Proposition 5 with the N x N Q formed explicitly.
+        let (g, r) = (problem.gamma, &assign.r);
+        let m = problem.centre_system(&lap, r);
+        let a = m * ((1.0 + g) / g) - r.transpose() * r;
+        let q =
+            (DMatrix::identity(24, 24) + r * a.try_inverse().unwrap() * r.transpose()) / (1.0 + g);
+        // Q also equals ((1+gamma) I - gamma R M^{-1} R^T)^{-1} (the proof of Prop. 5).
+        let m_inv = problem.centre_system(&lap, r).try_inverse().unwrap();
+        let q_direct = (DMatrix::identity(24, 24) * (1.0 + g) - r * m_inv * r.transpose() * g)
+            .try_inverse()
+            .unwrap();
+        assert!((&q - &q_direct).norm() < 1e-10 * q.norm());
+        let yqy = symmetrised(y.transpose() * &q * &y);
+        let w = top_eigenvectors(&yqy, 2).unwrap();
+        for j in 0..2 {
+            let s = w.column(j).dot(&got.w.column(j)).signum();
+            assert!((w.column(j) * s - got.w.column(j)).norm() < 1e-9);
+        }
+        assert!((&q * &y * &got.w - &got.z).norm() < 1e-9 * got.z.norm());
+        let c = problem.centre_system(&lap, r).try_inverse().unwrap() * r.transpose() * &got.z;
+        assert!((c - &got.c).norm() < 1e-9 * got.c.norm());
+    }
+
+    #[test]
+    fn each_closed_form_update_is_stationary() {
+        let y = centred(branching(40, 6, 2));
+        let (problem, (edges, lap, assign)) = first_iteration(&y, 8, 0.3);
+        let best = problem.update_wzc(&lap, &assign.r).unwrap();
+        let f = |s: &State| problem.objective(s, &edges, &assign, &sq_dists_to(&s.z, &s.c));
+        let f0 = f(&best);
+        let eps = 1e-3;
+        for trial in 0..4u64 {
+            for sign in [-1.0, 1.0] {
+                let mut s = best.clone();
+                s.z += noise(40, 2, 10 + trial) * (sign * eps);
+                assert!(f(&s) > f0, "perturbing Z lowered the objective");
+                let mut s = best.clone();
+                s.c += noise(8, 2, 20 + trial) * (sign * eps);
+                assert!(f(&s) > f0, "perturbing C lowered the objective");
+                // Rotate W within the Stiefel manifold: W' = exp(eps A) W, A skew.
+                let a = noise(6, 6, 30 + trial);
+                let skew = (&a - a.transpose()) * (sign * eps);
+                let rot = skew.exp();
+                let mut s = best.clone();
+                s.w = rot * &best.w;
+                assert!(f(&s) > f0, "rotating W lowered the objective");
+            }
+        }
+    }
+
+    #[test]
+    fn objective_never_increases() {
+        let y = branching(90, 5, 3) + noise(90, 5, 4) * 0.1;
+        for ncenters in [None, Some(12)] {
+            let params = DdrTreeParams {
+                lambda: Some(2.0),
+                sigma: 0.05,
+                ncenters,
+                max_iter: 25,
+                tol: 0.0,
+                ..DdrTreeParams::new(2)
+            };
+            let fit = params.fit(&y).unwrap();
+            assert_eq!(fit.objective_history.len(), 25);
+            for pair in fit.objective_history.windows(2) {
+                assert!(pair[1] <= pair[0] * (1.0 + 1e-12), "{pair:?}");
+            }
+            let k = ncenters.unwrap_or(90);
+            assert_eq!(fit.centres.shape(), (k, 2));
+            assert_eq!(fit.edges.len(), k - 1);
+            assert_eq!(fit.coords().shape(), (90, 2));
+            let wtw = fit.w.tr_mul(&fit.w);
+            assert!((wtw - DMatrix::identity(2, 2)).norm() < 1e-10);
+        }
+    }
+
+    #[test]
+    fn soft_assignments_are_a_stable_softmax() {
+        let dist = DMatrix::from_row_slice(2, 3, &[1.0, 2.0, 4.0, 1e4, 1e4 + 1.0, 3e4]);
+        for sigma in [0.7, 1e-6] {
+            let a = soft_assign(&dist, sigma);
+            for i in 0..2 {
+                assert!((a.r.row(i).sum() - 1.0).abs() < 1e-15);
+            }
+            // At the optimal R, sum r d + sigma sum r log r = -sigma sum log sum exp(-d/sigma).
+            assert!((a.r.dot(&dist) + a.neg_entropy - a.soft_min).abs() < 1e-9 * a.soft_min.abs());
+        }
+        let a = soft_assign(&dist, 0.7);
+        let z: f64 = (0..3).map(|k| (-dist[(0, k)] / 0.7).exp()).sum();
+        assert!((a.r[(0, 1)] - (-2.0f64 / 0.7).exp() / z).abs() < 1e-15);
+        assert!(a.r.iter().all(|v| v.is_finite()));
+    }
+
+    #[test]
+    fn r_residual_term_follows_the_package() {
+        let e = noise(9, 4, 5);
+        let svd = e.clone().svd(true, false);
+        let mut order: Vec<usize> = (0..4).collect();
+        order.sort_by(|&a, &b| svd.singular_values[b].total_cmp(&svd.singular_values[a]));
+        let u = svd.u.unwrap();
+        let top2 = order[..2]
+            .iter()
+            .map(|&j| u.column(j).amax())
+            .fold(0.0, f64::max);
+        assert!((r_residual_term(&e, 2).unwrap() - top2 * top2).abs() < 1e-10);
+        let s = svd.singular_values.max();
+        assert!((r_residual_term(&e, 4).unwrap() - s.powi(4)).abs() < 1e-9 * s.powi(4));
+    }
+
+    #[test]
+    fn centres_start_at_evenly_spaced_rows() {
+        let rows: Vec<usize> = (0..7).map(|j| evenly_spaced_row(j, 7, 37)).collect();
+        assert_eq!(rows, [0, 6, 12, 18, 24, 30, 36]);
+        // linspace(1, 100, 30): 1, 4.41.., 7.82.., 11.24.. -> 0-based 0, 3, 6, 10.
+        let rows: Vec<usize> = (0..4).map(|j| evenly_spaced_row(j, 30, 100)).collect();
+        assert_eq!(rows, [0, 3, 6, 10]);
+        assert_eq!(evenly_spaced_row(29, 30, 100), 99);
+    }
+
+    #[test]
+    fn r_mode_stops_on_relative_change_and_keeps_data_uncentred() {
+        let y = branching(60, 4, 6);
+        let params = DdrTreeParams {
+            compat: Compat::R,
+            ncenters: Some(10),
+            lambda: Some(1.0),
+            sigma: 0.1,
+            ..DdrTreeParams::new(2)
+        };
+        let fit = params.fit(&y).unwrap();
+        assert_eq!(fit.mean, DVector::zeros(4));
+        let h = &fit.objective_history;
+        if fit.converged {
+            let (a, b) = (h[h.len() - 2], h[h.len() - 1]);
+            assert!((b - a).abs() / a.abs() < 1e-3);
+        } else {
+            assert_eq!(h.len(), 20);
+        }
+        for pair in h.windows(2).take(h.len().saturating_sub(2)) {
+            assert!((pair[1] - pair[0]).abs() / pair[0].abs() >= 1e-3);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        let y = branching(30, 4, 7);
+        let base = DdrTreeParams::new(2);
+        for (params, name) in [
+            (
+                DdrTreeParams {
+                    lambda: Some(0.0),
+                    ..base.clone()
+                },
+                "lambda",
+            ),
+            (
+                DdrTreeParams {
+                    lambda: Some(-1.0),
+                    ..base.clone()
+                },
+                "lambda",
+            ),
+            (
+                DdrTreeParams {
+                    sigma: 0.0,
+                    ..base.clone()
+                },
+                "sigma",
+            ),
+            (
+                DdrTreeParams {
+                    sigma: -1e-3,
+                    ..base.clone()
+                },
+                "sigma",
+            ),
+            (
+                DdrTreeParams {
+                    gamma: 0.0,
+                    ..base.clone()
+                },
+                "gamma",
+            ),
+            (
+                DdrTreeParams {
+                    ncenters: Some(31),
+                    ..base.clone()
+                },
+                "ncenters",
+            ),
+            (
+                DdrTreeParams {
+                    ncenters: Some(0),
+                    ..base.clone()
+                },
+                "ncenters",
+            ),
+            (
+                DdrTreeParams {
+                    max_iter: 0,
+                    ..base.clone()
+                },
+                "max_iter",
+            ),
+        ] {
+            match params.fit(&y) {
+                Err(Error::InvalidParameter { name: got, .. }) => assert_eq!(got, name),
+                other => panic!("expected an error about {name}, got {other:?}"),
+            }
+        }
+        assert!(matches!(
+            DdrTreeParams::new(4).fit(&y),
+            Err(Error::DimensionTooLarge { .. })
+        ));
+    }
+}
