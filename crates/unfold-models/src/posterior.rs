@@ -229,6 +229,66 @@ pub(crate) fn check_weights(s: &[f64], m: usize) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// A separable concave dual `sum_p -(s_p - t_p)^2` with box `[0, 1]`: optimum `clip(t)`.
+    struct Toy {
+        pairs: Vec<(usize, usize)>,
+        target: Vec<f64>,
+    }
+
+    impl PosteriorRegularised for Toy {
+        fn pairs(&self) -> &[(usize, usize)] {
+            &self.pairs
+        }
+        fn dual(&self, s: &[f64], grad: Option<&mut [f64]>) -> Result<f64> {
+            check_weights(s, self.pairs.len())?;
+            if let Some(g) = grad {
+                for ((g, s), t) in g.iter_mut().zip(s).zip(&self.target) {
+                    *g = -2.0 * (s - t);
+                }
+            }
+            Ok(-s
+                .iter()
+                .zip(&self.target)
+                .map(|(s, t)| (s - t).powi(2))
+                .sum::<f64>())
+        }
+        fn bounds(&self) -> Vec<(f64, f64)> {
+            vec![(0.0, 1.0); self.pairs.len()]
+        }
+        fn embed(&self, s: &[f64]) -> Result<DMatrix<f64>> {
+            Ok(DMatrix::from_column_slice(s.len(), 1, s))
+        }
+        fn evidence(&self, s: &[f64]) -> Result<Evidence> {
+            Ok(Evidence::new(
+                unfold_core::EvidenceKind::Objective,
+                self.dual(s, None)?,
+            ))
+        }
+    }
+
+    #[test]
+    fn maximise_dual_respects_box_and_scales() {
+        let toy = Toy {
+            pairs: vec![(1, 0), (2, 0), (2, 1)],
+            target: vec![-0.5, 0.3, 4.0],
+        };
+        for scales in [None, Some(&[10.0, 0.1, 3.0][..])] {
+            let sol = maximise_dual(&toy, None, scales, &LbfgsbOptions::default()).unwrap();
+            for (w, want) in sol.weights.iter().zip([0.0, 0.3, 1.0]) {
+                assert!((w - want).abs() < 1e-8, "{w} vs {want}");
+            }
+            assert!(sol.converged);
+        }
+        assert!(maximise_dual(&toy, Some(&[0.0]), None, &LbfgsbOptions::default()).is_err());
+        assert!(maximise_dual(
+            &toy,
+            None,
+            Some(&[1.0, 0.0, 1.0]),
+            &LbfgsbOptions::default()
+        )
+        .is_err());
+    }
+
     #[test]
     fn precision_matches_laplacian_and_contrasts() {
         let pairs = [(1, 0), (2, 1), (3, 0)];
