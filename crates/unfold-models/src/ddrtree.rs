@@ -33,6 +33,7 @@ use crate::traits::{check_fit_input, Embedding};
 use faer::linalg::matmul::matmul;
 use faer::Accum;
 use nalgebra::{DMatrix, DVector};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_graph::minimum_spanning_tree_dense;
@@ -245,13 +246,25 @@ pub(crate) struct Problem<'a> {
 
 /// Soft assignments (32) and their part of the objective.
 pub(crate) struct Assignment {
-    /// `R` (N x K), rows on the simplex.
-    pub(crate) r: DMatrix<f64>,
+    /// `R`, dense or by non-zeros.
+    storage: Storage,
+    /// The number of centres `K`.
+    k: usize,
     /// `sigma sum_ik r_ik log r_ik`.
     pub(crate) neg_entropy: f64,
     /// `-sigma sum_i log sum_k exp(-d_ik / sigma)`, the minimum over `R` of
     /// `sum r d + sigma sum r log r`.
     pub(crate) soft_min: f64,
+}
+
+/// How `R` is stored. With a small sigma most `r_ik` underflow to exactly zero and the
+/// sparse form makes every product with `R` cost `O(nnz)`; otherwise blocked dense products
+/// are faster.
+enum Storage {
+    /// `R^T` (K x N): point `i`'s assignments are the contiguous column `i`.
+    Dense(DMatrix<f64>),
+    /// The non-zero `(k, r_ik)` of each point `i`.
+    Sparse(Vec<Vec<(usize, f64)>>),
 }
 
 struct Run {
@@ -264,15 +277,15 @@ struct Run {
 impl Problem<'_> {
     /// Algorithm 2 with the paper's objective, checked after every iteration.
     fn run_paper(&self, mut state: State, max_iter: usize, tol: f64) -> Result<Run> {
-        let mut dist = sq_dists_to(&state.z, &state.c);
+        let mut dist = sq_dists_to(&state.c, &state.z);
         let mut history: Vec<f64> = Vec::new();
         let mut edges = Vec::new();
         for _ in 0..max_iter {
             edges = spanning_tree(&state.c)?;
             let lap = tree_laplacian(&edges, state.c.nrows());
             let assign = soft_assign(&dist, self.sigma);
-            state = self.update_wzc(&lap, &assign.r)?;
-            dist = sq_dists_to(&state.z, &state.c);
+            state = self.update_wzc(&lap, &assign)?;
+            dist = sq_dists_to(&state.c, &state.z);
             let f = self.objective(&state, &edges, &assign, &dist);
             if let Some(&prev) = history.last() {
                 if f > prev + OBJECTIVE_SLACK * prev.abs().max(1.0) {
@@ -314,7 +327,7 @@ impl Problem<'_> {
         for _ in 0..max_iter {
             edges = spanning_tree(&state.c)?;
             let lap = tree_laplacian(&edges, state.c.nrows());
-            let dist = sq_dists_to(&state.z, &state.c);
+            let dist = sq_dists_to(&state.c, &state.z);
             let assign = soft_assign(&dist, self.sigma);
             let residual = self.y - &state.z * state.w.transpose();
             let f = r_residual_term(&residual, self.dim)?
@@ -332,7 +345,7 @@ impl Problem<'_> {
                     converged: true,
                 });
             }
-            state = self.update_wzc(&lap, &assign.r)?;
+            state = self.update_wzc(&lap, &assign)?;
         }
         Ok(Run {
             state,
@@ -343,31 +356,31 @@ impl Problem<'_> {
     }
 
     /// Proposition 5: the exact minimiser of (31) over `{W, Z, C}` for fixed `L` and `R`.
-    pub(crate) fn update_wzc(&self, lap: &DMatrix<f64>, r: &DMatrix<f64>) -> Result<State> {
+    pub(crate) fn update_wzc(&self, lap: &DMatrix<f64>, r: &Assignment) -> Result<State> {
         let g = self.gamma;
         let m = self.centre_system(lap, r);
-        let mut a = tr_mul(r, r);
+        let mut a = r.gram();
         a.zip_apply(&m, |aij, mij| *aij = (1.0 + g) / g * mij - *aij);
         let a_chol = Cholesky::new(&symmetrised(a), "DDRTree: the K x K Woodbury system")
             .map_err(|e| singular_advice(e, "((1+gamma)/gamma) M - R^T R"))?;
-        let b = tr_mul(r, self.y);
+        let b = r.tr_mul(self.y);
         let ainv_b = a_chol.solve(&b);
         let mut yqy = tr_mul(&b, &ainv_b);
         yqy += &self.yty;
         yqy /= 1.0 + g;
         let w = top_eigenvectors(&symmetrised(yqy), self.dim)?;
         let mut z = mul(self.y, &w);
-        z += mul(r, &(ainv_b * &w));
+        z += r.mul(&(ainv_b * &w));
         z /= 1.0 + g;
         let c = self.centres_for(&m, r, &z)?;
         Ok(State { w, z, c })
     }
 
     /// `M = (lambda/gamma) L + Gamma`, `Gamma = diag(1^T R)`.
-    fn centre_system(&self, lap: &DMatrix<f64>, r: &DMatrix<f64>) -> DMatrix<f64> {
+    fn centre_system(&self, lap: &DMatrix<f64>, r: &Assignment) -> DMatrix<f64> {
         let mut m = lap * (self.lambda / self.gamma);
-        for (k, col) in r.column_iter().enumerate() {
-            m[(k, k)] += col.sum();
+        for (k, v) in r.col_sums().into_iter().enumerate() {
+            m[(k, k)] += v;
         }
         m
     }
@@ -376,16 +389,16 @@ impl Problem<'_> {
     fn centres_for(
         &self,
         m: &DMatrix<f64>,
-        r: &DMatrix<f64>,
+        r: &Assignment,
         z: &DMatrix<f64>,
     ) -> Result<DMatrix<f64>> {
         let chol = Cholesky::new(m, "DDRTree: the centre system (lambda/gamma) L + Gamma")
             .map_err(|e| singular_advice(e, "(lambda/gamma) L + Gamma"))?;
-        Ok(chol.solve(&tr_mul(r, z)))
+        Ok(chol.solve(&r.tr_mul(z)))
     }
 
     /// The paper's objective (31) at `state`, tree `edges`, assignments `assign` and
-    /// `dist[(i, k)] = ||z_i - c_k||^2`.
+    /// `dist[(k, i)] = ||z_i - c_k||^2` (K x N).
     pub(crate) fn objective(
         &self,
         state: &State,
@@ -394,7 +407,7 @@ impl Problem<'_> {
         dist: &DMatrix<f64>,
     ) -> f64 {
         let fit = (self.y - &state.z * state.w.transpose()).norm_squared();
-        let cluster = assign.r.dot(dist) + assign.neg_entropy;
+        let cluster = assign.dot(dist) + assign.neg_entropy;
         fit + self.lambda * tree_energy(&state.c, edges) + self.gamma * cluster
     }
 }
@@ -473,36 +486,156 @@ pub(crate) fn tree_laplacian(edges: &[(usize, usize, f64)], k: usize) -> DMatrix
     lap
 }
 
-/// Lemma 1 (32): `r_ik = exp(-d_ik/sigma) / sum_k' exp(-d_ik'/sigma)`, each row shifted by
-/// its smallest distance so the largest exponent is exactly 0 (spec P9).
+/// Lemma 1 (32): `r_ik = exp(-d_ik/sigma) / sum_k' exp(-d_ik'/sigma)` from
+/// `dist[(k, i)] = ||z_i - c_k||^2` (K x N), each point shifted by its smallest distance so
+/// the largest exponent is exactly 0 (spec P9). Points are processed in parallel.
 pub(crate) fn soft_assign(dist: &DMatrix<f64>, sigma: f64) -> Assignment {
-    let (n, k) = dist.shape();
-    let mut r = DMatrix::zeros(n, k);
-    let (mut neg_entropy, mut soft_min) = (0.0, 0.0);
-    for i in 0..n {
-        let row = dist.row(i);
-        let shift = row.min();
-        let mut total = 0.0;
-        for j in 0..k {
-            let e = (-(row[j] - shift) / sigma).exp();
-            r[(i, j)] = e;
-            total += e;
-        }
-        let log_total = total.ln();
-        for j in 0..k {
-            let rij = r[(i, j)] / total;
-            r[(i, j)] = rij;
-            if rij > 0.0 {
-                // log r_ij = -(d_ij - shift)/sigma - log total, exact even when r_ij is tiny.
-                neg_entropy += sigma * rij * (-(row[j] - shift) / sigma - log_total);
+    let (k, n) = dist.shape();
+    let mut rt = DMatrix::zeros(k, n);
+    let terms: Vec<(f64, f64, usize)> = rt
+        .as_mut_slice()
+        .par_chunks_mut(k.max(1))
+        .zip(dist.as_slice().par_chunks(k.max(1)))
+        .map(|(r, d)| {
+            let shift = d.iter().copied().fold(f64::INFINITY, f64::min);
+            let mut total = 0.0;
+            for (rj, &dj) in r.iter_mut().zip(d) {
+                *rj = (-(dj - shift) / sigma).exp();
+                total += *rj;
             }
-        }
-        soft_min += shift - sigma * log_total;
-    }
+            let log_total = total.ln();
+            let (mut neg_entropy, mut nnz) = (0.0, 0);
+            for (rj, &dj) in r.iter_mut().zip(d) {
+                *rj /= total;
+                if *rj > 0.0 {
+                    // log r_ij = -(d_ij - shift)/sigma - log total, exact when r_ij is tiny.
+                    neg_entropy += sigma * *rj * (-(dj - shift) / sigma - log_total);
+                    nnz += 1;
+                }
+            }
+            (neg_entropy, shift - sigma * log_total, nnz)
+        })
+        .collect();
+    let neg_entropy = terms.iter().map(|t| t.0).sum();
+    let soft_min = terms.iter().map(|t| t.1).sum();
+    let nnz: usize = terms.iter().map(|t| t.2).sum();
+    let storage = if nnz as f64 > DENSE_SHARE * (n * k) as f64 {
+        Storage::Dense(rt)
+    } else {
+        let rows = rt.column_iter().map(|col| {
+            let nonzero = col.iter().enumerate().filter(|&(_, &v)| v > 0.0);
+            nonzero.map(|(j, &v)| (j, v)).collect()
+        });
+        Storage::Sparse(rows.collect())
+    };
     Assignment {
-        r,
+        storage,
+        k,
         neg_entropy,
         soft_min,
+    }
+}
+
+/// Above this share of non-zeros `R` stays dense: blocked matrix products run an order of
+/// magnitude more flops per second than the sparse loops.
+const DENSE_SHARE: f64 = 0.05;
+
+impl Assignment {
+    /// The column sums `1^T R` (the diagonal of Gamma).
+    fn col_sums(&self) -> Vec<f64> {
+        match &self.storage {
+            Storage::Dense(rt) => rt.row_iter().map(|row| row.sum()).collect(),
+            Storage::Sparse(rows) => {
+                let mut sums = vec![0.0; self.k];
+                for &(k, v) in rows.iter().flatten() {
+                    sums[k] += v;
+                }
+                sums
+            }
+        }
+    }
+
+    /// `R^T R` (K x K).
+    fn gram(&self) -> DMatrix<f64> {
+        match &self.storage {
+            Storage::Dense(rt) => mul_tr(rt, rt),
+            Storage::Sparse(rows) => {
+                let mut g = DMatrix::zeros(self.k, self.k);
+                for row in rows {
+                    for &(a, ra) in row {
+                        for &(b, rb) in row {
+                            g[(a, b)] += ra * rb;
+                        }
+                    }
+                }
+                g
+            }
+        }
+    }
+
+    /// `R^T X` (K x p) for `X` (N x p).
+    fn tr_mul(&self, x: &DMatrix<f64>) -> DMatrix<f64> {
+        match &self.storage {
+            Storage::Dense(rt) => mul(rt, x),
+            Storage::Sparse(rows) => {
+                let mut out = DMatrix::zeros(self.k, x.ncols());
+                for (xc, mut oc) in x.column_iter().zip(out.column_iter_mut()) {
+                    for (row, &xi) in rows.iter().zip(xc.iter()) {
+                        for &(k, r) in row {
+                            oc[k] += r * xi;
+                        }
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// `R G` (N x p) for `G` (K x p).
+    fn mul(&self, g: &DMatrix<f64>) -> DMatrix<f64> {
+        match &self.storage {
+            Storage::Dense(rt) => tr_mul(rt, g),
+            Storage::Sparse(rows) => {
+                let mut out = DMatrix::zeros(rows.len(), g.ncols());
+                for (gc, mut oc) in g.column_iter().zip(out.column_iter_mut()) {
+                    for (o, row) in oc.iter_mut().zip(rows) {
+                        *o = row.iter().map(|&(k, r)| r * gc[k]).sum();
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// `sum_ik r_ik dist[(k, i)]`.
+    fn dot(&self, dist: &DMatrix<f64>) -> f64 {
+        match &self.storage {
+            Storage::Dense(rt) => rt.dot(dist),
+            Storage::Sparse(rows) => {
+                let per_point = rows.iter().enumerate();
+                let term = |(i, row): (usize, &Vec<(usize, f64)>)| -> f64 {
+                    row.iter().map(|&(k, r)| r * dist[(k, i)]).sum()
+                };
+                per_point.map(term).sum()
+            }
+        }
+    }
+
+    /// `R` as a dense N x K matrix.
+    #[cfg(test)]
+    fn to_dense(&self) -> DMatrix<f64> {
+        match &self.storage {
+            Storage::Dense(rt) => rt.transpose(),
+            Storage::Sparse(rows) => {
+                let mut r = DMatrix::zeros(rows.len(), self.k);
+                for (i, row) in rows.iter().enumerate() {
+                    for &(k, v) in row {
+                        r[(i, k)] = v;
+                    }
+                }
+                r
+            }
+        }
     }
 }
 
@@ -525,6 +658,20 @@ pub(crate) fn tr_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
         Accum::Replace,
         as_faer(a).transpose(),
         as_faer(b),
+        1.0,
+        par(),
+    );
+    out
+}
+
+/// `a b^T` by a parallel faer product.
+pub(crate) fn mul_tr(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut out = DMatrix::zeros(a.nrows(), b.nrows());
+    matmul(
+        as_faer_mut(&mut out),
+        Accum::Replace,
+        as_faer(a),
+        as_faer(b).transpose(),
         1.0,
         par(),
     );
@@ -656,7 +803,7 @@ mod tests {
         let c = kmeans_evenly_started(&z, k);
         let edges = spanning_tree(&c).unwrap();
         let lap = tree_laplacian(&edges, k);
-        let assign = soft_assign(&sq_dists_to(&z, &c), sigma);
+        let assign = soft_assign(&sq_dists_to(&c, &z), sigma);
         (problem, (edges, lap, assign))
     }
 
@@ -669,15 +816,15 @@ mod tests {
     fn woodbury_update_equals_dense_q() {
         let y = centred(branching(24, 5, 1));
         let (problem, (_, lap, assign)) = first_iteration(&y, 6, 0.5);
-        let got = problem.update_wzc(&lap, &assign.r).unwrap();
+        let got = problem.update_wzc(&lap, &assign).unwrap();
         // Proposition 5 with the N x N Q formed explicitly.
-        let (g, r) = (problem.gamma, &assign.r);
-        let m = problem.centre_system(&lap, r);
+        let (g, r) = (problem.gamma, &assign.to_dense());
+        let m = problem.centre_system(&lap, &assign);
         let a = m * ((1.0 + g) / g) - r.transpose() * r;
         let q =
             (DMatrix::identity(24, 24) + r * a.try_inverse().unwrap() * r.transpose()) / (1.0 + g);
         // Q also equals ((1+gamma) I - gamma R M^{-1} R^T)^{-1} (the proof of Prop. 5).
-        let m_inv = problem.centre_system(&lap, r).try_inverse().unwrap();
+        let m_inv = problem.centre_system(&lap, &assign).try_inverse().unwrap();
         let q_direct = (DMatrix::identity(24, 24) * (1.0 + g) - r * m_inv * r.transpose() * g)
             .try_inverse()
             .unwrap();
@@ -689,7 +836,8 @@ mod tests {
             assert!((w.column(j) * s - got.w.column(j)).norm() < 1e-9);
         }
         assert!((&q * &y * &got.w - &got.z).norm() < 1e-9 * got.z.norm());
-        let c = problem.centre_system(&lap, r).try_inverse().unwrap() * r.transpose() * &got.z;
+        let c =
+            problem.centre_system(&lap, &assign).try_inverse().unwrap() * r.transpose() * &got.z;
         assert!((c - &got.c).norm() < 1e-9 * got.c.norm());
     }
 
@@ -697,8 +845,8 @@ mod tests {
     fn each_closed_form_update_is_stationary() {
         let y = centred(branching(40, 6, 2));
         let (problem, (edges, lap, assign)) = first_iteration(&y, 8, 0.3);
-        let best = problem.update_wzc(&lap, &assign.r).unwrap();
-        let f = |s: &State| problem.objective(s, &edges, &assign, &sq_dists_to(&s.z, &s.c));
+        let best = problem.update_wzc(&lap, &assign).unwrap();
+        let f = |s: &State| problem.objective(s, &edges, &assign, &sq_dists_to(&s.c, &s.z));
         let f0 = f(&best);
         let eps = 1e-3;
         for trial in 0..4u64 {
@@ -748,19 +896,63 @@ mod tests {
 
     #[test]
     fn soft_assignments_are_a_stable_softmax() {
-        let dist = DMatrix::from_row_slice(2, 3, &[1.0, 2.0, 4.0, 1e4, 1e4 + 1.0, 3e4]);
+        // Points as columns: dist[(k, i)] = ||z_i - c_k||^2.
+        let dist = DMatrix::from_column_slice(3, 2, &[1.0, 2.0, 4.0, 1e4, 1e4 + 1.0, 3e4]);
         for sigma in [0.7, 1e-6] {
             let a = soft_assign(&dist, sigma);
+            let r = a.to_dense();
             for i in 0..2 {
-                assert!((a.r.row(i).sum() - 1.0).abs() < 1e-15);
+                assert!((r.row(i).sum() - 1.0).abs() < 1e-15);
             }
             // At the optimal R, sum r d + sigma sum r log r = -sigma sum log sum exp(-d/sigma).
-            assert!((a.r.dot(&dist) + a.neg_entropy - a.soft_min).abs() < 1e-9 * a.soft_min.abs());
+            assert!((a.dot(&dist) + a.neg_entropy - a.soft_min).abs() < 1e-9 * a.soft_min.abs());
+            assert!(r.iter().all(|v| v.is_finite()));
         }
-        let a = soft_assign(&dist, 0.7);
-        let z: f64 = (0..3).map(|k| (-dist[(0, k)] / 0.7).exp()).sum();
-        assert!((a.r[(0, 1)] - (-2.0f64 / 0.7).exp() / z).abs() < 1e-15);
-        assert!(a.r.iter().all(|v| v.is_finite()));
+        let r = soft_assign(&dist, 0.7).to_dense();
+        let z: f64 = (0..3).map(|k| (-dist[(k, 0)] / 0.7).exp()).sum();
+        assert!((r[(0, 1)] - (-2.0f64 / 0.7).exp() / z).abs() < 1e-15);
+        // With sigma = 1e-6 the second point's other centres underflow to exactly zero.
+        let r = soft_assign(&dist, 1e-6).to_dense();
+        assert_eq!(
+            r.row(1).iter().copied().collect::<Vec<_>>(),
+            [1.0, 0.0, 0.0]
+        );
+    }
+
+    #[test]
+    fn sparse_products_match_dense() {
+        let z = noise(30, 2, 8);
+        let c = noise(5, 2, 9);
+        let dist = sq_dists_to(&c, &z);
+        let a = soft_assign(&dist, 0.2);
+        assert!(matches!(a.storage, Storage::Dense(_)));
+        let r = a.to_dense();
+        let rows = r.row_iter().map(|row| {
+            let nonzero = row.iter().enumerate().filter(|&(_, &v)| v > 0.0);
+            nonzero.map(|(k, &v)| (k, v)).collect()
+        });
+        let sparse = Assignment {
+            storage: Storage::Sparse(rows.collect()),
+            ..a
+        };
+        let x = noise(30, 4, 10);
+        let g = noise(5, 3, 11);
+        for a in [&sparse, &soft_assign(&dist, 0.2)] {
+            assert!((a.gram() - r.transpose() * &r).norm() < 1e-13);
+            assert!((a.tr_mul(&x) - r.transpose() * &x).norm() < 1e-12);
+            assert!((a.mul(&g) - &r * &g).norm() < 1e-12);
+            assert!((a.dot(&dist) - r.transpose().dot(&dist)).abs() < 1e-12);
+            let sums = a.col_sums();
+            for (k, s) in sums.iter().enumerate() {
+                assert!((s - r.column(k).sum()).abs() < 1e-13);
+            }
+        }
+        // A small sigma leaves few non-zeros and the sparse form.
+        let many = sq_dists_to(&noise(60, 2, 12), &z);
+        assert!(matches!(
+            soft_assign(&many, 1e-4).storage,
+            Storage::Sparse(_)
+        ));
     }
 
     #[test]

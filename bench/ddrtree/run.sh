@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs ddrtree-python into bench/ddrtree/.venv (once), builds unfold's DDRTree bench
+# example and compares both at N = 2000 and 20000 (K = 200, D = 50); the table goes to
+# bench/ddrtree/out/table.md. Usage: bench/ddrtree/run.sh [sizes, default 2000,20000]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+if [ ! -x "$here/.venv/bin/python" ]; then
+  python3 -m venv "$here/.venv"
+  "$here/.venv/bin/pip" install -q ddrtree-python
+fi
+(cd "$root" && cargo build --release -q -p unfold-models --example ddrtree_bench)
+mkdir -p "$here/out"
+"$here/.venv/bin/python" "$here/compare.py" "$here/out" \
+  "$root/target/release/examples/ddrtree_bench" "${1:-2000,20000}"
