@@ -488,7 +488,8 @@ pub(crate) fn tree_laplacian(edges: &[(usize, usize, f64)], k: usize) -> DMatrix
 
 /// Lemma 1 (32): `r_ik = exp(-d_ik/sigma) / sum_k' exp(-d_ik'/sigma)` from
 /// `dist[(k, i)] = ||z_i - c_k||^2` (K x N), each point shifted by its smallest distance so
-/// the largest exponent is exactly 0 (spec P9). Points are processed in parallel.
+/// the largest exponent is exactly 0 (spec P9), and entries below `1e-16` of the largest
+/// dropped ([`NEGLIGIBLE_EXPONENT`]). Points are processed in parallel.
 pub(crate) fn soft_assign(dist: &DMatrix<f64>, sigma: f64) -> Assignment {
     let (k, n) = dist.shape();
     let mut rt = DMatrix::zeros(k, n);
@@ -500,7 +501,12 @@ pub(crate) fn soft_assign(dist: &DMatrix<f64>, sigma: f64) -> Assignment {
             let shift = d.iter().copied().fold(f64::INFINITY, f64::min);
             let mut total = 0.0;
             for (rj, &dj) in r.iter_mut().zip(d) {
-                *rj = (-(dj - shift) / sigma).exp();
+                let x = -(dj - shift) / sigma;
+                *rj = if x > NEGLIGIBLE_EXPONENT {
+                    x.exp()
+                } else {
+                    0.0
+                };
                 total += *rj;
             }
             let log_total = total.ln();
@@ -535,6 +541,11 @@ pub(crate) fn soft_assign(dist: &DMatrix<f64>, sigma: f64) -> Assignment {
         soft_min,
     }
 }
+
+/// Assignments below `e^-37 < 1e-16` times the point's largest are set to zero: they
+/// change no sum at double precision, and with a small sigma dropping them leaves `R`
+/// sparse.
+const NEGLIGIBLE_EXPONENT: f64 = -37.0;
 
 /// Above this share of non-zeros `R` stays dense: blocked matrix products run an order of
 /// magnitude more flops per second than the sparse loops.
@@ -704,10 +715,11 @@ pub(crate) fn kmeans_evenly_started(z: &DMatrix<f64>, k: usize) -> DMatrix<f64> 
     let threshold = KMEANS_TOL * mean_var;
     let mut labels = vec![usize::MAX; n];
     for _ in 0..KMEANS_ROUNDS {
-        let dist = sq_dists_to(z, &c);
+        // dist[(j, i)] = ||z_i - c_j||^2: point i's distances are the contiguous column i.
+        let dist = sq_dists_to(&c, z);
         let mut changed = false;
-        for (i, label) in labels.iter_mut().enumerate() {
-            let best = dist.row(i).transpose().argmin().0;
+        for (label, col) in labels.iter_mut().zip(dist.column_iter()) {
+            let best = col.argmin().0;
             changed |= *label != best;
             *label = best;
         }
