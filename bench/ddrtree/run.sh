@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs ddrtree-python into bench/ddrtree/.venv (once), builds unfold's DDRTree bench
 # example and compares both at N = 2000 and 20000 (K = 200, D = 50); the table goes to
-# bench/ddrtree/out/table.md. Usage: bench/ddrtree/run.sh [sizes, default 2000,20000]
+# $out/table.md (a scratch directory, default /tmp/unfold-ddrtree-bench). Usage: bench/ddrtree/run.sh [sizes, default 2000,20000]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -10,6 +10,8 @@ if [ ! -x "$here/.venv/bin/python" ]; then
   "$here/.venv/bin/pip" install -q ddrtree-python
 fi
 (cd "$root" && cargo build --release -q -p unfold-models --example ddrtree_bench)
-mkdir -p "$here/out"
-"$here/.venv/bin/python" "$here/compare.py" "$here/out" \
+out="${OUT:-${TMPDIR:-/tmp}/unfold-ddrtree-bench}"
+mkdir -p "$out"
+"$here/.venv/bin/python" "$here/compare.py" "$out" \
   "$root/target/release/examples/ddrtree_bench" "${1:-2000,20000}"
+cat "$out/table.md"
