@@ -13,5 +13,6 @@ pub use unfold_linalg as linalg;
 pub use unfold_models as models;
 pub use unfold_select as select;
 pub use unfold_subgradient as subgradient;
+pub use unfold_vem as vem;
 
 pub use unfold_core::{Error, Evidence, EvidenceKind, Result};
