@@ -1,0 +1,856 @@
+//! The Locally Linear Latent Variable Model (LL-LVM; Park et al., NIPS 2015;
+//! `specs/lllvm.md`).
+//!
+//! Each point has a latent position `x_i` (dx) and a locally linear map `C_i` (dy x dx) with
+//! `y_j - y_i ≈ C_i (x_j - x_i)` on the edges of a neighbourhood graph G. The prior on x is
+//! the Gaussian field with precision `alpha I + 2 L (x) I` (§2.2), the prior on C the matrix
+//! normal with column precision `eps 1 1^T + 2 L` (§2.3), and the likelihood is the
+//! **normalised** Gaussian `N(mu_y, (eps 1 1^T + 2 gamma L)^{-1} (x) I)` (§2.4, pitfall 1).
+//! Variational EM with `q(x) q(C)` (full joint Gaussian over all n dx coordinates and a
+//! matrix normal over all maps) maximises the bound of §3.5, which compares graphs and latent
+//! dimensions (§4.1–4.3).
+//!
+//! Exactness and speed: the expectations `<A>` and `<Gamma>` use the decomposition
+//! `Ltilde = 1 1^T / (eps n^2) + L^+ / (2 gamma)` so that epsilon drops out exactly
+//! (pitfall 5), with second moments `<C^T C> = mu_C^T mu_C + dy Sigma_C` and
+//! `<x x^T> = mu_x mu_x^T + Sigma_x` (pitfall 6), evaluated by sparse products with G
+//! ([`moments`]) in `O(n^2 k dx^2)` instead of the authors' `O(n^3 dx^2)`. Every solve and
+//! log-determinant uses a Cholesky factor; the priors' log-determinants come from the
+//! eigenvalues of L (§2.2–2.4). The (n dy)^2 covariance is never formed.
+//!
+//! Layout: internally the n dx latent coordinates are stored **coordinate-major** (index
+//! `r n + i` for coordinate r of point i), so that each coordinate pair (r, s) of a moment is
+//! a contiguous n x n block. The maps are `mu_C` (dy x n dx) with column `r n + i` equal to
+//! column r of `C_i`. Public results are n x dx embeddings and per-point maps.
+
+mod moments;
+mod project;
+
+pub use project::LlLvmProjection;
+
+use crate::neighbourhood::GraphSpec;
+use crate::traits::{check_fit_input, embedding_with_graph_and_evidence};
+use moments::{Form, Graph};
+use nalgebra::{DMatrix, DVector};
+use rand_distr::{Distribution, StandardNormal};
+use serde::{Deserialize, Serialize};
+use unfold_core::{Error, Evidence, EvidenceKind, LatentVariableModel, Result, Rng};
+use unfold_graph::{NeighbourGraph, Weighting};
+use unfold_linalg::Cholesky;
+use unfold_vem::{Observer, Silent, VemOptions};
+
+/// How the precision `alpha` of the prior on x is set in the M-step (spec §3.4).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum AlphaRule {
+    /// Held fixed, as in the authors' final code (1e-3) and the paper's figures.
+    Fixed(f64),
+    /// Maximises the bound by the 1-D root find of §3.4, as the paper's text says.
+    Optimise,
+}
+
+/// The starting point of q(C) (and with it of EM).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LlLvmInit {
+    /// The authors' start: covariance of q(C) equal to the prior covariance
+    /// `(eps J J^T + Omega^{-1})^{-1}` and mean `randn(dy, n dx)` times it (§3.6).
+    Random,
+    /// A data-driven start: x from Laplacian eigenmaps on the same graph (scaled so that
+    /// neighbour distances match those in y, plus a small seeded jitter), then q(C) from
+    /// the model's own C-update given that x.
+    Spectral,
+}
+
+/// Preprocessing of the data before fitting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Preprocess {
+    /// Subtract the mean point only (the model needs centred data; spec pitfall 10).
+    Centre,
+    /// Centre and divide by the largest absolute entry, as the authors' code does (the
+    /// default). The model is not scale-invariant: alpha and epsilon are fixed constants, and
+    /// on data with entries far above 1 EM can settle in the collapsed solution `C = 0`
+    /// where every difference is noise (a 200-point Swiss roll with heights up to 10 does).
+    CentreMaxAbs,
+}
+
+/// Settings of an LL-LVM fit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LlLvmParams {
+    /// Latent dimension dx (must be below the data dimension dy).
+    pub dim: usize,
+    /// The neighbourhood graph (the paper: kNN, union symmetrisation).
+    pub graph: GraphSpec,
+    /// The fixed constant of the C prior and the likelihood (spec pitfall 2).
+    pub epsilon: f64,
+    pub alpha: AlphaRule,
+    /// The initial noise precision gamma.
+    pub gamma0: f64,
+    pub init: LlLvmInit,
+    pub preprocess: Preprocess,
+    /// Iterations, tolerances, restarts and seed of variational EM.
+    pub vem: VemOptions,
+}
+
+impl LlLvmParams {
+    /// The paper's settings: union kNN, `eps = 1e-3`, alpha fixed at 1e-3, `gamma0 = 1`,
+    /// the authors' random start, data centred and scaled to largest entry 1, at most 50 EM iterations with the absolute
+    /// tolerance 1e-3 of their code, one restart with seed 0.
+    pub fn new(dim: usize, k: usize) -> Self {
+        LlLvmParams {
+            dim,
+            graph: GraphSpec::knn(k),
+            epsilon: 1e-3,
+            alpha: AlphaRule::Fixed(1e-3),
+            gamma0: 1.0,
+            init: LlLvmInit::Random,
+            preprocess: Preprocess::CentreMaxAbs,
+            vem: VemOptions {
+                max_iter: 50,
+                abs_tol: 1e-3,
+                rel_tol: 0.0,
+                ..VemOptions::default()
+            },
+        }
+    }
+
+    pub fn alpha(mut self, alpha: AlphaRule) -> Self {
+        self.alpha = alpha;
+        self
+    }
+
+    pub fn epsilon(mut self, epsilon: f64) -> Self {
+        self.epsilon = epsilon;
+        self
+    }
+
+    pub fn init(mut self, init: LlLvmInit) -> Self {
+        self.init = init;
+        self
+    }
+
+    pub fn preprocess(mut self, preprocess: Preprocess) -> Self {
+        self.preprocess = preprocess;
+        self
+    }
+
+    /// Number of seeded restarts (the best final bound is kept).
+    pub fn restarts(mut self, restarts: usize, seed: u64) -> Self {
+        self.vem.restarts = restarts;
+        self.vem.seed = seed;
+        self
+    }
+
+    pub fn max_iter(mut self, max_iter: usize) -> Self {
+        self.vem.max_iter = max_iter;
+        self
+    }
+
+    /// Fits LL-LVM on the rows of `y` with the kNN graph of [`LlLvmParams::graph`].
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<LlLvm> {
+        self.fit_observed(y, &Silent)
+    }
+
+    /// [`LlLvmParams::fit`] reporting every EM iteration to `observer`.
+    pub fn fit_observed(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<LlLvm> {
+        check_fit_input(y, self.dim, "LL-LVM")?;
+        let (_, graph) = self.graph.build(y, Weighting::Binary, "LL-LVM")?;
+        self.fit_graph_observed(y, &graph, observer)
+    }
+
+    /// Fits LL-LVM on the rows of `y` with a given graph (its weights are ignored: the model
+    /// uses the 0/1 adjacency).
+    pub fn fit_graph(&self, y: &DMatrix<f64>, graph: &NeighbourGraph) -> Result<LlLvm> {
+        self.fit_graph_observed(y, graph, &Silent)
+    }
+
+    /// [`LlLvmParams::fit_graph`] reporting every EM iteration to `observer`.
+    pub fn fit_graph_observed(
+        &self,
+        y: &DMatrix<f64>,
+        graph: &NeighbourGraph,
+        observer: &dyn Observer,
+    ) -> Result<LlLvm> {
+        let problem = LlLvmProblem::new(y, graph, self)?;
+        let fit = unfold_vem::fit(&problem, &self.vem, observer)?;
+        let restart_bounds = fit.runs.iter().map(|r| r.evidence.value).collect();
+        Ok(problem.into_fitted(fit.into_best(), restart_bounds, self.graph.k))
+    }
+
+    /// The final bounds of every restart for each graph on the same data (spec §4.1–4.2):
+    /// the k scan, or a graph with and without a suspected short-circuit edge. Compare the
+    /// means: the bound includes the graph-dependent constants, as it must.
+    pub fn compare_graphs(
+        &self,
+        y: &DMatrix<f64>,
+        graphs: &[NeighbourGraph],
+    ) -> Result<Vec<RestartBounds>> {
+        graphs
+            .iter()
+            .map(|g| {
+                let problem = LlLvmProblem::new(y, g, self)?;
+                RestartBounds::from_fit(&unfold_vem::fit(&problem, &self.vem, &Silent)?)
+            })
+            .collect()
+    }
+
+    /// The final bounds of every restart for each latent dimension on the kNN graph of
+    /// [`LlLvmParams::graph`] (spec §4.3).
+    pub fn compare_dims(&self, y: &DMatrix<f64>, dims: &[usize]) -> Result<Vec<RestartBounds>> {
+        let max = dims.iter().copied().max().unwrap_or(1);
+        check_fit_input(y, max, "LL-LVM")?;
+        let (_, graph) = self.graph.build(y, Weighting::Binary, "LL-LVM")?;
+        dims.iter()
+            .map(|&dim| {
+                let params = LlLvmParams {
+                    dim,
+                    ..self.clone()
+                };
+                let problem = LlLvmProblem::new(y, &graph, &params)?;
+                RestartBounds::from_fit(&unfold_vem::fit(&problem, &self.vem, &Silent)?)
+            })
+            .collect()
+    }
+}
+
+/// The final bound of each restart of one fit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RestartBounds {
+    pub bounds: Vec<f64>,
+}
+
+impl RestartBounds {
+    fn from_fit<P, H>(fit: &unfold_vem::Fit<P, H>) -> Result<Self> {
+        Ok(RestartBounds {
+            bounds: fit.runs.iter().map(|r| r.evidence.value).collect(),
+        })
+    }
+
+    /// The mean over restarts (the paper's criterion).
+    pub fn mean(&self) -> f64 {
+        self.bounds.iter().sum::<f64>() / self.bounds.len() as f64
+    }
+
+    /// The best restart's bound.
+    pub fn best(&self) -> f64 {
+        self.bounds
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+}
+
+/// The hyperparameters fitted in the M-step.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LlLvmHyper {
+    pub alpha: f64,
+    pub gamma: f64,
+}
+
+/// The variational posterior q(x) q(C) in the coordinate-major layout (module docs).
+#[derive(Clone, Debug)]
+pub struct LlLvmPosterior {
+    /// Mean of q(x), n x dx.
+    pub mu_x: DMatrix<f64>,
+    /// Covariance of q(x), (n dx) x (n dx).
+    pub sigma_x: DMatrix<f64>,
+    /// Mean of q(C), dy x (n dx).
+    pub mu_c: DMatrix<f64>,
+    /// Column covariance of q(C), (n dx) x (n dx); q(C) = MN(mu_C, I_dy, Sigma_C).
+    pub sigma_c: DMatrix<f64>,
+    stats: Stats,
+}
+
+/// Scalars of the current posterior that the M-step and the bound need.
+#[derive(Clone, Copy, Debug, Default)]
+struct Stats {
+    log_det_sigma_x: f64,
+    log_det_sigma_c: f64,
+    /// `Tr(<Qhat L^+ Qhat^T> <C^T C>)`.
+    tr_gamma_k: f64,
+    /// `Tr(mu_C^T <H>)`.
+    tr_c_h: f64,
+    /// `tr <x x^T> = tr Sigma_x + |mu_x|^2`.
+    tr_s: f64,
+    /// `sum_r <L, <x x^T>^{rr}>`.
+    lap_s: f64,
+    /// `Tr((eps J J^T + Omega^{-1}) <C^T C>)`.
+    prior_c_k: f64,
+}
+
+/// An LL-LVM problem: data, graph and settings, with everything that depends only on them
+/// (the pseudo-inverse and eigenvalues of L). It implements [`LatentVariableModel`], so
+/// [`unfold_vem`] drives it.
+#[derive(Clone, Debug)]
+pub struct LlLvmProblem {
+    /// The preprocessed data, n x dy.
+    y: DMatrix<f64>,
+    mean: DVector<f64>,
+    scale: f64,
+    dx: usize,
+    epsilon: f64,
+    alpha: AlphaRule,
+    gamma0: f64,
+    init: LlLvmInit,
+    graph: Graph,
+    source_graph: NeighbourGraph,
+    /// Eigenvalues of L, ascending, the first (zero) set exactly to 0.
+    eig: Vec<f64>,
+    /// `Tr(Y L Y^T) = 1/2 sum_ij eta_ij |y_i - y_j|^2`.
+    tr_yly: f64,
+    /// `|sum_i y_i|^2` (zero for centred data).
+    sum_y_sq: f64,
+}
+
+impl LlLvmProblem {
+    /// Sets up the problem for the rows of `y` on `graph`, which must be connected.
+    pub fn new(y: &DMatrix<f64>, graph: &NeighbourGraph, params: &LlLvmParams) -> Result<Self> {
+        check_fit_input(y, params.dim, "LL-LVM")?;
+        let n = y.nrows();
+        if graph.n() != n {
+            return Err(Error::DimensionMismatch(format!(
+                "the graph has {} points but the data has {n}",
+                graph.n()
+            )));
+        }
+        check_settings(params)?;
+        // Connected, or the likelihood and the C prior are improper (spec §2.1).
+        graph.ensure_connected()?;
+        let mean = y.row_mean().transpose();
+        let mut yc = y.clone();
+        for mut row in yc.row_iter_mut() {
+            row -= mean.transpose();
+        }
+        let scale = match params.preprocess {
+            Preprocess::Centre => 1.0,
+            Preprocess::CentreMaxAbs => yc.amax(),
+        };
+        if scale == 0.0 {
+            return Err(Error::invalid(
+                "data",
+                "all points are identical after centring; LL-LVM needs spread-out data",
+            ));
+        }
+        yc /= scale;
+        let adj: Vec<Vec<usize>> = (0..n).map(|i| graph.neighbours(i).0.to_vec()).collect();
+        let lap = laplacian(&adj);
+        let eig = laplacian_eigenvalues(&lap)?;
+        let pinv = laplacian_pinv(&lap)?;
+        let mut tr_yly = 0.0;
+        for (i, nb) in adj.iter().enumerate() {
+            for &j in nb {
+                tr_yly += 0.5 * (yc.row(i) - yc.row(j)).norm_squared();
+            }
+        }
+        let sum_y_sq = yc.row_sum().norm_squared();
+        Ok(LlLvmProblem {
+            y: yc,
+            mean,
+            scale,
+            dx: params.dim,
+            epsilon: params.epsilon,
+            alpha: params.alpha,
+            gamma0: params.gamma0,
+            init: params.init,
+            graph: Graph::new(adj, pinv),
+            source_graph: graph.clone(),
+            eig,
+            tr_yly,
+            sum_y_sq,
+        })
+    }
+
+    fn n(&self) -> usize {
+        self.y.nrows()
+    }
+
+    fn dy(&self) -> usize {
+        self.y.ncols()
+    }
+
+    /// The start of the authors' code from a given mean of q(C), in the paper's layout
+    /// (dy x n dx, column `dx i + r` is column r of `C_i`), with the prior covariance of C
+    /// and `gamma0`, `alpha` of the settings.
+    pub fn start_from_mean_c(
+        &self,
+        mean_c0: &DMatrix<f64>,
+    ) -> Result<(LlLvmPosterior, LlLvmHyper)> {
+        let (n, dx, dy) = (self.n(), self.dx, self.dy());
+        if mean_c0.shape() != (dy, n * dx) {
+            return Err(Error::DimensionMismatch(format!(
+                "the initial mean of C must be {dy} x {}, got {} x {}",
+                n * dx,
+                mean_c0.nrows(),
+                mean_c0.ncols()
+            )));
+        }
+        unfold_core::check_finite(mean_c0, "the initial mean of C")?;
+        let mut mu_c = DMatrix::zeros(dy, n * dx);
+        for i in 0..n {
+            for r in 0..dx {
+                mu_c.set_column(r * n + i, &mean_c0.column(dx * i + r));
+            }
+        }
+        Ok(self.start_with_prior_covariance(mu_c))
+    }
+
+    fn start_with_prior_covariance(&self, mu_c: DMatrix<f64>) -> (LlLvmPosterior, LlLvmHyper) {
+        let q = LlLvmPosterior {
+            mu_x: DMatrix::zeros(self.n(), self.dx),
+            sigma_x: DMatrix::zeros(0, 0),
+            mu_c,
+            sigma_c: self.prior_c_covariance(),
+            stats: Stats::default(),
+        };
+        (q, self.initial_hyper())
+    }
+
+    fn initial_hyper(&self) -> LlLvmHyper {
+        let alpha = match self.alpha {
+            AlphaRule::Fixed(a) => a,
+            AlphaRule::Optimise => 1.0,
+        };
+        LlLvmHyper {
+            alpha,
+            gamma: self.gamma0,
+        }
+    }
+
+    /// `(eps J J^T + Omega^{-1})^{-1} = I_dx (x) (1 1^T / (eps n^2) + L^+ / 2)` (spec §2.3).
+    fn prior_c_covariance(&self) -> DMatrix<f64> {
+        let n = self.n();
+        let c = 1.0 / (self.epsilon * (n * n) as f64);
+        let block = self.graph.pinv.map(|v| 0.5 * v + c);
+        block_diagonal(&block, self.dx)
+    }
+
+    fn c_moment(&self, q: &LlLvmPosterior) -> DMatrix<f64> {
+        c_moment(&q.mu_c, &q.sigma_c)
+    }
+
+    /// `<b>` (spec §3.2): entry `r n + i` is
+    /// `gamma sum_j eta_ij (mu_Ci + mu_Cj)[:, r] . (y_i - y_j)`.
+    fn b_mean(&self, mu_c: &DMatrix<f64>, gamma: f64) -> DVector<f64> {
+        let (n, dx) = (self.n(), self.dx);
+        let mut b = DVector::zeros(n * dx);
+        for i in 0..n {
+            for &j in &self.graph.adj[i] {
+                let dyij = (self.y.row(i) - self.y.row(j)).transpose();
+                for r in 0..dx {
+                    let csum = mu_c.column(r * n + i) + mu_c.column(r * n + j);
+                    b[r * n + i] += gamma * csum.dot(&dyij);
+                }
+            }
+        }
+        b
+    }
+
+    /// `<H> = H(mu_x)` (spec §3.3), dy x (n dx): column `r n + i` is
+    /// `sum_j eta_ij (y_j - y_i) (x_j - x_i)[r]`.
+    fn h_mean(&self, mu_x: &DMatrix<f64>) -> DMatrix<f64> {
+        let (n, dx) = (self.n(), self.dx);
+        let mut h = DMatrix::zeros(self.dy(), n * dx);
+        for i in 0..n {
+            for &j in &self.graph.adj[i] {
+                let dyji = (self.y.row(j) - self.y.row(i)).transpose();
+                for r in 0..dx {
+                    let dxr = mu_x[(j, r)] - mu_x[(i, r)];
+                    h.column_mut(r * n + i).axpy(dxr, &dyji, 1.0);
+                }
+            }
+        }
+        h
+    }
+
+    /// The q(x) update (spec eq. 9): precision `(gamma/2) <Ahat> + alpha I + 2 L (x) I`.
+    fn update_x(&self, q: &mut LlLvmPosterior, h: &LlLvmHyper) -> Result<()> {
+        let (n, dx) = (self.n(), self.dx);
+        let k = self.c_moment(q);
+        let mut prec = self.graph.form(&k, dx, Form::A);
+        prec *= 0.5 * h.gamma;
+        self.add_laplacian_prior(&mut prec, h.alpha, 0.0);
+        symmetrise(&mut prec);
+        let chol = Cholesky::new(&prec, "LL-LVM precision of q(x)")?;
+        let b = self.b_mean(&q.mu_c, h.gamma);
+        let mu = chol.solve_vec(&b);
+        q.mu_x = DMatrix::from_column_slice(n, dx, mu.as_slice());
+        q.sigma_x = chol.inverse();
+        q.stats.log_det_sigma_x = -chol.log_det();
+        Ok(())
+    }
+
+    /// The q(C) update (spec eq. 11): column precision
+    /// `(gamma/2) <Qhat L^+ Qhat^T> + eps 1 1^T + 2 L (x) I` and mean `gamma <H> Sigma_C`.
+    fn update_c(&self, q: &mut LlLvmPosterior, h: &LlLvmHyper) -> Result<()> {
+        let dx = self.dx;
+        let s = self.x_moment(q);
+        let gamma_hat = self.graph.form(&s, dx, Form::Gamma);
+        let mut prec = gamma_hat.clone();
+        prec *= 0.5 * h.gamma;
+        self.add_laplacian_prior(&mut prec, 0.0, self.epsilon);
+        symmetrise(&mut prec);
+        let chol = Cholesky::new(&prec, "LL-LVM column precision of q(C)")?;
+        let hm = self.h_mean(&q.mu_x);
+        let mut mu_t = hm.transpose();
+        mu_t *= h.gamma;
+        chol.solve_in_place(&mut mu_t);
+        q.mu_c = mu_t.transpose();
+        q.sigma_c = chol.inverse();
+        q.stats.log_det_sigma_c = -chol.log_det();
+        let k = self.c_moment(q);
+        q.stats.tr_gamma_k = gamma_hat.dot(&k);
+        q.stats.tr_c_h = q.mu_c.dot(&hm);
+        q.stats.tr_s = s.trace();
+        q.stats.lap_s = self.laplacian_inner(&s);
+        q.stats.prior_c_k = self.epsilon * self.ones_inner(&k) + 2.0 * self.laplacian_inner(&k);
+        Ok(())
+    }
+
+    fn x_moment(&self, q: &LlLvmPosterior) -> DMatrix<f64> {
+        x_moment(&q.mu_x, &q.sigma_x)
+    }
+
+    /// Adds `I_dx (x) (diag + 2 L + off 1 1^T)` to `m`.
+    fn add_laplacian_prior(&self, m: &mut DMatrix<f64>, diag: f64, off: f64) {
+        let n = self.n();
+        for r in 0..self.dx {
+            let o = r * n;
+            if off != 0.0 {
+                m.view_mut((o, o), (n, n)).add_scalar_mut(off);
+            }
+            for i in 0..n {
+                m[(o + i, o + i)] += diag + 2.0 * self.graph.deg[i];
+                for &j in &self.graph.adj[i] {
+                    m[(o + i, o + j)] -= 2.0;
+                }
+            }
+        }
+    }
+
+    /// `sum_r <L, M^{rr}>` for a coordinate-major moment `M`.
+    fn laplacian_inner(&self, m: &DMatrix<f64>) -> f64 {
+        let n = self.n();
+        let mut t = 0.0;
+        for r in 0..self.dx {
+            let o = r * n;
+            for i in 0..n {
+                t += self.graph.deg[i] * m[(o + i, o + i)];
+                for &j in &self.graph.adj[i] {
+                    t -= m[(o + i, o + j)];
+                }
+            }
+        }
+        t
+    }
+
+    /// `sum_r 1^T M^{rr} 1`.
+    fn ones_inner(&self, m: &DMatrix<f64>) -> f64 {
+        let n = self.n();
+        (0..self.dx)
+            .map(|r| m.view((r * n, r * n), (n, n)).sum())
+            .sum()
+    }
+
+    fn into_fitted(
+        self,
+        run: unfold_vem::Run<LlLvmPosterior, LlLvmHyper>,
+        restart_bounds: Vec<f64>,
+        k: usize,
+    ) -> LlLvm {
+        let converged = run.converged();
+        let trace = run.bounds();
+        let q = run.posterior;
+        LlLvm {
+            coords: q.mu_x,
+            graph: self.source_graph,
+            evidence: run.evidence,
+            y: self.y,
+            mean: self.mean,
+            scale: self.scale,
+            mu_c: q.mu_c,
+            sigma_x: q.sigma_x,
+            sigma_c: q.sigma_c,
+            hyper: run.hyper,
+            epsilon: self.epsilon,
+            k,
+            trace,
+            restart_bounds,
+            converged,
+        }
+    }
+
+    /// The data-driven start (see [`LlLvmInit::Spectral`]).
+    fn spectral_start(&self, rng: &mut Rng) -> Result<(LlLvmPosterior, LlLvmHyper)> {
+        let (n, dx) = (self.n(), self.dx);
+        let (mut x0, _) = crate::LaplacianEigenmapsParams::embed(&self.source_graph, dx)?;
+        let (mut dy2, mut dx2) = (0.0, 0.0);
+        for i in 0..n {
+            for &j in &self.graph.adj[i] {
+                dy2 += (self.y.row(i) - self.y.row(j)).norm_squared();
+                dx2 += (x0.row(i) - x0.row(j)).norm_squared();
+            }
+        }
+        x0 *= (dy2 / dx2).sqrt();
+        let jitter = 0.01 * x0.column_iter().map(|c| c.norm()).sum::<f64>() / (n as f64).sqrt();
+        for v in x0.iter_mut() {
+            let z: f64 = StandardNormal.sample(rng);
+            *v += jitter * z;
+        }
+        let h = self.initial_hyper();
+        let mut q = LlLvmPosterior {
+            mu_x: x0,
+            sigma_x: DMatrix::zeros(n * dx, n * dx),
+            mu_c: DMatrix::zeros(self.dy(), n * dx),
+            sigma_c: DMatrix::zeros(0, 0),
+            stats: Stats::default(),
+        };
+        self.update_c(&mut q, &h)?;
+        Ok((q, h))
+    }
+
+    /// The root of `sum_k dx / (alpha + 2 lambda_k) = tr <x x^T>` (spec §3.4): the unique
+    /// maximiser of the bound over alpha, by bisection on log alpha.
+    fn optimal_alpha(&self, tr_s: f64) -> Result<f64> {
+        let dx = self.dx as f64;
+        let f = |a: f64| self.eig.iter().map(|l| dx / (a + 2.0 * l)).sum::<f64>() - tr_s;
+        let (mut lo, mut hi) = (1e-300_f64.ln(), 1e300_f64.ln());
+        if !(tr_s > 0.0 && tr_s.is_finite()) {
+            return Err(Error::numerical(
+                "LL-LVM alpha update",
+                format!("the second moment of q(x) is {tr_s}; the posterior has collapsed"),
+            ));
+        }
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if f(mid.exp()) > 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+            if hi - lo < 1e-14 {
+                break;
+            }
+        }
+        Ok((0.5 * (lo + hi)).exp())
+    }
+}
+
+impl LatentVariableModel for LlLvmProblem {
+    type Posterior = LlLvmPosterior;
+    type Hyper = LlLvmHyper;
+
+    fn init(&self, rng: &mut Rng) -> Result<(LlLvmPosterior, LlLvmHyper)> {
+        match self.init {
+            LlLvmInit::Random => {
+                let (n, dx, dy) = (self.n(), self.dx, self.dy());
+                let z = DMatrix::from_fn(dy, n * dx, |_, _| StandardNormal.sample(rng));
+                let (mut q, h) = self.start_with_prior_covariance(DMatrix::zeros(0, 0));
+                q.mu_c = z * &q.sigma_c;
+                Ok((q, h))
+            }
+            LlLvmInit::Spectral => self.spectral_start(rng),
+        }
+    }
+
+    /// q(x) from q(C), then q(C) from q(x) (spec §3.6, pitfall 9).
+    fn e_step(&self, q: &mut LlLvmPosterior, h: &LlLvmHyper) -> Result<()> {
+        self.update_x(q, h)?;
+        self.update_c(q, h)
+    }
+
+    /// gamma in closed form; alpha fixed or by its root find (spec §3.4).
+    fn m_step(&self, q: &LlLvmPosterior, h: &mut LlLvmHyper) -> Result<()> {
+        let (n, dy) = (self.n() as f64, self.dy() as f64);
+        let s = &q.stats;
+        let denom = 2.0 * self.tr_yly - 2.0 * s.tr_c_h + 0.5 * s.tr_gamma_k;
+        if !(denom > 0.0 && denom.is_finite()) {
+            return Err(Error::numerical(
+                "LL-LVM gamma update",
+                format!(
+                    "the expected Laplacian-weighted residual is {denom}; the data may be \
+                     degenerate (all neighbour differences zero) or badly scaled"
+                ),
+            ));
+        }
+        h.gamma = (n - 1.0) * dy / denom;
+        if self.alpha == AlphaRule::Optimise {
+            h.alpha = self.optimal_alpha(s.tr_s)?;
+        }
+        Ok(())
+    }
+
+    /// The bound of spec §3.5 with its three terms.
+    fn elbo(&self, q: &LlLvmPosterior, h: &LlLvmHyper) -> Result<Evidence> {
+        let (n, dx, dy) = (self.n() as f64, self.dx as f64, self.dy() as f64);
+        let (eps, gamma, alpha) = (self.epsilon, h.gamma, h.alpha);
+        let s = &q.stats;
+        let sum_log_lambda: f64 = self.eig[1..].iter().map(|l| l.ln()).sum();
+        let log_2pi = (2.0 * std::f64::consts::PI).ln();
+        let ell = -0.5 * n * dy * log_2pi
+            + 0.5 * dy * ((n * eps).ln() + (n - 1.0) * (2.0 * gamma).ln() + sum_log_lambda)
+            - 0.5 * eps * self.sum_y_sq
+            - gamma * self.tr_yly
+            + gamma * s.tr_c_h
+            - 0.25 * gamma * s.tr_gamma_k;
+        let log_det_prior_x: f64 = self.eig.iter().map(|l| (alpha + 2.0 * l).ln()).sum();
+        let neg_kl_x = 0.5 * s.log_det_sigma_x + 0.5 * dx * log_det_prior_x
+            - 0.5 * (alpha * s.tr_s + 2.0 * s.lap_s)
+            + 0.5 * n * dx;
+        let log_det_prior_c =
+            dx * ((eps * n).ln() + self.eig[1..].iter().map(|l| (2.0 * l).ln()).sum::<f64>());
+        let neg_kl_c = 0.5 * dy * (log_det_prior_c + s.log_det_sigma_c) - 0.5 * s.prior_c_k
+            + 0.5 * n * dx * dy;
+        Ok(Evidence {
+            value: ell + neg_kl_x + neg_kl_c,
+            kind: EvidenceKind::Elbo,
+            terms: vec![
+                ("expected_log_likelihood".into(), ell),
+                ("neg_kl_x".into(), neg_kl_x),
+                ("neg_kl_c".into(), neg_kl_c),
+            ],
+        })
+    }
+}
+
+/// `<C^T C> = mu_C^T mu_C + dy Sigma_C` for q(C) = MN(mu_C, I_dy, Sigma_C) (spec pitfall 3:
+/// the dy factor).
+fn c_moment(mu_c: &DMatrix<f64>, sigma_c: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut k = mu_c.tr_mul(mu_c);
+    let dy = mu_c.nrows() as f64;
+    k.zip_apply(sigma_c, |a, b| *a += dy * b);
+    k
+}
+
+/// `<x x^T> = mu_x mu_x^T + Sigma_x` with `mu_x` (n x dx) read coordinate-major.
+fn x_moment(mu_x: &DMatrix<f64>, sigma_x: &DMatrix<f64>) -> DMatrix<f64> {
+    let v = DVector::from_column_slice(mu_x.as_slice());
+    let mut s = sigma_x.clone();
+    s.ger(1.0, &v, &v, 1.0);
+    s
+}
+
+fn check_settings(params: &LlLvmParams) -> Result<()> {
+    let positive = |name: &str, v: f64| {
+        if v > 0.0 && v.is_finite() {
+            Ok(())
+        } else {
+            Err(Error::invalid(
+                name,
+                format!("must be a positive number, got {v}"),
+            ))
+        }
+    };
+    positive("epsilon", params.epsilon)?;
+    positive("gamma0", params.gamma0)?;
+    if let AlphaRule::Fixed(a) = params.alpha {
+        positive("alpha", a)?;
+    }
+    Ok(())
+}
+
+/// The dense 0/1 Laplacian `diag(G 1) - G`.
+fn laplacian(adj: &[Vec<usize>]) -> DMatrix<f64> {
+    let n = adj.len();
+    let mut l = DMatrix::zeros(n, n);
+    for (i, nb) in adj.iter().enumerate() {
+        l[(i, i)] = nb.len() as f64;
+        for &j in nb {
+            l[(i, j)] = -1.0;
+        }
+    }
+    l
+}
+
+/// Eigenvalues of the Laplacian of a connected graph, ascending, with the zero one exact.
+fn laplacian_eigenvalues(lap: &DMatrix<f64>) -> Result<Vec<f64>> {
+    let mut eig = unfold_linalg::view::as_faer(lap)
+        .self_adjoint_eigenvalues(faer::Side::Lower)
+        .map_err(|e| Error::numerical("LL-LVM Laplacian eigenvalues", format!("{e:?}")))?;
+    eig[0] = 0.0;
+    if eig.len() > 1 && eig[1] <= 1e-12 * eig[eig.len() - 1] {
+        return Err(Error::numerical(
+            "LL-LVM",
+            format!(
+                "the graph Laplacian has rank below n - 1 (second eigenvalue {}); the graph \
+                 must be connected: use a larger k",
+                eig[1]
+            ),
+        ));
+    }
+    Ok(eig)
+}
+
+/// `L^+ = (L + 1 1^T / n)^{-1} - 1 1^T / n` for a connected graph: the constant vector has
+/// eigenvalue 1 in `L + 1 1^T / n` and every other eigenpair is L's.
+fn laplacian_pinv(lap: &DMatrix<f64>) -> Result<DMatrix<f64>> {
+    let n = lap.nrows();
+    let c = 1.0 / n as f64;
+    let shifted = lap.add_scalar(c);
+    let mut inv = Cholesky::new(&shifted, "LL-LVM graph Laplacian")?.inverse();
+    inv.add_scalar_mut(-c);
+    Ok(inv)
+}
+
+fn block_diagonal(block: &DMatrix<f64>, copies: usize) -> DMatrix<f64> {
+    let n = block.nrows();
+    let mut m = DMatrix::zeros(n * copies, n * copies);
+    for r in 0..copies {
+        m.view_mut((r * n, r * n), (n, n)).copy_from(block);
+    }
+    m
+}
+
+fn symmetrise(m: &mut DMatrix<f64>) {
+    let n = m.nrows();
+    for j in 0..n {
+        for i in 0..j {
+            let v = 0.5 * (m[(i, j)] + m[(j, i)]);
+            m[(i, j)] = v;
+            m[(j, i)] = v;
+        }
+    }
+}
+
+/// A fitted LL-LVM: the posterior means and covariances, hyperparameters and the bound.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LlLvm {
+    /// Posterior mean of x, n x dx, in the preprocessed data's units.
+    coords: DMatrix<f64>,
+    graph: NeighbourGraph,
+    evidence: Evidence,
+    /// The preprocessed training data (centred, possibly scaled), n x dy.
+    y: DMatrix<f64>,
+    mean: DVector<f64>,
+    scale: f64,
+    /// Mean of q(C), dy x (n dx), coordinate-major columns.
+    mu_c: DMatrix<f64>,
+    sigma_x: DMatrix<f64>,
+    sigma_c: DMatrix<f64>,
+    pub hyper: LlLvmHyper,
+    pub epsilon: f64,
+    /// The k of the graph, used to connect new points.
+    pub k: usize,
+    /// The bound after every EM iteration of the best restart.
+    pub trace: Vec<f64>,
+    /// The final bound of every restart.
+    pub restart_bounds: Vec<f64>,
+    /// Whether the best restart met its tolerance before the iteration limit.
+    pub converged: bool,
+}
+
+embedding_with_graph_and_evidence!(LlLvm);
+
+impl LlLvm {
+    /// The posterior mean of the map `C_i` (dy x dx) in the data's units: `y_j - y_i` is
+    /// about `C_i (x_j - x_i)` on the graph's edges.
+    pub fn map(&self, i: usize) -> DMatrix<f64> {
+        self.map_scaled(i) * self.scale
+    }
+
+    /// The posterior covariance of `x_i` (dx x dx).
+    pub fn x_covariance(&self, i: usize) -> DMatrix<f64> {
+        let (n, dx) = self.coords.shape();
+        DMatrix::from_fn(dx, dx, |r, s| self.sigma_x[(r * n + i, s * n + i)])
+    }
+}
+
+#[cfg(test)]
+mod tests;
