@@ -7,7 +7,7 @@ mod args;
 mod demo;
 mod fit;
 mod methods;
-mod plot;
+pub mod plot;
 mod project;
 mod report;
 mod select;
