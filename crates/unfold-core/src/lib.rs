@@ -12,7 +12,7 @@ mod variational;
 
 pub use error::{Error, Result};
 pub use evidence::{Evidence, EvidenceKind};
-pub use io::write_atomic;
+pub use io::{load_model, save_model, write_atomic};
 pub use validate::{check_dim, check_finite, check_k};
 pub use variational::LatentVariableModel;
 

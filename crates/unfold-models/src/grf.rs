@@ -75,12 +75,21 @@ impl Precision {
 /// Implement this for a new model and [`maximise_likelihood`] fits it; the gradient is
 /// checked against finite differences in the tests of each model.
 pub trait GaussianRandomField {
+    /// `(n, p)`: the number of points (nodes of the field) and of independent features
+    /// (draws of the field).
+    fn shape(&self) -> (usize, usize);
     /// Number of points (nodes of the field).
-    fn n_points(&self) -> usize;
+    fn n_points(&self) -> usize {
+        self.shape().0
+    }
     /// Number of independent features (draws of the field).
-    fn n_features(&self) -> usize;
-    /// Number of parameters.
-    fn n_params(&self) -> usize;
+    fn n_features(&self) -> usize {
+        self.shape().1
+    }
+    /// Number of parameters (by default, one per bound).
+    fn n_params(&self) -> usize {
+        self.bounds().len()
+    }
     /// `(lower, upper)` bounds per parameter (`f64::INFINITY` where there is none).
     fn bounds(&self) -> Vec<(f64, f64)>;
     /// The precision `P(theta)`.

@@ -264,12 +264,8 @@ impl MeuField {
 }
 
 impl GaussianRandomField for MeuField {
-    fn n_points(&self) -> usize {
-        self.n
-    }
-
-    fn n_features(&self) -> usize {
-        self.p
+    fn shape(&self) -> (usize, usize) {
+        (self.n, self.p)
     }
 
     fn n_params(&self) -> usize {
@@ -479,12 +475,8 @@ impl NewPointField {
 }
 
 impl GaussianRandomField for NewPointField {
-    fn n_points(&self) -> usize {
-        self.d.len() + 1
-    }
-
-    fn n_features(&self) -> usize {
-        self.p
+    fn shape(&self) -> (usize, usize) {
+        (self.d.len() + 1, self.p)
     }
 
     fn n_params(&self) -> usize {
