@@ -352,3 +352,96 @@ fn select_ranks_k_by_evidence_and_refuses_methods_without_it() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn lllvm_fits_projects_with_variances_and_is_selected_by_its_bound() {
+    let dir = scratch("lllvm");
+    let input = dir.join("data.csv");
+    std::fs::write(&input, sheet_csv(120)).unwrap();
+    let (emb, model, report) = (dir.join("e.csv"), dir.join("m.bin"), dir.join("r.json"));
+    let o = unfold(&[
+        "fit",
+        "--method",
+        "lllvm",
+        "--input",
+        s(&input),
+        "--k",
+        "8",
+        "--alpha",
+        "optimise",
+        "--max-iter",
+        "10",
+        "--restarts",
+        "2",
+        "--out",
+        s(&emb),
+        "--save",
+        s(&model),
+        "--report",
+        s(&report),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["evidence"]["kind"], "elbo");
+    assert_eq!(r["evidence"]["terms"].as_array().unwrap().len(), 3);
+    let trace: Vec<f64> = r["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(trace.len(), r["iterations"].as_u64().unwrap() as usize);
+    assert!(trace.windows(2).all(|w| w[1] >= w[0] - 1e-9 * w[0].abs()));
+    let new = dir.join("new.csv");
+    std::fs::write(&new, sheet_csv(4)).unwrap();
+    let (pos, var) = (dir.join("p.csv"), dir.join("v.csv"));
+    let o = unfold(&[
+        "project",
+        "--model",
+        s(&model),
+        "--input",
+        s(&new),
+        "--out",
+        s(&pos),
+        "--variances",
+        s(&var),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let vars = std::fs::read_to_string(&var).unwrap();
+    assert_eq!(vars.lines().count(), 5);
+    assert!(vars
+        .lines()
+        .skip(1)
+        .flat_map(|l| l.split(','))
+        .all(|v| v.parse::<f64>().unwrap() > 0.0));
+    let table = dir.join("t.csv");
+    let o = unfold(&[
+        "select",
+        "--method",
+        "lllvm",
+        "--input",
+        s(&input),
+        "--k",
+        "7,9",
+        "--restarts",
+        "2",
+        "--out",
+        s(&table),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&table).unwrap();
+    assert_eq!(text.lines().count(), 5);
+    assert!(text.lines().skip(1).all(|l| l.contains(",elbo,")));
+    let o = unfold(&[
+        "fit",
+        "--method",
+        "lllvm",
+        "--input",
+        s(&input),
+        "--alpha",
+        "fixed:-1",
+    ]);
+    assert!(!o.status.success() && stderr(&o).contains("fixed:VALUE"));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+use unfold_models::AlphaRule;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -57,6 +58,7 @@ pub enum Method {
     LlePl,
     Drill,
     Mvu,
+    Lllvm,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -128,6 +130,52 @@ pub struct MethodArgs {
     /// of Weinberger et al. 2006, for n above the exact solver's limit) instead of exactly.
     #[arg(long)]
     pub mvu_basis: Option<usize>,
+    /// LL-LVM: the precision alpha of the prior on x, `fixed:VALUE` (the authors' code:
+    /// fixed:1e-3) or `optimise` (the paper's text).
+    #[arg(long, default_value = "fixed:1e-3", value_parser = parse_alpha)]
+    pub alpha: AlphaRule,
+    /// LL-LVM: the fixed epsilon of the prior on the maps and of the likelihood.
+    #[arg(long, default_value_t = 1e-3)]
+    pub epsilon: f64,
+    /// LL-LVM: the most EM iterations per restart.
+    #[arg(long, default_value_t = 50)]
+    pub max_iter: usize,
+    /// LL-LVM: seeded restarts (seeds --seed, --seed + 1, ...); the best bound is kept.
+    #[arg(long, default_value_t = 1)]
+    pub restarts: usize,
+    /// LL-LVM: the start of q(C): the authors' random one or from Laplacian eigenmaps.
+    #[arg(long, value_enum, default_value_t = InitKind::Random)]
+    pub init: InitKind,
+    /// LL-LVM: centre the data and divide by its largest entry (the authors' code), or
+    /// only centre.
+    #[arg(long, value_enum, default_value_t = PreprocessKind::MaxAbs)]
+    pub preprocess: PreprocessKind,
+}
+
+/// `fixed:VALUE` or `optimise`.
+fn parse_alpha(s: &str) -> Result<AlphaRule, String> {
+    match s {
+        "optimise" | "optimize" => Ok(AlphaRule::Optimise),
+        _ => match s.strip_prefix("fixed:").map(str::parse::<f64>) {
+            Some(Ok(v)) if v > 0.0 && v.is_finite() => Ok(AlphaRule::Fixed(v)),
+            _ => Err(format!(
+                "expected `fixed:VALUE` with VALUE > 0 or `optimise`, got `{s}`"
+            )),
+        },
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InitKind {
+    Random,
+    Spectral,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PreprocessKind {
+    #[value(name = "maxabs")]
+    MaxAbs,
+    Centre,
 }
 
 impl MethodArgs {
@@ -199,15 +247,15 @@ pub struct ProjectArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// Output CSV of the per-axis variances of the projected points (models with a
-    /// conditional distribution: meu, alle, lle-pl).
+    /// conditional distribution: meu, alle, lle-pl, lllvm).
     #[arg(long)]
     pub variances: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 pub struct SelectArgs {
-    /// The method to compare settings of (one that reports evidence: meu, alle, lle-pl,
-    /// drill, le, lle, ...).
+    /// The method to compare settings of (one that reports evidence: lllvm, meu, alle,
+    /// lle-pl, drill, le, lle, ...).
     #[arg(long, value_enum)]
     pub method: Method,
     /// Input CSV: one point per row, optional header row.

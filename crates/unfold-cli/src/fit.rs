@@ -4,13 +4,42 @@ use crate::args::FitArgs;
 use crate::methods;
 use crate::plot::{scatter_svg, Colouring};
 use crate::report::Report;
+use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Instant;
-use unfold_core::Result;
+use unfold_core::{Evidence, Result};
 use unfold_data::{read_csv, to_csv_string, write_csv, CsvOptions};
+use unfold_models::FittedModel;
+use unfold_vem::Observer;
 
 /// The header of an embedding CSV: `x1,...,xQ`.
 pub fn coord_header(dim: usize) -> Vec<String> {
     (1..=dim).map(|j| format!("x{j}")).collect()
+}
+
+/// A progress line for iterative fits on standard error (hidden when it is not a terminal).
+struct Progress {
+    bar: ProgressBar,
+}
+
+impl Progress {
+    fn new(method: &str) -> Self {
+        let bar = ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template("{spinner} {prefix} {msg} ({elapsed})")
+                .expect("a valid template"),
+        );
+        bar.set_prefix(format!("unfold fit {method}"));
+        Progress { bar }
+    }
+}
+
+impl Observer for Progress {
+    fn iteration(&self, restart: usize, iteration: usize, evidence: &Evidence) {
+        self.bar.set_message(format!(
+            "restart {restart}, iteration {iteration}: {} {:.4}",
+            evidence.kind, evidence.value
+        ));
+        self.bar.tick();
+    }
 }
 
 pub fn run(a: &FitArgs) -> Result<()> {
@@ -21,8 +50,15 @@ pub fn run(a: &FitArgs) -> Result<()> {
         },
     )?;
     let start = Instant::now();
-    let model = methods::fit(&a.method, &data.points)?;
+    let progress = Progress::new(methods::name(a.method.method));
+    let model = methods::fit(&a.method, &data.points, &progress);
+    progress.bar.finish_and_clear();
+    let model = model?;
     let seconds = start.elapsed().as_secs_f64();
+    let (iterations, converged, trace) = match &model {
+        FittedModel::LlLvm(m) => (m.trace.len(), m.converged, m.trace.clone()),
+        _ => (0, true, Vec::new()),
+    };
     let embedding = model.embedding();
     let x = embedding.coords();
     let header = coord_header(x.ncols());
@@ -45,10 +81,10 @@ pub fn run(a: &FitArgs) -> Result<()> {
             dim: a.method.dim,
             k: methods::uses_graph(a.method.method).then_some(a.method.k),
             seconds,
-            iterations: 0,
-            converged: true,
+            iterations,
+            converged,
             evidence: (&embedding.evidence()).into(),
-            trace: Vec::new(),
+            trace,
         };
         let json = serde_json::to_string_pretty(&report).expect("a report always serialises");
         unfold_core::write_atomic(path, json.as_bytes())?;

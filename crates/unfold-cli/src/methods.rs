@@ -1,15 +1,18 @@
 //! From command-line settings to a fitted model.
 
-use crate::args::{GraphKind, Method, MethodArgs, OrderKind, ScalingKind, WeightKind};
+use crate::args::{
+    GraphKind, InitKind, Method, MethodArgs, OrderKind, PreprocessKind, ScalingKind, WeightKind,
+};
 use nalgebra::DMatrix;
 use unfold_core::Result;
 use unfold_eval::{gplvm_score, GplvmScoreOptions};
 use unfold_graph::Symmetrisation;
 use unfold_models::{
     AlleParams, CmdsParams, DrillParams, Embedding, FieldScaling, FittedModel, GraphSpec,
-    IsomapParams, KernelPcaParams, LaplacianEigenmapsParams, LeWeights, LleParams, LlePlParams,
-    MeuParams, MvuParams, Ordering, PcaParams, PrecisionRule,
+    IsomapParams, KernelPcaParams, LaplacianEigenmapsParams, LeWeights, LlLvmInit, LlLvmParams,
+    LleParams, LlePlParams, MeuParams, MvuParams, Ordering, PcaParams, PrecisionRule, Preprocess,
 };
+use unfold_vem::Observer;
 
 /// The method's name on the command line.
 pub fn name(method: Method) -> &'static str {
@@ -25,6 +28,7 @@ pub fn name(method: Method) -> &'static str {
         Method::LlePl => "lle-pl",
         Method::Drill => "drill",
         Method::Mvu => "mvu",
+        Method::Lllvm => "lllvm",
     }
 }
 
@@ -33,8 +37,9 @@ pub fn uses_graph(method: Method) -> bool {
     !matches!(method, Method::Pca | Method::Cmds | Method::Kpca)
 }
 
-/// Fits the method described by `a` to the rows of `y`.
-pub fn fit(a: &MethodArgs, y: &DMatrix<f64>) -> Result<FittedModel> {
+/// Fits the method described by `a` to the rows of `y`; iterative fits report their
+/// iterations to `observer`.
+pub fn fit(a: &MethodArgs, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<FittedModel> {
     let graph = GraphSpec {
         k: a.k,
         symmetrisation: match a.graph {
@@ -117,7 +122,27 @@ pub fn fit(a: &MethodArgs, y: &DMatrix<f64>) -> Result<FittedModel> {
             }
             FittedModel::Mvu(params.fit(y)?)
         }
+        Method::Lllvm => FittedModel::LlLvm(lllvm_params(a, graph).fit_observed(y, observer)?),
     })
+}
+
+/// LL-LVM's settings from the command line.
+fn lllvm_params(a: &MethodArgs, graph: GraphSpec) -> LlLvmParams {
+    let mut params = LlLvmParams::new(a.dim, a.k)
+        .alpha(a.alpha)
+        .epsilon(a.epsilon)
+        .init(match a.init {
+            InitKind::Random => LlLvmInit::Random,
+            InitKind::Spectral => LlLvmInit::Spectral,
+        })
+        .preprocess(match a.preprocess {
+            PreprocessKind::MaxAbs => Preprocess::CentreMaxAbs,
+            PreprocessKind::Centre => Preprocess::Centre,
+        })
+        .restarts(a.restarts, a.seed)
+        .max_iter(a.max_iter);
+    params.graph = graph;
+    params
 }
 
 /// DRILL with the given penalty, or the best of several by the GP-LVM likelihood score.

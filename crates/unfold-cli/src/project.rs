@@ -12,7 +12,7 @@ pub fn run(a: &ProjectArgs) -> Result<()> {
         Error::invalid(
             "model",
             format!(
-                "{} has no out-of-sample rule; refit with pca, cmds, kpca, lle, isomap, meu, alle or lle-pl to project new points",
+                "{} has no out-of-sample rule; refit with pca, cmds, kpca, lle, isomap, meu, alle, lle-pl or lllvm to project new points",
                 model.method()
             ),
         )

@@ -54,7 +54,7 @@ pub fn run(a: &SelectArgs) -> Result<()> {
         ];
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         let settings = crate::args::MethodArgs::parse_with(name, &flags);
-        let result = methods::fit(&settings, &data.points)
+        let result = methods::fit(&settings, &data.points, &unfold_vem::Silent)
             .and_then(|m| m.field_evidence(&data.points, GAMMA));
         bar.inc(1);
         result

@@ -7,7 +7,9 @@
 //! says which.
 
 use crate::traits::{Embedding, OutOfSample};
-use crate::{Alle, Cmds, Drill, Isomap, KernelPca, LaplacianEigenmaps, Lle, LlePl, Meu, Mvu, Pca};
+use crate::{
+    Alle, Cmds, Drill, Isomap, KernelPca, LaplacianEigenmaps, LlLvm, Lle, LlePl, Meu, Mvu, Pca,
+};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use unfold_core::{Error, Evidence, Result};
@@ -30,6 +32,7 @@ pub enum FittedModel {
     LlePl(LlePl),
     Drill(Drill),
     Mvu(Mvu),
+    LlLvm(LlLvm),
 }
 
 impl FittedModel {
@@ -47,6 +50,7 @@ impl FittedModel {
             FittedModel::LlePl(_) => "lle-pl",
             FittedModel::Drill(_) => "drill",
             FittedModel::Mvu(_) => "mvu",
+            FittedModel::LlLvm(_) => "lllvm",
         }
     }
 
@@ -64,6 +68,7 @@ impl FittedModel {
             FittedModel::LlePl(m) => m,
             FittedModel::Drill(m) => m,
             FittedModel::Mvu(m) => m,
+            FittedModel::LlLvm(m) => m,
         }
     }
 
@@ -92,6 +97,7 @@ impl FittedModel {
             FittedModel::Meu(m) => Some(m),
             FittedModel::Alle(m) => Some(m),
             FittedModel::LlePl(m) => Some(m),
+            FittedModel::LlLvm(m) => Some(m),
             FittedModel::Drill(_) | FittedModel::Mvu(_) => None,
         }
     }
@@ -177,7 +183,7 @@ mod tests {
 
     #[test]
     fn field_models_round_trip_with_identical_projections() {
-        use crate::{AlleParams, DrillParams, LlePlParams, MeuParams, MvuParams};
+        use crate::{AlleParams, DrillParams, LlLvmParams, LlePlParams, MeuParams, MvuParams};
         let y = DMatrix::from_fn(50, 3, |i, j| {
             let t = 1.5 + 3.0 * i as f64 / 50.0;
             [t * t.cos(), ((i * 37) % 11) as f64 / 5.0, t * t.sin()][j]
@@ -189,6 +195,7 @@ mod tests {
             FittedModel::LlePl(LlePlParams::new(2, 5).fit(&y).unwrap()),
             FittedModel::Drill(DrillParams::new(2, 5, 0.05).fit(&y).unwrap()),
             FittedModel::Mvu(MvuParams::new(2, 5).fit(&y).unwrap()),
+            FittedModel::LlLvm(LlLvmParams::new(2, 5).max_iter(5).fit(&y).unwrap()),
         ];
         for m in models {
             let back = FittedModel::from_bytes(&m.to_bytes().unwrap(), Path::new("m")).unwrap();
