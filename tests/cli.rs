@@ -426,6 +426,8 @@ fn lllvm_fits_projects_with_variances_and_is_selected_by_its_bound() {
         "7,9",
         "--restarts",
         "2",
+        "--method-args",
+        "--max-iter 8 --init spectral",
         "--out",
         s(&table),
     ]);
@@ -433,6 +435,16 @@ fn lllvm_fits_projects_with_variances_and_is_selected_by_its_bound() {
     let text = std::fs::read_to_string(&table).unwrap();
     assert_eq!(text.lines().count(), 5);
     assert!(text.lines().skip(1).all(|l| l.contains(",elbo,")));
+    let o = unfold(&[
+        "select",
+        "--method",
+        "lllvm",
+        "--input",
+        s(&input),
+        "--method-args",
+        "--no-such-flag 1",
+    ]);
+    assert!(!o.status.success() && stderr(&o).contains("method-args"));
     let o = unfold(&[
         "fit",
         "--method",

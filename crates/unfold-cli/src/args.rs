@@ -182,6 +182,11 @@ impl MethodArgs {
     /// The settings the command line gives for `method` with the flags `extra` (e.g.
     /// `["--k", "7"]`) and defaults elsewhere.
     pub fn parse_with(method: &str, extra: &[&str]) -> Self {
+        Self::try_parse_with(method, extra).expect("the demo passes valid method flags")
+    }
+
+    /// [`MethodArgs::parse_with`] for flags a user gave, with clap's message on an error.
+    pub fn try_parse_with(method: &str, extra: &[&str]) -> Result<Self, String> {
         #[derive(Parser)]
         struct Wrapper {
             #[command(flatten)]
@@ -189,8 +194,8 @@ impl MethodArgs {
         }
         let head = ["unfold", "--method", method];
         Wrapper::try_parse_from(head.iter().chain(extra))
-            .expect("the demo passes valid method flags")
-            .m
+            .map(|w| w.m)
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -279,6 +284,10 @@ pub struct SelectArgs {
     /// Seed of the first restart.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Further settings of the method, as `unfold fit` takes them, in one string (e.g.
+    /// `--method-args "--max-iter 200 --preprocess centre"` for lllvm).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub method_args: String,
     /// Output CSV, one row per candidate (default: printed).
     #[arg(long)]
     pub out: Option<PathBuf>,

@@ -29,6 +29,10 @@ pub fn run(a: &SelectArgs) -> Result<()> {
         })
         .collect();
     let candidates = grid(&ks, &syms, &a.dim, a.restarts, a.seed);
+    let extra: Vec<&str> = a.method_args.split_whitespace().collect();
+    // Check the method's settings once, before any fit.
+    crate::args::MethodArgs::try_parse_with(methods::name(a.method), &extra)
+        .map_err(|e| Error::invalid("method-args", e))?;
     let name = methods::name(a.method);
     let bar = ProgressBar::new(candidates.len() as u64).with_style(
         ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} candidates ({elapsed})")
@@ -52,7 +56,11 @@ pub fn run(a: &SelectArgs) -> Result<()> {
             "--seed".into(),
             c.seed.to_string(),
         ];
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let flags: Vec<&str> = extra
+            .iter()
+            .copied()
+            .chain(flags.iter().map(String::as_str))
+            .collect();
         let settings = crate::args::MethodArgs::parse_with(name, &flags);
         let result = methods::fit(&settings, &data.points, &unfold_vem::Silent)
             .and_then(|m| m.field_evidence(&data.points, GAMMA));
