@@ -142,3 +142,38 @@ fn bad_options_are_errors() {
     };
     assert!(run_from(&Quadratic, 0.0, 0.0, &bad, 0, &Silent).is_err());
 }
+
+/// A model whose bound is not finite: the driver names the cause and the terms.
+struct NotFinite;
+
+impl LatentVariableModel for NotFinite {
+    type Posterior = ();
+    type Hyper = ();
+    fn init(&self, _: &mut Rng) -> Result<((), ())> {
+        Ok(((), ()))
+    }
+    fn e_step(&self, _: &mut (), _: &()) -> Result<()> {
+        Ok(())
+    }
+    fn m_step(&self, _: &(), _: &mut ()) -> Result<()> {
+        Ok(())
+    }
+    fn elbo(&self, _: &(), _: &()) -> Result<Evidence> {
+        Ok(Evidence {
+            value: f64::NAN,
+            kind: EvidenceKind::Elbo,
+            terms: vec![("log_det".into(), f64::NEG_INFINITY)],
+        })
+    }
+}
+
+#[test]
+fn a_non_finite_bound_is_an_error_naming_its_terms() {
+    let err = fit(&NotFinite, &VemOptions::default(), &Silent)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("not finite") && err.contains("log_det = -inf"),
+        "{err}"
+    );
+}
