@@ -16,7 +16,7 @@ pub fn coord_header(dim: usize) -> Vec<String> {
     (1..=dim).map(|j| format!("x{j}")).collect()
 }
 
-/// A progress line for iterative fits on standard error (hidden when it is not a terminal).
+/// A progress line on standard error while a fit runs (hidden when it is not a terminal).
 struct Progress {
     bar: ProgressBar,
 }
@@ -28,6 +28,8 @@ impl Progress {
                 .expect("a valid template"),
         );
         bar.set_prefix(format!("unfold fit {method}"));
+        // Every fit shows its elapsed time; iterative fits also report each iteration.
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
         Progress { bar }
     }
 }
