@@ -1,5 +1,6 @@
 //! Model selection: one call compares a model's evidence over neighbourhood sizes,
-//! symmetrisations, latent dimensions and seeded restarts ([`search`]), and tests suspected
+//! symmetrisations, epsilon-ball radii, given or learned graphs ([`GraphSource`]), latent
+//! dimensions and seeded restarts ([`search`]), and tests suspected
 //! edges of a graph by the change in evidence when each is added or removed
 //! ([`edge_tests`]).
 //!
@@ -14,4 +15,6 @@ mod edges;
 mod search;
 
 pub use edges::{edge_tests, EdgeTest};
-pub use search::{grid, search, Candidate, Selection, Setting, SettingSummary, Trial};
+pub use search::{
+    grid, grid_graphs, search, Candidate, GraphSource, Selection, Setting, SettingSummary, Trial,
+};

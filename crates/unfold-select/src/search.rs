@@ -6,16 +6,49 @@ use std::time::Instant;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_graph::Symmetrisation;
 
+/// Where a setting's neighbourhood graph comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum GraphSource {
+    /// The kNN graph with the setting's `k` and `symmetrisation`.
+    Knn,
+    /// The epsilon-ball graph of this radius (`k` and `symmetrisation` unused).
+    Radius(f64),
+    /// Graph number `i` of a list the caller holds: graphs given by the user, or learned
+    /// by a model such as DRILL or MPME (`k` and `symmetrisation` unused).
+    Given(usize),
+}
+
 /// One setting of the graph and the latent dimension.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Setting {
     pub k: usize,
     pub symmetrisation: Symmetrisation,
     pub dim: usize,
+    pub graph: GraphSource,
+}
+
+impl Setting {
+    /// The position of the setting on a plot's x axis: k, the radius or the graph's index.
+    pub fn x(&self) -> f64 {
+        match self.graph {
+            GraphSource::Knn => self.k as f64,
+            GraphSource::Radius(r) => r,
+            GraphSource::Given(i) => i as f64,
+        }
+    }
+
+    /// `union` or `mutual` for kNN graphs, `radius=R` or `given=I` otherwise.
+    pub fn graph_label(&self) -> String {
+        match self.graph {
+            GraphSource::Knn => graph_name(self.symmetrisation).to_string(),
+            GraphSource::Radius(r) => format!("radius={r}"),
+            GraphSource::Given(i) => format!("given={i}"),
+        }
+    }
 }
 
 /// A setting with one seeded restart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Candidate {
     pub setting: Setting,
     /// Restart index within the setting, `0..restarts`.
@@ -32,25 +65,55 @@ pub fn grid(
     restarts: usize,
     seed: u64,
 ) -> Vec<Candidate> {
-    let mut out = Vec::new();
+    let mut settings = Vec::new();
     for &dim in dims {
         for &symmetrisation in symmetrisations {
             for &k in ks {
-                for restart in 0..restarts.max(1) {
-                    out.push(Candidate {
-                        setting: Setting {
-                            k,
-                            symmetrisation,
-                            dim,
-                        },
-                        restart,
-                        seed: seed.wrapping_add(restart as u64),
-                    });
-                }
+                settings.push(Setting {
+                    k,
+                    symmetrisation,
+                    dim,
+                    graph: GraphSource::Knn,
+                });
             }
         }
     }
-    out
+    with_restarts(&settings, restarts, seed)
+}
+
+/// Every combination of graph sources (epsilon-ball radii, or given or learned graphs by
+/// index) and `dims`, each with `restarts` seeds `seed, seed + 1, ...`.
+pub fn grid_graphs(
+    sources: &[GraphSource],
+    dims: &[usize],
+    restarts: usize,
+    seed: u64,
+) -> Vec<Candidate> {
+    let mut settings = Vec::new();
+    for &dim in dims {
+        for &graph in sources {
+            settings.push(Setting {
+                k: 0,
+                symmetrisation: Symmetrisation::Union,
+                dim,
+                graph,
+            });
+        }
+    }
+    with_restarts(&settings, restarts, seed)
+}
+
+fn with_restarts(settings: &[Setting], restarts: usize, seed: u64) -> Vec<Candidate> {
+    settings
+        .iter()
+        .flat_map(|&setting| {
+            (0..restarts.max(1)).map(move |restart| Candidate {
+                setting,
+                restart,
+                seed: seed.wrapping_add(restart as u64),
+            })
+        })
+        .collect()
 }
 
 /// The outcome of one candidate.
@@ -215,7 +278,9 @@ fn summarise(trials: &[Trial]) -> Vec<SettingSummary> {
 
 impl Selection {
     /// One CSV row per trial: `k,graph,dim,restart,seed,kind,value,seconds,best,error`,
-    /// where `best` is 1 on the trials of the best setting.
+    /// where `best` is 1 on the trials of the best setting; `graph` is the symmetrisation
+    /// of a kNN graph (`union`, `mutual`), `radius=R` or `given=I`, and `k` is empty for
+    /// the latter two.
     pub fn to_csv(&self) -> String {
         let best = self.settings[self.best].setting;
         let mut out = String::from("k,graph,dim,restart,seed,kind,value,seconds,best,error\n");
@@ -226,10 +291,14 @@ impl Selection {
                 .as_ref()
                 .map_or(String::new(), |e| format!("{}", e.value));
             let error = t.error.as_deref().unwrap_or("").replace(['"', '\n'], " ");
+            let k = match c.setting.graph {
+                GraphSource::Knn => c.setting.k.to_string(),
+                _ => String::new(),
+            };
             out.push_str(&format!(
                 "{},{},{},{},{},{},{},{:.4},{},\"{}\"\n",
-                c.setting.k,
-                graph_name(c.setting.symmetrisation),
+                k,
+                c.setting.graph_label(),
                 c.setting.dim,
                 c.restart,
                 c.seed,
@@ -306,6 +375,35 @@ mod tests {
                 .collect()
         };
         assert_eq!(strip(run(1)), strip(run(2)));
+    }
+
+    #[test]
+    fn radius_and_given_graphs_are_settings_too() {
+        let cands = grid_graphs(
+            &[GraphSource::Radius(0.5), GraphSource::Given(1)],
+            &[2],
+            2,
+            0,
+        );
+        assert_eq!(cands.len(), 4);
+        let sel = search(&cands, |c| {
+            let v = match c.setting.graph {
+                GraphSource::Radius(r) => r,
+                GraphSource::Given(i) => i as f64 + 10.0,
+                GraphSource::Knn => unreachable!(),
+            };
+            Ok(Evidence::new(EvidenceKind::Elbo, v))
+        })
+        .unwrap();
+        assert_eq!(sel.settings[sel.best].setting.graph, GraphSource::Given(1));
+        assert_eq!(sel.settings[sel.best].setting.x(), 1.0);
+        let csv = sel.to_csv();
+        assert!(csv
+            .lines()
+            .any(|l| l.starts_with(",radius=0.5,2,0,0,elbo,0.5,")));
+        assert!(csv
+            .lines()
+            .any(|l| l.starts_with(",given=1,2,1,1,elbo,11,")));
     }
 
     #[test]
