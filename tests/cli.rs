@@ -457,3 +457,86 @@ fn lllvm_fits_projects_with_variances_and_is_selected_by_its_bound() {
     assert!(!o.status.success() && stderr(&o).contains("fixed:VALUE"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn select_compares_radius_and_given_graphs() {
+    let dir = scratch("select-graphs");
+    let input = dir.join("data.csv");
+    std::fs::write(&input, sheet_csv(80)).unwrap();
+    let table = dir.join("t.csv");
+    let o = unfold(&[
+        "select",
+        "--method",
+        "lllvm",
+        "--input",
+        s(&input),
+        "--radius",
+        "9,12",
+        "--method-args",
+        "--max-iter 5",
+        "--out",
+        s(&table),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&table).unwrap();
+    assert!(
+        text.contains(",radius=9,") && text.contains(",radius=12,"),
+        "{text}"
+    );
+    // Two given graphs: a path, and the path with its second neighbours.
+    let (g1, g2) = (dir.join("g1.csv"), dir.join("g2.csv"));
+    let path: String = (0..79).map(|i| format!("{i},{}\n", i + 1)).collect();
+    let second: String = (0..78).map(|i| format!("{i},{}\n", i + 2)).collect();
+    std::fs::write(&g1, format!("i,j\n{path}")).unwrap();
+    std::fs::write(&g2, format!("i,j\n{path}{second}")).unwrap();
+    let graphs = format!("{},{}", s(&g1), s(&g2));
+    let o = unfold(&[
+        "select",
+        "--method",
+        "lllvm",
+        "--input",
+        s(&input),
+        "--graphs",
+        &graphs,
+        "--method-args",
+        "--max-iter 5",
+        "--out",
+        s(&table),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&table).unwrap();
+    assert!(
+        text.contains(",given=0,") && text.contains(",given=1,"),
+        "{text}"
+    );
+    std::fs::write(&g1, "i,j\n0,80\n").unwrap();
+    let o = unfold(&[
+        "select",
+        "--method",
+        "lllvm",
+        "--input",
+        s(&input),
+        "--graphs",
+        s(&g1),
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("point indices"),
+        "{}",
+        stderr(&o)
+    );
+    let o = unfold(&[
+        "select",
+        "--method",
+        "meu",
+        "--input",
+        s(&input),
+        "--radius",
+        "4",
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("kNN graph"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -278,6 +278,14 @@ pub struct SelectArgs {
     /// Symmetrisations of the kNN graph, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "union")]
     pub graph: Vec<GraphKind>,
+    /// Compare epsilon-ball graphs of these radii instead of kNN graphs (methods that fit
+    /// on a given graph: lllvm).
+    #[arg(long, value_delimiter = ',', conflicts_with = "graphs")]
+    pub radius: Vec<f64>,
+    /// Compare these graphs instead of kNN graphs: CSV edge lists `i,j` (0-based rows),
+    /// e.g. a graph learned by DRILL or MPME (methods that fit on a given graph: lllvm).
+    #[arg(long, value_delimiter = ',')]
+    pub graphs: Vec<PathBuf>,
     /// Seeded restarts per setting (seeds seed, seed + 1, ...).
     #[arg(long, default_value_t = 1)]
     pub restarts: usize,

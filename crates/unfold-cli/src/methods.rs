@@ -6,7 +6,7 @@ use crate::args::{
 use nalgebra::DMatrix;
 use unfold_core::Result;
 use unfold_eval::{gplvm_score, GplvmScoreOptions};
-use unfold_graph::Symmetrisation;
+use unfold_graph::{NeighbourGraph, Symmetrisation};
 use unfold_models::{
     AlleParams, CmdsParams, DrillParams, Embedding, FieldScaling, FittedModel, GraphSpec,
     IsomapParams, KernelPcaParams, LaplacianEigenmapsParams, LeWeights, LlLvmInit, LlLvmParams,
@@ -124,6 +124,28 @@ pub fn fit(a: &MethodArgs, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<
         }
         Method::Lllvm => FittedModel::LlLvm(lllvm_params(a, graph).fit_observed(y, observer)?),
     })
+}
+
+/// Whether the method can fit on a given graph ([`fit_on_graph`]).
+pub fn takes_graph(method: Method) -> bool {
+    matches!(method, Method::Lllvm)
+}
+
+/// Fits the method described by `a` on a given graph instead of its kNN graph (for the
+/// methods that take one: lllvm).
+pub fn fit_on_graph(a: &MethodArgs, y: &DMatrix<f64>, g: &NeighbourGraph) -> Result<FittedModel> {
+    match a.method {
+        Method::Lllvm => Ok(FittedModel::LlLvm(
+            lllvm_params(a, GraphSpec::knn(a.k)).fit_graph(y, g)?,
+        )),
+        other => Err(unfold_core::Error::invalid(
+            "method",
+            format!(
+                "{} builds its own kNN graph; epsilon-ball and given graphs are compared with lllvm",
+                name(other)
+            ),
+        )),
+    }
 }
 
 /// LL-LVM's settings from the command line.

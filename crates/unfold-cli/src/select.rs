@@ -6,8 +6,8 @@ use crate::plot::lines_svg;
 use indicatif::{ProgressBar, ProgressStyle};
 use unfold_core::{Error, Result};
 use unfold_data::{read_csv, CsvOptions};
-use unfold_graph::Symmetrisation;
-use unfold_select::{grid, search, Selection};
+use unfold_graph::{NeighbourGraph, Symmetrisation, Weighting};
+use unfold_select::{grid, grid_graphs, search, GraphSource, Selection};
 
 /// MEU's base precision, also used for the field likelihood of LE and LLE.
 const GAMMA: f64 = 1e-4;
@@ -28,7 +28,26 @@ pub fn run(a: &SelectArgs) -> Result<()> {
             GraphKind::Mutual => Symmetrisation::Mutual,
         })
         .collect();
-    let candidates = grid(&ks, &syms, &a.dim, a.restarts, a.seed);
+    if (!a.radius.is_empty() || !a.graphs.is_empty()) && !methods::takes_graph(a.method) {
+        return Err(Error::invalid(
+            "method",
+            format!(
+                "{} builds its own kNN graph; epsilon-ball and given graphs are compared with lllvm",
+                methods::name(a.method)
+            ),
+        ));
+    }
+    let given = read_graphs(&a.graphs, data.points.nrows())?;
+    let candidates = if !a.radius.is_empty() || !given.is_empty() {
+        let sources: Vec<GraphSource> = if a.radius.is_empty() {
+            (0..given.len()).map(GraphSource::Given).collect()
+        } else {
+            a.radius.iter().map(|&r| GraphSource::Radius(r)).collect()
+        };
+        grid_graphs(&sources, &a.dim, a.restarts, a.seed)
+    } else {
+        grid(&ks, &syms, &a.dim, a.restarts, a.seed)
+    };
     let extra: Vec<&str> = a.method_args.split_whitespace().collect();
     // Check the method's settings once, before any fit.
     crate::args::MethodArgs::try_parse_with(methods::name(a.method), &extra)
@@ -62,8 +81,17 @@ pub fn run(a: &SelectArgs) -> Result<()> {
             .chain(flags.iter().map(String::as_str))
             .collect();
         let settings = crate::args::MethodArgs::parse_with(name, &flags);
-        let result = methods::fit(&settings, &data.points, &unfold_vem::Silent)
-            .and_then(|m| m.field_evidence(&data.points, GAMMA));
+        let fitted = match s.graph {
+            GraphSource::Knn => methods::fit(&settings, &data.points, &unfold_vem::Silent),
+            GraphSource::Radius(r) => {
+                NeighbourGraph::epsilon_ball(&data.points, r, Weighting::Binary).and_then(|g| {
+                    g.ensure_connected()?;
+                    methods::fit_on_graph(&settings, &data.points, &g)
+                })
+            }
+            GraphSource::Given(i) => methods::fit_on_graph(&settings, &data.points, &given[i]),
+        };
+        let result = fitted.and_then(|m| m.field_evidence(&data.points, GAMMA));
         bar.inc(1);
         result
     });
@@ -83,14 +111,17 @@ pub fn run(a: &SelectArgs) -> Result<()> {
         plot(&selection, name, path)?;
     }
     let best = &selection.settings[selection.best];
+    let graph = match best.setting.graph {
+        GraphSource::Knn => format!(
+            "k = {}, {} graph",
+            best.setting.k,
+            best.setting.graph_label()
+        ),
+        _ => best.setting.graph_label(),
+    };
     eprintln!(
-        "best: k = {}, {:?} graph, dim {} with mean {} {:.3} over {} restart(s)",
-        best.setting.k,
-        best.setting.symmetrisation,
-        best.setting.dim,
-        selection.kind,
-        best.mean,
-        best.succeeded
+        "best: {graph}, dim {} with mean {} {:.3} over {} restart(s)",
+        best.setting.dim, selection.kind, best.mean, best.succeeded
     );
     Ok(())
 }
@@ -98,7 +129,8 @@ pub fn run(a: &SelectArgs) -> Result<()> {
 fn report_failures(selection: &Selection) {
     for t in selection.trials.iter().filter(|t| t.error.is_some()) {
         eprintln!(
-            "k = {}, restart {}: failed: {}",
+            "{} (k = {}), restart {}: failed: {}",
+            t.candidate.setting.graph_label(),
             t.candidate.setting.k,
             t.candidate.restart,
             t.error.as_deref().unwrap_or_default()
@@ -127,11 +159,12 @@ fn plot(selection: &Selection, name: &str, path: &std::path::Path) -> Result<()>
                     t.candidate.restart == r
                         && s.dim == best.dim
                         && s.symmetrisation == best.symmetrisation
+                        && std::mem::discriminant(&s.graph) == std::mem::discriminant(&best.graph)
                 })
                 .filter_map(|t| {
                     t.evidence
                         .as_ref()
-                        .map(|e| (t.candidate.setting.k as f64, e.value))
+                        .map(|e| (t.candidate.setting.x(), e.value))
                 })
                 .collect();
             (format!("restart {r}"), pts)
@@ -140,10 +173,55 @@ fn plot(selection: &Selection, name: &str, path: &std::path::Path) -> Result<()>
     lines_svg(
         path,
         &series,
-        Some(best.k as f64),
-        &format!("{name}: {} against k", selection.kind),
+        Some(best.x()),
+        &format!(
+            "{name}: {} against {}",
+            selection.kind,
+            match best.graph {
+                GraphSource::Knn => "k",
+                GraphSource::Radius(_) => "the radius (x axis)",
+                GraphSource::Given(_) => "the graph's index (x axis)",
+            }
+        ),
         selection.kind.as_str(),
     )
+}
+
+/// The graphs of `--graphs`: CSV edge lists `i,j` (0-based rows of the data, optional
+/// header, an optional third column ignored), each on the data's `n` points.
+fn read_graphs(paths: &[std::path::PathBuf], n: usize) -> Result<Vec<NeighbourGraph>> {
+    paths
+        .iter()
+        .map(|path| {
+            let table = read_csv(path, &CsvOptions { label_column: None })?;
+            let m = &table.points;
+            if m.ncols() < 2 {
+                return Err(Error::invalid(
+                    "graphs",
+                    format!("{}: an edge list needs two columns i,j", path.display()),
+                ));
+            }
+            let mut edges = Vec::with_capacity(m.nrows());
+            for r in 0..m.nrows() {
+                let (i, j) = (m[(r, 0)], m[(r, 1)]);
+                let index = |v: f64| (v >= 0.0 && v.fract() == 0.0 && v < n as f64).then_some(v as usize);
+                match (index(i), index(j)) {
+                    (Some(i), Some(j)) if i != j => edges.push((i, j, 1.0)),
+                    _ => {
+                        return Err(Error::invalid(
+                            "graphs",
+                            format!(
+                                "{}, edge {}: ({i}, {j}) is not a pair of distinct point indices 0..{n}",
+                                path.display(),
+                                r + 1
+                            ),
+                        ))
+                    }
+                }
+            }
+            NeighbourGraph::from_edges(n, &edges)
+        })
+        .collect()
 }
 
 /// `5..12` (inclusive) or `5,7,9`.
