@@ -524,6 +524,26 @@ fn select_compares_radius_and_given_graphs() {
         "{}",
         stderr(&o)
     );
+    // Isomap has no evidence, but an external score ranks it.
+    let o = unfold(&[
+        "select",
+        "--method",
+        "isomap",
+        "--input",
+        s(&input),
+        "--k",
+        "8,10",
+        "--score",
+        "trustworthiness",
+        "--out",
+        s(&table),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&table).unwrap();
+    assert!(
+        text.lines().skip(1).all(|l| l.contains(",objective,0.")),
+        "{text}"
+    );
     let o = unfold(&[
         "select",
         "--method",

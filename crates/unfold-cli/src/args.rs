@@ -166,6 +166,13 @@ fn parse_alpha(s: &str) -> Result<AlphaRule, String> {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScoreKind {
+    Evidence,
+    Gplvm,
+    Trustworthiness,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum InitKind {
     Random,
     Spectral,
@@ -292,6 +299,11 @@ pub struct SelectArgs {
     /// Seed of the first restart.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// What ranks the candidates: the model's own evidence, or an external score of the
+    /// embedding for any model: the GP-LVM log-likelihood score of the data given the
+    /// embedding (Lawrence 2012's metric), or trustworthiness with 10 neighbours.
+    #[arg(long, value_enum, default_value_t = ScoreKind::Evidence)]
+    pub score: ScoreKind,
     /// Further settings of the method, as `unfold fit` takes them, in one string (e.g.
     /// `--method-args "--max-iter 200 --preprocess centre"` for lllvm).
     #[arg(long, default_value = "", allow_hyphen_values = true)]

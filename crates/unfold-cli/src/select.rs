@@ -1,12 +1,16 @@
 //! `unfold select`: a model's evidence over k, graphs, latent dimensions and restarts.
 
-use crate::args::{GraphKind, SelectArgs};
+use crate::args::{GraphKind, ScoreKind, SelectArgs};
 use crate::methods;
 use crate::plot::lines_svg;
 use indicatif::{ProgressBar, ProgressStyle};
+use nalgebra::DMatrix;
 use unfold_core::{Error, Result};
+use unfold_core::{Evidence, EvidenceKind};
 use unfold_data::{read_csv, CsvOptions};
+use unfold_eval::{gplvm_score, trustworthiness, GplvmScoreOptions};
 use unfold_graph::{NeighbourGraph, Symmetrisation, Weighting};
+use unfold_models::FittedModel;
 use unfold_select::{grid, grid_graphs, search, GraphSource, Selection};
 
 /// MEU's base precision, also used for the field likelihood of LE and LLE.
@@ -91,7 +95,7 @@ pub fn run(a: &SelectArgs) -> Result<()> {
             }
             GraphSource::Given(i) => methods::fit_on_graph(&settings, &data.points, &given[i]),
         };
-        let result = fitted.and_then(|m| m.field_evidence(&data.points, GAMMA));
+        let result = fitted.and_then(|m| score(a.score, &m, &data.points));
         bar.inc(1);
         result
     });
@@ -185,6 +189,24 @@ fn plot(selection: &Selection, name: &str, path: &std::path::Path) -> Result<()>
         ),
         selection.kind.as_str(),
     )
+}
+
+/// The number that ranks a fitted candidate (`--score`). External scores are labelled as
+/// what they are: the GP-LVM score is a log-likelihood (of the data given the embedding),
+/// trustworthiness an objective; every candidate of a search gets the same kind.
+fn score(kind: ScoreKind, model: &FittedModel, y: &DMatrix<f64>) -> Result<Evidence> {
+    let x = model.embedding().coords();
+    match kind {
+        ScoreKind::Evidence => model.field_evidence(y, GAMMA),
+        ScoreKind::Gplvm => Ok(Evidence::new(
+            EvidenceKind::LogLikelihood,
+            gplvm_score(x, y, &GplvmScoreOptions::default())?.log_likelihood,
+        )),
+        ScoreKind::Trustworthiness => Ok(Evidence::new(
+            EvidenceKind::Objective,
+            trustworthiness(y, x, 10)?,
+        )),
+    }
 }
 
 /// The graphs of `--graphs`: CSV edge lists `i,j` (0-based rows of the data, optional
