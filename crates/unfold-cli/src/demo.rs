@@ -72,6 +72,7 @@ fn spectral_section(a: &DemoArgs) -> Result<String> {
         writeln!(table, "| {name} | {tw:.4} | {pe:.4} | {seconds:.3} |").ok();
     }
     println!("{table}");
+    table.push_str(&images(SPECTRAL.iter().map(|m| m.to_string())));
     Ok(table)
 }
 
@@ -157,6 +158,9 @@ fn field_section(a: &DemoArgs) -> Result<String> {
                 &format!("{name} ({})", set.title),
             )?;
         }
+        out.push_str(&images(
+            FIELDS.iter().map(|m| format!("grf-{}-{m}", set.tag)),
+        ));
     }
     println!("{out}");
     Ok(out)
@@ -210,5 +214,12 @@ fn lllvm_section(a: &DemoArgs) -> Result<String> {
         &format!("LL-LVM posterior mean (Swiss roll, k = {k})"),
     )?;
     println!("{out}");
+    out.push_str(&images(["lllvm-roll".to_string()].into_iter()));
     Ok(out)
+}
+
+/// Markdown image links to the plots `<name>.svg` written next to `summary.md`.
+fn images(names: impl Iterator<Item = String>) -> String {
+    let links: Vec<String> = names.map(|n| format!("![{n}]({n}.svg)")).collect();
+    format!("\n{}\n", links.join(" "))
 }
