@@ -169,3 +169,65 @@ pub fn lines_svg(
     }
     unfold_core::write_atomic(path, svg.as_bytes())
 }
+
+/// The first two columns of `points` as dots, with every `(i, j)` of `edges` drawn as a line
+/// segment beneath them (e.g. a learned graph), written to `path` atomically.
+///
+/// Errors: `points` with fewer than two columns, an edge index out of range, or a drawing
+/// failure.
+pub fn graph_svg(
+    path: &Path,
+    points: &DMatrix<f64>,
+    edges: &[(usize, usize)],
+    title: &str,
+) -> Result<()> {
+    let n = points.nrows();
+    if points.ncols() < 2 || n == 0 {
+        return Err(Error::invalid(
+            "points",
+            "a graph plot needs at least one point with two coordinates",
+        ));
+    }
+    if let Some(&(i, j)) = edges.iter().find(|&&(i, j)| i >= n || j >= n) {
+        return Err(Error::invalid(
+            "edges",
+            format!("edge ({i}, {j}) is out of range for {n} points"),
+        ));
+    }
+    let xy = |i: usize| (points[(i, 0)], points[(i, 1)]);
+    let span = |c: usize| {
+        let lo = points.column(c).min();
+        let hi = points.column(c).max();
+        let pad = ((hi - lo) * 0.05).max(1e-12);
+        (lo - pad)..(hi + pad)
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (520, 460)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(span(0), span(1))
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE)
+            .draw()
+            .map_err(plot_error)?;
+        chart
+            .draw_series(
+                edges
+                    .iter()
+                    .map(|&(i, j)| PathElement::new([xy(i), xy(j)], PALETTE[3].stroke_width(1))),
+            )
+            .map_err(plot_error)?;
+        chart
+            .draw_series((0..n).map(|i| Circle::new(xy(i), 2, PALETTE[0].filled())))
+            .map_err(plot_error)?;
+        root.present().map_err(plot_error)?;
+    }
+    unfold_core::write_atomic(path, svg.as_bytes())
+}
