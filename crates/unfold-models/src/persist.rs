@@ -8,7 +8,8 @@
 
 use crate::traits::{Embedding, OutOfSample};
 use crate::{
-    Alle, Cmds, Drill, Isomap, KernelPca, LaplacianEigenmaps, LlLvm, Lle, LlePl, Meu, Mvu, Pca,
+    Alle, Cmds, DdrTree, DrTree, Drill, Isomap, KernelPca, LaplacianEigenmaps, LlLvm, Lle, LlePl,
+    Meu, Mpme, Mvu, Pca, Spl,
 };
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -33,6 +34,10 @@ pub enum FittedModel {
     Drill(Drill),
     Mvu(Mvu),
     LlLvm(LlLvm),
+    Spl(Spl),
+    Mpme(Mpme),
+    DrTree(DrTree),
+    DdrTree(DdrTree),
 }
 
 impl FittedModel {
@@ -51,6 +56,10 @@ impl FittedModel {
             FittedModel::Drill(_) => "drill",
             FittedModel::Mvu(_) => "mvu",
             FittedModel::LlLvm(_) => "lllvm",
+            FittedModel::Spl(_) => "spl",
+            FittedModel::Mpme(_) => "mpme",
+            FittedModel::DrTree(_) => "drtree",
+            FittedModel::DdrTree(_) => "ddrtree",
         }
     }
 
@@ -69,6 +78,10 @@ impl FittedModel {
             FittedModel::Drill(m) => m,
             FittedModel::Mvu(m) => m,
             FittedModel::LlLvm(m) => m,
+            FittedModel::Spl(m) => m,
+            FittedModel::Mpme(m) => m,
+            FittedModel::DrTree(m) => m,
+            FittedModel::DdrTree(m) => m,
         }
     }
 
@@ -98,7 +111,12 @@ impl FittedModel {
             FittedModel::Alle(m) => Some(m),
             FittedModel::LlePl(m) => Some(m),
             FittedModel::LlLvm(m) => Some(m),
-            FittedModel::Drill(_) | FittedModel::Mvu(_) => None,
+            FittedModel::Drill(_)
+            | FittedModel::Mvu(_)
+            | FittedModel::Spl(_)
+            | FittedModel::Mpme(_)
+            | FittedModel::DrTree(_)
+            | FittedModel::DdrTree(_) => None,
         }
     }
 
@@ -183,7 +201,10 @@ mod tests {
 
     #[test]
     fn field_models_round_trip_with_identical_projections() {
-        use crate::{AlleParams, DrillParams, LlLvmParams, LlePlParams, MeuParams, MvuParams};
+        use crate::{
+            AlleParams, DdrTreeParams, DrTreeParams, DrillParams, LlLvmParams, LlePlParams,
+            MeuParams, MpmeParams, MvuParams, SplParams,
+        };
         let y = DMatrix::from_fn(50, 3, |i, j| {
             let t = 1.5 + 3.0 * i as f64 / 50.0;
             [t * t.cos(), ((i * 37) % 11) as f64 / 5.0, t * t.sin()][j]
@@ -196,6 +217,10 @@ mod tests {
             FittedModel::Drill(DrillParams::new(2, 5, 0.05).fit(&y).unwrap()),
             FittedModel::Mvu(MvuParams::new(2, 5).fit(&y).unwrap()),
             FittedModel::LlLvm(LlLvmParams::new(2, 5).max_iter(5).fit(&y).unwrap()),
+            FittedModel::Spl(SplParams::new(2).fit(&y).unwrap()),
+            FittedModel::Mpme(MpmeParams::new(2).lambda(0.5).fit(&y).unwrap()),
+            FittedModel::DrTree(DrTreeParams::new(2, 1.0).fit(&y).unwrap()),
+            FittedModel::DdrTree(DdrTreeParams::new(2).fit(&y).unwrap()),
         ];
         for m in models {
             let back = FittedModel::from_bytes(&m.to_bytes().unwrap(), Path::new("m")).unwrap();
