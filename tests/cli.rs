@@ -560,3 +560,64 @@ fn select_compares_radius_and_given_graphs() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn posterior_regularised_models_fit_save_and_report() {
+    let dir = scratch("postreg");
+    let input = dir.join("data.csv");
+    std::fs::write(&input, sheet_csv(60)).unwrap();
+    for (method, extra) in [
+        ("spl", vec!["--k", "8"]),
+        ("mpme", vec!["--lambda", "0.01"]),
+        ("drtree", vec!["--lambda", "1"]),
+        ("ddrtree", vec!["--ncenters", "10", "--compat", "r"]),
+    ] {
+        let (emb, model, report) = (dir.join("e.csv"), dir.join("m.bin"), dir.join("r.json"));
+        let mut args = vec![
+            "fit",
+            "--method",
+            method,
+            "--input",
+            s(&input),
+            "--out",
+            s(&emb),
+            "--save",
+            s(&model),
+            "--report",
+            s(&report),
+        ];
+        args.extend(extra);
+        let o = unfold(&args);
+        assert!(o.status.success(), "{method}: {}", stderr(&o));
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(r["evidence"]["kind"], "objective", "{method}");
+        assert_eq!(std::fs::read_to_string(&emb).unwrap().lines().count(), 61);
+        let o = project(&model, &input, &dir.join("p.csv"));
+        assert!(!o.status.success() && stderr(&o).contains("no out-of-sample rule"));
+    }
+    let tree = std::fs::read_to_string(dir.join("e.tree.csv")).unwrap();
+    assert_eq!(
+        tree.lines().count(),
+        10,
+        "a tree over 10 centres has 9 edges: {tree}"
+    );
+    let centres = std::fs::read_to_string(dir.join("e.centres.csv")).unwrap();
+    assert_eq!(centres.lines().count(), 11);
+    for (method, flag, value, needle) in [
+        ("mpme", "--lambda", "-1", "lambda"),
+        ("spl", "--C", "0", "C"),
+        ("ddrtree", "--sigma", "0", "sigma"),
+        ("ddrtree", "--ncenters", "100", "centres"),
+    ] {
+        let setting = format!("{flag}={value}");
+        let o = unfold(&["fit", "--method", method, "--input", s(&input), &setting]);
+        assert!(!o.status.success(), "{method} {flag} {value}");
+        assert!(
+            stderr(&o).to_lowercase().contains(&needle.to_lowercase()),
+            "{method} {flag} {value}: {}",
+            stderr(&o)
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -59,6 +59,10 @@ pub enum Method {
     Drill,
     Mvu,
     Lllvm,
+    Spl,
+    Mpme,
+    Drtree,
+    Ddrtree,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -92,13 +96,15 @@ pub struct MethodArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Kernel PCA: RBF precision in exp(-gamma |y - y'|^2) (default 1/p). MEU: precision
-    /// of the base density, L + gamma I (default 1e-4; 0 for the pseudo-inverse).
+    /// of the base density, L + gamma I (default 1e-4; 0 for the pseudo-inverse). SPL:
+    /// the weight of the graph term (default 1e-3). DDRTree: gamma (default 10).
     #[arg(long)]
     pub gamma: Option<f64>,
     /// Laplacian eigenmaps: edge weights.
     #[arg(long, value_enum, default_value_t = WeightKind::Binary)]
     pub weights: WeightKind,
-    /// Laplacian eigenmaps: heat kernel width (default: mean kNN distance).
+    /// Laplacian eigenmaps: heat kernel width (default: mean kNN distance). DDRTree: the
+    /// soft-assignment bandwidth sigma (default 1e-3).
     #[arg(long)]
     pub sigma: Option<f64>,
     /// LLE, ALLE, lle-pl: regulariser of the local Gram matrix, relative to its trace.
@@ -130,6 +136,21 @@ pub struct MethodArgs {
     /// of Weinberger et al. 2006, for n above the exact solver's limit) instead of exactly.
     #[arg(long)]
     pub mvu_basis: Option<usize>,
+    /// SPL, MPME: the bound C on the dual variables (`inf` for none; default: SPL 1e3, MPME
+    /// inf).
+    #[arg(long = "C")]
+    pub c: Option<f64>,
+    /// MPME: the weight lambda of the log-determinant (default 1); DRTree: the tree
+    /// penalty (default 1); DDRTree: lambda (default 5 N, the R package's).
+    #[arg(long)]
+    pub lambda: Option<f64>,
+    /// DDRTree: number of centres K (default N, the paper's; large data need K < N).
+    #[arg(long)]
+    pub ncenters: Option<usize>,
+    /// DDRTree: the paper's model (centred, objective checked) or the R package's
+    /// conventions.
+    #[arg(long, value_enum, default_value_t = CompatKind::Paper)]
+    pub compat: CompatKind,
     /// LL-LVM: the precision alpha of the prior on x, `fixed:VALUE` (the authors' code:
     /// fixed:1e-3) or `optimise` (the paper's text).
     #[arg(long, default_value = "fixed:1e-3", value_parser = parse_alpha)]
@@ -170,6 +191,12 @@ pub enum ScoreKind {
     Evidence,
     Gplvm,
     Trustworthiness,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompatKind {
+    Paper,
+    R,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -5,6 +5,7 @@ use crate::methods;
 use crate::plot::{scatter_svg, Colouring};
 use crate::report::Report;
 use indicatif::{ProgressBar, ProgressStyle};
+use nalgebra::DMatrix;
 use std::time::Instant;
 use unfold_core::{Evidence, Result};
 use unfold_data::{read_csv, to_csv_string, write_csv, CsvOptions};
@@ -59,6 +60,16 @@ pub fn run(a: &FitArgs) -> Result<()> {
     let seconds = start.elapsed().as_secs_f64();
     let (iterations, converged, trace) = match &model {
         FittedModel::LlLvm(m) => (m.trace.len(), m.converged, m.trace.clone()),
+        FittedModel::DrTree(m) => (
+            m.objective_history.len(),
+            m.converged,
+            m.objective_history.clone(),
+        ),
+        FittedModel::DdrTree(m) => (
+            m.objective_history.len(),
+            m.converged,
+            m.objective_history.clone(),
+        ),
         _ => (0, true, Vec::new()),
     };
     let embedding = model.embedding();
@@ -70,6 +81,31 @@ pub fn run(a: &FitArgs) -> Result<()> {
     if let Some(out) = &a.out {
         write_csv(out, x, &header)?;
         wrote.push(format!("embedding {}", out.display()));
+        if let FittedModel::DdrTree(m) = &model {
+            let (tree, centres) = (
+                out.with_extension("tree.csv"),
+                out.with_extension("centres.csv"),
+            );
+            let edges = DMatrix::from_fn(m.edges.len(), 3, |r, c| {
+                let (i, j, d2) = m.edges[r];
+                [i as f64, j as f64, d2][c]
+            });
+            write_csv(
+                &tree,
+                &edges,
+                &[
+                    "centre_i".into(),
+                    "centre_j".into(),
+                    "squared_length".into(),
+                ],
+            )?;
+            write_csv(&centres, &m.centres, &coord_header(m.centres.ncols()))?;
+            wrote.push(format!(
+                "tree {} and centres {}",
+                tree.display(),
+                centres.display()
+            ));
+        }
     }
     if let Some(path) = &a.save {
         model.save(path)?;

@@ -1,16 +1,18 @@
 //! From command-line settings to a fitted model.
 
 use crate::args::{
-    GraphKind, InitKind, Method, MethodArgs, OrderKind, PreprocessKind, ScalingKind, WeightKind,
+    CompatKind, GraphKind, InitKind, Method, MethodArgs, OrderKind, PreprocessKind, ScalingKind,
+    WeightKind,
 };
 use nalgebra::DMatrix;
 use unfold_core::Result;
 use unfold_eval::{gplvm_score, GplvmScoreOptions};
 use unfold_graph::{NeighbourGraph, Symmetrisation};
 use unfold_models::{
-    AlleParams, CmdsParams, DrillParams, Embedding, FieldScaling, FittedModel, GraphSpec,
-    IsomapParams, KernelPcaParams, LaplacianEigenmapsParams, LeWeights, LlLvmInit, LlLvmParams,
-    LleParams, LlePlParams, MeuParams, MvuParams, Ordering, PcaParams, PrecisionRule, Preprocess,
+    AlleParams, CmdsParams, Compat, DdrTreeParams, DrTreeParams, DrillParams, Embedding,
+    FieldScaling, FittedModel, GraphSpec, IsomapParams, KernelPcaParams, LaplacianEigenmapsParams,
+    LeWeights, LlLvmInit, LlLvmParams, LleParams, LlePlParams, MeuParams, MpmeParams, MvuParams,
+    Ordering, PcaParams, PrecisionRule, Preprocess, SplParams,
 };
 use unfold_vem::Observer;
 
@@ -29,12 +31,19 @@ pub fn name(method: Method) -> &'static str {
         Method::Drill => "drill",
         Method::Mvu => "mvu",
         Method::Lllvm => "lllvm",
+        Method::Spl => "spl",
+        Method::Mpme => "mpme",
+        Method::Drtree => "drtree",
+        Method::Ddrtree => "ddrtree",
     }
 }
 
 /// Whether the method builds a neighbourhood graph (and so uses `k`).
 pub fn uses_graph(method: Method) -> bool {
-    !matches!(method, Method::Pca | Method::Cmds | Method::Kpca)
+    !matches!(
+        method,
+        Method::Pca | Method::Cmds | Method::Kpca | Method::Mpme | Method::Drtree | Method::Ddrtree
+    )
 }
 
 /// Fits the method described by `a` to the rows of `y`; iterative fits report their
@@ -123,6 +132,34 @@ pub fn fit(a: &MethodArgs, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<
             FittedModel::Mvu(params.fit(y)?)
         }
         Method::Lllvm => FittedModel::LlLvm(lllvm_params(a, graph).fit_observed(y, observer)?),
+        Method::Spl => {
+            let mut params = SplParams::new(a.dim);
+            params.graph = graph;
+            params.gamma = a.gamma.unwrap_or(params.gamma);
+            params.c = a.c.unwrap_or(params.c);
+            FittedModel::Spl(params.fit(y)?)
+        }
+        Method::Mpme => {
+            let mut params = MpmeParams::new(a.dim);
+            params.lambda = a.lambda.unwrap_or(params.lambda);
+            params.c = a.c.unwrap_or(params.c);
+            FittedModel::Mpme(params.fit(y)?)
+        }
+        Method::Drtree => {
+            FittedModel::DrTree(DrTreeParams::new(a.dim, a.lambda.unwrap_or(1.0)).fit(y)?)
+        }
+        Method::Ddrtree => {
+            let mut params = DdrTreeParams::new(a.dim);
+            params.lambda = a.lambda;
+            params.sigma = a.sigma.unwrap_or(params.sigma);
+            params.gamma = a.gamma.unwrap_or(params.gamma);
+            params.ncenters = a.ncenters;
+            params.compat = match a.compat {
+                CompatKind::Paper => Compat::Paper,
+                CompatKind::R => Compat::R,
+            };
+            FittedModel::DdrTree(params.fit(y)?)
+        }
     })
 }
 
