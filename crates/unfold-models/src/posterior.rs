@@ -225,6 +225,24 @@ pub(crate) fn check_weights(s: &[f64], m: usize) -> Result<()> {
     Ok(())
 }
 
+/// The settings every dual of this family shares: the slack penalty `C > 0` (infinity for
+/// hard constraints) and an embedding dimension of at least 1.
+pub(crate) fn check_slack_and_dim(c: f64, dim: usize) -> Result<()> {
+    if c.is_nan() || c <= 0.0 {
+        return Err(Error::invalid(
+            "C",
+            format!("the slack penalty must be > 0 (or infinity), got {c}"),
+        ));
+    }
+    if dim == 0 {
+        return Err(Error::invalid(
+            "dim",
+            "the embedding dimension must be >= 1",
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -137,21 +137,7 @@ impl SplParams {
                 ),
             ));
         }
-        if self.c.is_nan() || self.c <= 0.0 {
-            return Err(Error::invalid(
-                "C",
-                format!(
-                    "the slack penalty must be > 0 (or infinity), got {}",
-                    self.c
-                ),
-            ));
-        }
-        if self.dim == 0 {
-            return Err(Error::invalid(
-                "dim",
-                "the embedding dimension must be >= 1",
-            ));
-        }
+        crate::posterior::check_slack_and_dim(self.c, self.dim)?;
         unfold_core::check_dim(
             self.dim,
             y.nrows().min(y.ncols()) + 1,
