@@ -250,6 +250,10 @@ pub fn smallest_eigenpairs_with(
         s if s > 0.0 => s,
         _ => 1.0,
     };
+    let mut opts = opts.clone();
+    if opts.block_size.is_none() {
+        opts.block_size = Some(SHIFT_INVERT_BLOCK);
+    }
     let mut last_err = None;
     for rel in [1e-8, 1e-5, 1.01] {
         let op = match shift_invert(a, rel * norm) {
@@ -264,7 +268,7 @@ pub fn smallest_eigenpairs_with(
             &op,
             q,
             Which::Largest,
-            opts,
+            &opts,
             Convergence::Original {
                 a: a.operator(),
                 norm,
@@ -273,6 +277,13 @@ pub fn smallest_eigenpairs_with(
     }
     Err(last_err.expect("at least one shift was tried"))
 }
+
+/// Default Lanczos block width with shift-invert. Each solve with the factor costs the
+/// same per column whatever the block width, so narrow blocks waste fewer solves
+/// (Laplacian eigenmaps at n = 5000: 28 ms against 31 ms with blocks of 3); two columns
+/// rather than one so that a double eigenvalue (the cosine and sine modes of a ring) is
+/// found without relying on rounding errors.
+const SHIFT_INVERT_BLOCK: usize = 2;
 
 /// Factorises `A + shift I` for the shift-invert operator.
 fn shift_invert(a: SymMatrix<'_>, shift: f64) -> Result<ShiftInvert> {
@@ -404,6 +415,29 @@ mod tests {
         assert!(orthonormality_error(&e.vectors) < 1e-12);
         let rebuilt = &e.vectors * DMatrix::from_diagonal(&e.values) * e.vectors.transpose();
         assert!((rebuilt - &a).amax() < 1e-12 * 80.0);
+    }
+
+    #[test]
+    fn ring_laplacian_double_eigenvalues_are_both_found() {
+        // Cycle on n vertices: eigenvalues 2 - 2 cos(2 pi k / n), each k >= 1 twice.
+        let n = 1000;
+        let mut t = Vec::new();
+        for i in 0..n {
+            let j = (i + 1) % n;
+            t.extend([(i, i, 2.0), (i, j, -1.0), (j, i, -1.0)]);
+        }
+        let l = CsrMatrix::from_triplets(n, n, &t);
+        let e = smallest_eigenpairs(SymMatrix::Sparse(&l), 5).unwrap();
+        let ring = |k: usize| 2.0 - 2.0 * (2.0 * PI * k as f64 / n as f64).cos();
+        for (j, k) in [0, 1, 1, 2, 2].into_iter().enumerate() {
+            assert!(
+                (e.values[j] - ring(k)).abs() < 1e-10,
+                "pair {j}: {} vs {}",
+                e.values[j],
+                ring(k)
+            );
+        }
+        check_sparse_residual(&l, &e, 1e-9);
     }
 
     #[test]

@@ -16,27 +16,38 @@ impl CsrMatrix {
     /// # Panics
     /// If an index is out of range (a programming error).
     pub fn from_triplets(nrows: usize, ncols: usize, triplets: &[(usize, usize, f64)]) -> Self {
-        let mut sorted: Vec<(usize, usize, f64)> = triplets.to_vec();
-        for &(i, j, _) in &sorted {
+        // Bucket by row (a counting sort, O(nnz)), then order each row by column; the sort
+        // is stable, so repeated positions are summed in the order they were given.
+        let mut start = vec![0usize; nrows + 1];
+        for &(i, j, _) in triplets {
             assert!(i < nrows && j < ncols, "triplet ({i}, {j}) out of range");
-        }
-        sorted.sort_by_key(|a| (a.0, a.1));
-        let mut indptr = vec![0usize; nrows + 1];
-        let mut indices = Vec::with_capacity(sorted.len());
-        let mut values: Vec<f64> = Vec::with_capacity(sorted.len());
-        let mut last: Option<(usize, usize)> = None;
-        for (i, j, v) in sorted {
-            if last == Some((i, j)) {
-                *values.last_mut().expect("a previous entry exists") += v;
-            } else {
-                indices.push(j);
-                values.push(v);
-                indptr[i + 1] += 1;
-                last = Some((i, j));
-            }
+            start[i + 1] += 1;
         }
         for i in 0..nrows {
-            indptr[i + 1] += indptr[i];
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let mut bucketed = vec![(0usize, 0.0f64); triplets.len()];
+        for &(i, j, v) in triplets {
+            bucketed[next[i]] = (j, v);
+            next[i] += 1;
+        }
+        let mut indptr = vec![0usize; nrows + 1];
+        let mut indices = Vec::with_capacity(triplets.len());
+        let mut values: Vec<f64> = Vec::with_capacity(triplets.len());
+        for i in 0..nrows {
+            let row = &mut bucketed[start[i]..start[i + 1]];
+            row.sort_by_key(|e| e.0);
+            let first = indices.len();
+            for &(j, v) in row.iter() {
+                if indices.len() > first && indices.last() == Some(&j) {
+                    *values.last_mut().expect("a previous entry exists") += v;
+                } else {
+                    indices.push(j);
+                    values.push(v);
+                }
+            }
+            indptr[i + 1] = indices.len();
         }
         CsrMatrix {
             nrows,
@@ -98,13 +109,30 @@ impl CsrMatrix {
             self.nrows, self.ncols,
             "add_to_diagonal: matrix is not square"
         );
-        let mut triplets = Vec::with_capacity(self.nnz() + self.nrows);
+        let mut out = CsrMatrix {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            indptr: Vec::with_capacity(self.nrows + 1),
+            indices: Vec::with_capacity(self.nnz() + self.nrows),
+            values: Vec::with_capacity(self.nnz() + self.nrows),
+        };
+        out.indptr.push(0);
         for i in 0..self.nrows {
             let (cols, vals) = self.row(i);
-            triplets.extend(cols.iter().zip(vals).map(|(&j, &v)| (i, j, v)));
-            triplets.push((i, i, shift));
+            let at = cols.partition_point(|&j| j < i);
+            out.indices.extend(&cols[..at]);
+            out.values.extend(&vals[..at]);
+            let (diagonal, rest) = match cols.get(at) {
+                Some(&j) if j == i => (vals[at] + shift, at + 1),
+                _ => (shift, at),
+            };
+            out.indices.push(i);
+            out.values.push(diagonal);
+            out.indices.extend(&cols[rest..]);
+            out.values.extend(&vals[rest..]);
+            out.indptr.push(out.indices.len());
         }
-        CsrMatrix::from_triplets(self.nrows, self.ncols, &triplets)
+        out
     }
 
     /// `S A S` with `S = diag(s)` (square matrices), keeping the sparsity pattern.
@@ -155,5 +183,37 @@ mod tests {
         assert_eq!(y, [1.5, -3.0, 4.0]);
         let d = a.to_dense();
         assert_eq!(d[(2, 1)], 2.0);
+    }
+
+    #[test]
+    fn unsorted_triplets_and_a_shifted_diagonal() {
+        // Rows 0 and 2 have a stored diagonal, row 1 has none, row 3 is empty.
+        let t = [
+            (2, 3, 4.0),
+            (0, 2, 1.0),
+            (2, 2, 5.0),
+            (0, 0, 2.0),
+            (1, 0, 3.0),
+            (2, 0, 6.0),
+        ];
+        let a = CsrMatrix::from_triplets(4, 4, &t);
+        let mut dense = nalgebra::DMatrix::zeros(4, 4);
+        for &(i, j, v) in &t {
+            dense[(i, j)] += v;
+        }
+        assert_eq!(a.to_dense(), dense);
+        let shifted = a.add_to_diagonal(0.5);
+        assert_eq!(
+            shifted.to_dense(),
+            dense + nalgebra::DMatrix::identity(4, 4) * 0.5
+        );
+        for i in 0..4 {
+            let (cols, _) = shifted.row(i);
+            assert!(
+                cols.windows(2).all(|w| w[0] < w[1]),
+                "row {i} is not sorted: {cols:?}"
+            );
+        }
+        assert_eq!(shifted.nnz(), a.nnz() + 2);
     }
 }
