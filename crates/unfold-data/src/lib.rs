@@ -7,12 +7,14 @@ mod csv;
 mod dataset;
 mod npy;
 mod scale;
+mod split;
 pub mod synthetic;
 
 pub use csv::{parse_csv, read_csv, to_csv_string, write_csv, CsvOptions};
 pub use dataset::Dataset;
 pub use npy::{read_npy, write_npy};
 pub use scale::{centre, standardise, Standardised};
+pub use split::holdout_split;
 
 use unfold_core::{Error, Result};
 

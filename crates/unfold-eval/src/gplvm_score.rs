@@ -162,7 +162,7 @@ impl Problem {
     fn evaluate(&self, h: &GplvmHyperparameters) -> Result<Evaluation> {
         let (n, p) = self.y.shape();
         let inv_two_ell2 = 0.5 / (h.lengthscale * h.lengthscale);
-        let k_rbf = self.d2.map(|d2| h.alpha * (-d2 * inv_two_ell2).exp());
+        let k_rbf = rbf(&self.d2, h);
         let mut k = k_rbf.add_scalar(h.bias);
         k.fill_diagonal(h.alpha + h.bias + h.noise);
         let (chol, jitter) = factor_with_jitter(k)?;
@@ -187,10 +187,17 @@ impl Problem {
     }
 }
 
+/// The RBF part `alpha exp(-d2 / (2 ell^2))` of the kernel, entry by entry of the squared
+/// distances `d2`.
+pub(crate) fn rbf(d2: &DMatrix<f64>, h: &GplvmHyperparameters) -> DMatrix<f64> {
+    let inv_two_ell2 = 0.5 / (h.lengthscale * h.lengthscale);
+    d2.map(|d2| h.alpha * (-d2 * inv_two_ell2).exp())
+}
+
 /// Cholesky of `k`; only if that fails (not positive definite in floating point), retries
 /// with `1e-10, 1e-9, ..., 1e-4` times `mean(diag K)` added to the diagonal and returns the
 /// jitter used.
-fn factor_with_jitter(mut k: DMatrix<f64>) -> Result<(Cholesky, f64)> {
+pub(crate) fn factor_with_jitter(mut k: DMatrix<f64>) -> Result<(Cholesky, f64)> {
     const CONTEXT: &str = "GP-LVM score kernel matrix";
     let scale = k.diagonal().mean();
     let mut added = 0.0;

@@ -43,6 +43,7 @@ mod assignment;
 mod check;
 mod clustering;
 mod gplvm_score;
+mod heldout;
 mod kmeans;
 mod knn;
 mod neighbourhood;
@@ -56,6 +57,7 @@ pub use clustering::{clustering_accuracy, nmi};
 pub use gplvm_score::{
     gplvm_log_likelihood, gplvm_score, GplvmHyperparameters, GplvmScore, GplvmScoreOptions,
 };
+pub use heldout::{heldout_log_density, HeldOutScore};
 pub use kmeans::{kmeans, KMeansFit, KMeansOptions};
 pub use knn::loo_1nn_accuracy;
 pub use neighbourhood::{continuity, trustworthiness};
