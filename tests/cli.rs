@@ -547,7 +547,7 @@ fn select_compares_radius_and_given_graphs() {
     let o = unfold(&[
         "select",
         "--method",
-        "meu",
+        "alle",
         "--input",
         s(&input),
         "--radius",
@@ -558,6 +558,120 @@ fn select_compares_radius_and_given_graphs() {
         "{}",
         stderr(&o)
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn learned_graphs_and_held_out_points_rank_candidates() {
+    let dir = scratch("select-learned");
+    let input = dir.join("data.csv");
+    std::fs::write(&input, sheet_csv(80)).unwrap();
+    // The kNN graph and MPME's learned graph, written by `fit --graph-out`, compared by
+    // MEU's likelihood on each.
+    let (knn, learned) = (dir.join("knn.csv"), dir.join("mpme.csv"));
+    for (method, out) in [("le", &knn), ("mpme", &learned)] {
+        let o = unfold(&[
+            "fit",
+            "--method",
+            method,
+            "--input",
+            s(&input),
+            "--k",
+            "8",
+            "--graph-out",
+            s(out),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = std::fs::read_to_string(out).unwrap();
+        assert!(
+            text.starts_with("i,j,weight\n") && text.lines().count() > 40,
+            "{text}"
+        );
+    }
+    let table = dir.join("t.csv");
+    let graphs = format!("{},{}", s(&knn), s(&learned));
+    let o = unfold(&[
+        "select",
+        "--method",
+        "meu",
+        "--input",
+        s(&input),
+        "--graphs",
+        &graphs,
+        "--out",
+        s(&table),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&table).unwrap();
+    assert!(text.contains(",given=0,2,0,0,log_likelihood,-"), "{text}");
+    let o = unfold(&[
+        "fit",
+        "--method",
+        "pca",
+        "--input",
+        s(&input),
+        "--out",
+        s(&table),
+        "--graph-out",
+        s(&knn),
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("no graph"),
+        "{}",
+        stderr(&o)
+    );
+    // Held-out log predictive density: every candidate gets a finite value of one kind.
+    let o = unfold(&[
+        "select",
+        "--method",
+        "meu",
+        "--input",
+        s(&input),
+        "--k",
+        "6,8",
+        "--score",
+        "heldout",
+        "--holdout",
+        "0.2",
+        "--out",
+        s(&table),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&table).unwrap();
+    let values: Vec<f64> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(6).unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        values.len() == 2 && values.iter().all(|v| v.is_finite()),
+        "{text}"
+    );
+    assert!(
+        text.lines().skip(1).all(|l| l.contains(",log_likelihood,")),
+        "{text}"
+    );
+    for (method, extra, says) in [
+        ("le", "0.1", "no out-of-sample rule"),
+        ("meu", "1.5", "(0, 1)"),
+    ] {
+        let o = unfold(&[
+            "select",
+            "--method",
+            method,
+            "--input",
+            s(&input),
+            "--score",
+            "heldout",
+            "--holdout",
+            extra,
+        ]);
+        assert!(
+            !o.status.success() && stderr(&o).contains(says),
+            "{}",
+            stderr(&o)
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

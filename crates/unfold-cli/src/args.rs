@@ -191,6 +191,7 @@ pub enum ScoreKind {
     Evidence,
     Gplvm,
     Trustworthiness,
+    Heldout,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -269,6 +270,12 @@ pub struct FitArgs {
     /// Write an SVG scatter plot of the first two coordinates here.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Write the model's graph as a CSV edge list `i,j,weight` here (`unfold select
+    /// --graphs` reads it): the kNN graph it was fitted on, the graph SPL or MPME learned
+    /// (weighted by the dual variables), or DRILL's learned structure (the non-zero
+    /// entries of its precision, weighted by `-Lambda_ij`).
+    #[arg(long)]
+    pub graph_out: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -328,9 +335,15 @@ pub struct SelectArgs {
     pub seed: u64,
     /// What ranks the candidates: the model's own evidence, or an external score of the
     /// embedding for any model: the GP-LVM log-likelihood score of the data given the
-    /// embedding (Lawrence 2012's metric), or trustworthiness with 10 neighbours.
+    /// embedding (Lawrence 2012's metric), trustworthiness with 10 neighbours, or
+    /// `heldout`: the log predictive density of left-out points (`--holdout`), projected by
+    /// the model fitted without them, under the GP-LVM score's Gaussian process.
     #[arg(long, value_enum, default_value_t = ScoreKind::Evidence)]
     pub score: ScoreKind,
+    /// Fraction of the points left out for `--score heldout` (the same seeded split for
+    /// every candidate).
+    #[arg(long, default_value_t = 0.1)]
+    pub holdout: f64,
     /// Further settings of the method, as `unfold fit` takes them, in one string (e.g.
     /// `--method-args "--max-iter 200 --preprocess centre"` for lllvm).
     #[arg(long, default_value = "", allow_hyphen_values = true)]

@@ -77,6 +77,33 @@ pub fn run(a: &FitArgs) -> Result<()> {
     let header = coord_header(x.ncols());
     let name = methods::name(a.method.method);
 
+    // Checked before anything is written, so a bad request leaves no partial output.
+    let graph_table = match &a.graph_out {
+        None => None,
+        Some(_) => {
+            let edges = match &model {
+                // DRILL's learned structure: the non-zero off-diagonal precision entries.
+                FittedModel::Drill(m) => m
+                    .learned_edges()
+                    .into_iter()
+                    .map(|(i, j)| (i, j, -m.precision[(i, j)]))
+                    .collect(),
+                _ => embedding
+                    .graph()
+                    .ok_or_else(|| {
+                        unfold_core::Error::invalid(
+                            "graph-out",
+                            format!("{name} has no graph to write; use a graph-based method"),
+                        )
+                    })?
+                    .edges(),
+            };
+            Some(DMatrix::from_fn(edges.len(), 3, |r, c| {
+                let (i, j, w) = edges[r];
+                [i as f64, j as f64, w][c]
+            }))
+        }
+    };
     let mut wrote = Vec::new();
     if let Some(out) = &a.out {
         write_csv(out, x, &header)?;
@@ -127,6 +154,14 @@ pub fn run(a: &FitArgs) -> Result<()> {
         let json = serde_json::to_string_pretty(&report).expect("a report always serialises");
         unfold_core::write_atomic(path, json.as_bytes())?;
         wrote.push(format!("report {}", path.display()));
+    }
+    if let (Some(path), Some(table)) = (&a.graph_out, &graph_table) {
+        write_csv(path, table, &["i".into(), "j".into(), "weight".into()])?;
+        wrote.push(format!(
+            "graph {} ({} edges)",
+            path.display(),
+            table.nrows()
+        ));
     }
     if let Some(path) = &a.plot {
         let colouring = match &data.labels {

@@ -7,7 +7,7 @@ use crate::args::{
 use nalgebra::DMatrix;
 use unfold_core::Result;
 use unfold_eval::{gplvm_score, GplvmScoreOptions};
-use unfold_graph::{NeighbourGraph, Symmetrisation};
+use unfold_graph::{NeighbourGraph, Symmetrisation, Weighting};
 use unfold_models::{
     AlleParams, CmdsParams, Compat, DdrTreeParams, DrTreeParams, DrillParams, Embedding,
     FieldScaling, FittedModel, GraphSpec, IsomapParams, KernelPcaParams, LaplacianEigenmapsParams,
@@ -49,17 +49,7 @@ pub fn uses_graph(method: Method) -> bool {
 /// Fits the method described by `a` to the rows of `y`; iterative fits report their
 /// iterations to `observer`.
 pub fn fit(a: &MethodArgs, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<FittedModel> {
-    let graph = GraphSpec {
-        k: a.k,
-        symmetrisation: match a.graph {
-            GraphKind::Union => Symmetrisation::Union,
-            GraphKind::Mutual => Symmetrisation::Mutual,
-        },
-    };
-    let scaling = match a.scaling {
-        ScalingKind::Unit => FieldScaling::UnitVariance,
-        ScalingKind::Eigen => FieldScaling::Eigenvalue,
-    };
+    let graph = graph_spec(a);
     Ok(match a.method {
         Method::Pca => FittedModel::Pca(PcaParams::new(a.dim).fit(y)?),
         Method::Cmds => FittedModel::Cmds(CmdsParams::new(a.dim).fit(y)?),
@@ -90,18 +80,11 @@ pub fn fit(a: &MethodArgs, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<
             .fit(y)?,
         ),
         Method::Isomap => FittedModel::Isomap(IsomapParams { dim: a.dim, graph }.fit(y)?),
-        Method::Meu => {
-            let mut params = MeuParams::new(a.dim, a.k)
-                .gamma(a.gamma.unwrap_or(1e-4))
-                .scaling(scaling)
-                .pgtol(a.pgtol);
-            params.graph = graph;
-            FittedModel::Meu(params.fit(y)?)
-        }
+        Method::Meu => FittedModel::Meu(meu_params(a).fit(y)?),
         Method::Alle => FittedModel::Alle(
             AlleParams::new(a.dim, a.k)
                 .reg(a.reg)
-                .scaling(scaling)
+                .scaling(scaling(a))
                 .ordering(match a.ordering {
                     OrderKind::Pc => Ordering::FirstPrincipalComponent,
                     OrderKind::Random => Ordering::Random(a.seed),
@@ -118,11 +101,11 @@ pub fn fit(a: &MethodArgs, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<
                 } else {
                     PrecisionRule::Estimated
                 },
-                scaling,
+                scaling: scaling(a),
             }
             .fit(y)?,
         ),
-        Method::Drill => FittedModel::Drill(fit_drill(a, graph, scaling, y)?),
+        Method::Drill => FittedModel::Drill(fit_drill(a, graph, scaling(a), y)?),
         Method::Mvu => {
             let mut params = MvuParams::new(a.dim, a.k);
             params.graph = graph;
@@ -163,26 +146,109 @@ pub fn fit(a: &MethodArgs, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<
     })
 }
 
+/// The kNN graph of the settings.
+fn graph_spec(a: &MethodArgs) -> GraphSpec {
+    GraphSpec {
+        k: a.k,
+        symmetrisation: match a.graph {
+            GraphKind::Union => Symmetrisation::Union,
+            GraphKind::Mutual => Symmetrisation::Mutual,
+        },
+    }
+}
+
+fn scaling(a: &MethodArgs) -> FieldScaling {
+    match a.scaling {
+        ScalingKind::Unit => FieldScaling::UnitVariance,
+        ScalingKind::Eigen => FieldScaling::Eigenvalue,
+    }
+}
+
+/// MEU's settings from the command line.
+fn meu_params(a: &MethodArgs) -> MeuParams {
+    let mut params = MeuParams::new(a.dim, a.k)
+        .gamma(a.gamma.unwrap_or(1e-4))
+        .scaling(scaling(a))
+        .pgtol(a.pgtol);
+    params.graph = graph_spec(a);
+    params
+}
+
+/// The methods whose fitted models project new points (`FittedModel::out_of_sample`).
+pub const PROJECT: &str = "pca, cmds, kpca, lle, isomap, meu, alle, lle-pl or lllvm";
+
+/// Whether the method's fitted models project new points (see [`PROJECT`]).
+pub fn projects(method: Method) -> bool {
+    matches!(
+        method,
+        Method::Pca
+            | Method::Cmds
+            | Method::Kpca
+            | Method::Lle
+            | Method::Isomap
+            | Method::Meu
+            | Method::Alle
+            | Method::LlePl
+            | Method::Lllvm
+    )
+}
+
+/// The methods that can fit on a given graph ([`fit_on_graph`]).
+pub const TAKE_GRAPHS: &str = "lllvm, meu and le";
+
 /// Whether the method can fit on a given graph ([`fit_on_graph`]).
 pub fn takes_graph(method: Method) -> bool {
-    matches!(method, Method::Lllvm)
+    matches!(method, Method::Lllvm | Method::Meu | Method::Le)
 }
 
 /// Fits the method described by `a` on a given graph instead of its kNN graph (for the
-/// methods that take one: lllvm).
+/// methods that take one: lllvm, meu, le). LE keeps the graph's weights, or with
+/// `--weights heat` puts heat-kernel weights on its edges (`--sigma`, by default the mean
+/// edge length).
 pub fn fit_on_graph(a: &MethodArgs, y: &DMatrix<f64>, g: &NeighbourGraph) -> Result<FittedModel> {
     match a.method {
         Method::Lllvm => Ok(FittedModel::LlLvm(
             lllvm_params(a, GraphSpec::knn(a.k)).fit_graph(y, g)?,
         )),
+        Method::Meu => Ok(FittedModel::Meu(meu_params(a).fit_graph(y, g)?)),
+        Method::Le => {
+            let params = LaplacianEigenmapsParams::new(a.dim, a.k);
+            let model = match a.weights {
+                WeightKind::Binary => params.fit_graph(y, g)?,
+                WeightKind::Heat => {
+                    let sigma = match a.sigma {
+                        Some(s) => s,
+                        None => mean_edge_length(y, g)?,
+                    };
+                    params.fit_graph(y, &g.reweighted(y, Weighting::Heat { sigma })?)?
+                }
+            };
+            Ok(FittedModel::LaplacianEigenmaps(model))
+        }
         other => Err(unfold_core::Error::invalid(
             "method",
             format!(
-                "{} builds its own kNN graph; epsilon-ball and given graphs are compared with lllvm",
+                "{} builds its own kNN graph; epsilon-ball and given graphs are compared with {TAKE_GRAPHS}",
                 name(other)
             ),
         )),
     }
+}
+
+/// The mean Euclidean length of the edges of `g` on the points `y`.
+fn mean_edge_length(y: &DMatrix<f64>, g: &NeighbourGraph) -> Result<f64> {
+    let edges = g.edges();
+    if edges.is_empty() {
+        return Err(unfold_core::Error::invalid(
+            "graph",
+            "it has no edges; give a connected graph",
+        ));
+    }
+    let total: f64 = edges
+        .iter()
+        .map(|&(i, j, _)| (y.row(i) - y.row(j)).norm())
+        .sum();
+    Ok(total / edges.len() as f64)
 }
 
 /// LL-LVM's settings from the command line.

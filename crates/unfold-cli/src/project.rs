@@ -12,8 +12,9 @@ pub fn run(a: &ProjectArgs) -> Result<()> {
         Error::invalid(
             "model",
             format!(
-                "{} has no out-of-sample rule; refit with pca, cmds, kpca, lle, isomap, meu, alle, lle-pl or lllvm to project new points",
-                model.method()
+                "{} has no out-of-sample rule; refit with {} to project new points",
+                model.method(),
+                crate::methods::PROJECT
             ),
         )
     })?;

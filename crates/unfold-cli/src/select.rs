@@ -8,7 +8,7 @@ use nalgebra::DMatrix;
 use unfold_core::{Error, Result};
 use unfold_core::{Evidence, EvidenceKind};
 use unfold_data::{read_csv, CsvOptions};
-use unfold_eval::{gplvm_score, trustworthiness, GplvmScoreOptions};
+use unfold_eval::{gplvm_score, heldout_log_density, trustworthiness, GplvmScoreOptions};
 use unfold_graph::{NeighbourGraph, Symmetrisation, Weighting};
 use unfold_models::FittedModel;
 use unfold_select::{grid, grid_graphs, search, GraphSource, Selection};
@@ -36,12 +36,25 @@ pub fn run(a: &SelectArgs) -> Result<()> {
         return Err(Error::invalid(
             "method",
             format!(
-                "{} builds its own kNN graph; epsilon-ball and given graphs are compared with lllvm",
-                methods::name(a.method)
+                "{} builds its own kNN graph; epsilon-ball and given graphs are compared with {}",
+                methods::name(a.method),
+                methods::TAKE_GRAPHS
             ),
         ));
     }
     let given = read_graphs(&a.graphs, data.points.nrows())?;
+    let split = match a.score {
+        ScoreKind::Heldout => Some(held_out_split(a, &given, data.points.nrows())?),
+        _ => None,
+    };
+    // Candidates are fitted to the training rows; the held-out rows only score them.
+    let (train, test) = match &split {
+        Some((train, test)) => (
+            data.points.select_rows(train),
+            Some(data.points.select_rows(test)),
+        ),
+        None => (data.points.clone(), None),
+    };
     let candidates = if !a.radius.is_empty() || !given.is_empty() {
         let sources: Vec<GraphSource> = if a.radius.is_empty() {
             (0..given.len()).map(GraphSource::Given).collect()
@@ -86,16 +99,15 @@ pub fn run(a: &SelectArgs) -> Result<()> {
             .collect();
         let settings = crate::args::MethodArgs::parse_with(name, &flags);
         let fitted = match s.graph {
-            GraphSource::Knn => methods::fit(&settings, &data.points, &unfold_vem::Silent),
-            GraphSource::Radius(r) => {
-                NeighbourGraph::epsilon_ball(&data.points, r, Weighting::Binary).and_then(|g| {
+            GraphSource::Knn => methods::fit(&settings, &train, &unfold_vem::Silent),
+            GraphSource::Radius(r) => NeighbourGraph::epsilon_ball(&train, r, Weighting::Binary)
+                .and_then(|g| {
                     g.ensure_connected()?;
-                    methods::fit_on_graph(&settings, &data.points, &g)
-                })
-            }
-            GraphSource::Given(i) => methods::fit_on_graph(&settings, &data.points, &given[i]),
+                    methods::fit_on_graph(&settings, &train, &g)
+                }),
+            GraphSource::Given(i) => methods::fit_on_graph(&settings, &train, &given[i]),
         };
-        let result = fitted.and_then(|m| score(a.score, &m, &data.points));
+        let result = fitted.and_then(|m| score(a.score, &m, &train, test.as_ref()));
         bar.inc(1);
         result
     });
@@ -191,12 +203,75 @@ fn plot(selection: &Selection, name: &str, path: &std::path::Path) -> Result<()>
     )
 }
 
+/// The rows `(train, test)` of `--score heldout`: a seeded random `--holdout` fraction of
+/// the points is left out, the same for every candidate.
+fn held_out_split(
+    a: &SelectArgs,
+    given: &[NeighbourGraph],
+    n: usize,
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    if !given.is_empty() {
+        return Err(Error::invalid(
+            "score",
+            "held-out scoring refits every candidate without the left-out points, but a given \
+             graph covers all of them; compare given graphs by evidence, or use --k or --radius",
+        ));
+    }
+    if !methods::projects(a.method) {
+        return Err(Error::invalid(
+            "score",
+            format!(
+                "held-out scoring projects the left-out points, and {} has no out-of-sample \
+                 rule; use {} (or another --score)",
+                methods::name(a.method),
+                methods::PROJECT
+            ),
+        ));
+    }
+    if !(a.holdout > 0.0 && a.holdout < 1.0) {
+        return Err(Error::invalid(
+            "holdout",
+            format!(
+                "the fraction left out must lie in (0, 1), got {}",
+                a.holdout
+            ),
+        ));
+    }
+    let m = ((a.holdout * n as f64).round() as usize).max(1);
+    if n < m + 3 {
+        return Err(Error::TooFewPoints {
+            what: "held-out scoring".to_string(),
+            needed: m + 3,
+            got: n,
+            advice: "lower --holdout or give more points".to_string(),
+        });
+    }
+    Ok(unfold_data::holdout_split(n, m, a.seed))
+}
+
 /// The number that ranks a fitted candidate (`--score`). External scores are labelled as
-/// what they are: the GP-LVM score is a log-likelihood (of the data given the embedding),
-/// trustworthiness an objective; every candidate of a search gets the same kind.
-fn score(kind: ScoreKind, model: &FittedModel, y: &DMatrix<f64>) -> Result<Evidence> {
+/// what they are: the GP-LVM score and the held-out density are log-likelihoods (of the
+/// data given the embedding), trustworthiness an objective; every candidate of a search
+/// gets the same kind. `y` is the data the model was fitted on; `test`, the held-out rows
+/// (`--score heldout` only).
+fn score(
+    kind: ScoreKind,
+    model: &FittedModel,
+    y: &DMatrix<f64>,
+    test: Option<&DMatrix<f64>>,
+) -> Result<Evidence> {
     let x = model.embedding().coords();
     match kind {
+        ScoreKind::Heldout => {
+            let test = test.expect("held-out rows come with --score heldout");
+            let rule = model.out_of_sample().ok_or_else(|| {
+                Error::invalid("score", format!("{} cannot project points", model.method()))
+            })?;
+            let projected = rule.project(test)?;
+            let held =
+                heldout_log_density(x, y, &projected.mean, test, &GplvmScoreOptions::default())?;
+            Ok(Evidence::new(EvidenceKind::LogLikelihood, held.log_density))
+        }
         ScoreKind::Evidence => model.field_evidence(y, GAMMA),
         ScoreKind::Gplvm => Ok(Evidence::new(
             EvidenceKind::LogLikelihood,

@@ -79,6 +79,32 @@ impl LaplacianEigenmapsParams {
         })
     }
 
+    /// Laplacian eigenmaps on a given connected graph (an epsilon-ball graph, a graph
+    /// learned by DRILL or MPME) with its own edge weights, instead of the kNN graph.
+    ///
+    /// # Errors
+    /// Invalid `y` or dimension, a graph on a different number of points, a disconnected
+    /// graph.
+    pub fn fit_graph(
+        &self,
+        y: &DMatrix<f64>,
+        graph: &NeighbourGraph,
+    ) -> Result<LaplacianEigenmaps> {
+        check_fit_input(y, self.dim, "Laplacian eigenmaps")?;
+        if graph.n() != y.nrows() {
+            return Err(Error::DimensionMismatch(format!(
+                "the graph has {} vertices but the data {} points",
+                graph.n(),
+                y.nrows()
+            )));
+        }
+        Self::embed(graph, self.dim).map(|(coords, eigenvalues)| LaplacianEigenmaps {
+            coords,
+            eigenvalues,
+            graph: graph.clone(),
+        })
+    }
+
     /// The generalised eigenproblem on a given connected graph: the q eigenvectors after
     /// the constant one, and their eigenvalues `mu`.
     pub fn embed(graph: &NeighbourGraph, dim: usize) -> Result<(DMatrix<f64>, DVector<f64>)> {

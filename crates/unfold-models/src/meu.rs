@@ -84,6 +84,44 @@ impl MeuParams {
                         .to_string(),
             });
         }
+        self.fit_on(y, graph)
+    }
+
+    /// Fits MEU on a given connected graph instead of the kNN graph (an epsilon-ball graph,
+    /// a graph learned by DRILL or MPME): one precision weight per edge of `graph`. The
+    /// kNN size `k` of the settings is kept for out-of-sample projection only.
+    ///
+    /// # Errors
+    /// As [`MeuParams::fit`], a graph on a different number of points, a disconnected
+    /// graph, or two connected points at distance zero.
+    pub fn fit_graph(&self, y: &DMatrix<f64>, graph: &NeighbourGraph) -> Result<Meu> {
+        check_fit_input(y, self.dim, "MEU")?;
+        check_gamma(self.gamma)?;
+        if graph.n() != y.nrows() {
+            return Err(Error::DimensionMismatch(format!(
+                "the graph has {} vertices but the data {} points",
+                graph.n(),
+                y.nrows()
+            )));
+        }
+        graph.ensure_connected()?;
+        if let Some((a, b, _)) = graph
+            .edges()
+            .into_iter()
+            .find(|&(i, j, _)| (y.row(i) - y.row(j)).norm() == 0.0)
+        {
+            return Err(Error::DuplicatePoints {
+                first: a,
+                second: b,
+                method: "MEU (connected points at distance zero cannot be matched by a \
+                         Gaussian field; remove duplicates)"
+                    .to_string(),
+            });
+        }
+        self.fit_on(y, graph.clone())
+    }
+
+    fn fit_on(&self, y: &DMatrix<f64>, graph: NeighbourGraph) -> Result<Meu> {
         let (yc, mean) = unfold_data::centre(y);
         let edges: Vec<(usize, usize)> = graph.edges().iter().map(|&(i, j, _)| (i, j)).collect();
         let field = MeuField::new(&yc, edges, self.gamma);
@@ -625,6 +663,50 @@ mod tests {
             }
         }
         assert!(active > meu.lambda.len() / 2);
+    }
+
+    /// On its own kNN graph, `fit_graph` is `fit`; a bigger graph (an epsilon ball that
+    /// contains it) nests it, so its maximum is no lower; bad graphs are refused.
+    #[test]
+    fn fit_graph_on_the_knn_graph_is_fit() {
+        let y = roll(60);
+        let params = MeuParams::new(2, 6);
+        let meu = params.fit(&y).unwrap();
+        let again = params.fit_graph(&y, meu.graph().unwrap()).unwrap();
+        assert_eq!(again.lambda, meu.lambda);
+        assert_eq!(again.evidence.value, meu.evidence.value);
+        let radius = meu
+            .graph
+            .edges()
+            .iter()
+            .map(|&(i, j, _)| (y.row(i) - y.row(j)).norm())
+            .fold(0.0, f64::max);
+        let ball = NeighbourGraph::epsilon_ball(&y, radius, Weighting::Binary).unwrap();
+        assert!(ball.n_edges() > meu.graph.n_edges());
+        let bigger = params.fit_graph(&y, &ball).unwrap();
+        // Nested models: the kNN optimum is feasible on the ball (zero weight on the extra
+        // edges), so the ball's maximum is at least as high.
+        let (big, knn) = (bigger.evidence.value, meu.evidence.value);
+        assert!(big >= knn - 1e-7 * knn.abs(), "{big} vs {knn}");
+        let small =
+            NeighbourGraph::epsilon_ball(&y.rows(0, 30).into_owned(), radius, Weighting::Binary)
+                .unwrap();
+        assert!(matches!(
+            params.fit_graph(&y, &small),
+            Err(Error::DimensionMismatch(_))
+        ));
+        let mut dup = y.clone();
+        dup.set_row(1, &y.row(0));
+        let g = NeighbourGraph::from_knn(
+            &unfold_graph::knn(&dup, 6).unwrap(),
+            unfold_graph::Symmetrisation::Union,
+            Weighting::Binary,
+        )
+        .unwrap();
+        assert!(matches!(
+            params.fit_graph(&dup, &g),
+            Err(Error::DuplicatePoints { .. })
+        ));
     }
 
     /// The uniform Laplacian `s L_binary + gamma I` on the same graph is inside MEU's
