@@ -43,15 +43,37 @@ fn sheet_csv(n: usize) -> String {
     text
 }
 
+/// A scratch directory holding `data.csv`, a sheet of `n` points.
+fn sheet_input(name: &str, n: usize) -> (PathBuf, PathBuf) {
+    let dir = scratch(name);
+    let input = dir.join("data.csv");
+    std::fs::write(&input, sheet_csv(n)).unwrap();
+    (dir, input)
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Runs `unfold` and asserts that it succeeded.
+fn succeeds(args: &[&str]) {
+    let o = unfold(args);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Runs `unfold` and asserts that it failed with a message containing `says`.
+fn fails_with(args: &[&str], says: &str) {
+    let o = unfold(args);
+    assert!(
+        !o.status.success() && stderr(&o).contains(says),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn fit_then_project_round_trips() {
-    let dir = scratch("fit");
-    let input = dir.join("data.csv");
-    std::fs::write(&input, sheet_csv(300)).unwrap();
+    let (dir, input) = sheet_input("fit", 300);
     for method in ["pca", "cmds", "kpca", "lle", "isomap"] {
         let (emb, model, report) = (dir.join("emb.csv"), dir.join("m.bin"), dir.join("r.json"));
         let plot = dir.join("p.svg");
@@ -122,11 +144,9 @@ fn fit_then_project_round_trips() {
 
 #[test]
 fn laplacian_eigenmaps_model_refuses_projection() {
-    let dir = scratch("le");
-    let input = dir.join("data.csv");
-    std::fs::write(&input, sheet_csv(100)).unwrap();
+    let (dir, input) = sheet_input("le", 100);
     let model = dir.join("le.bin");
-    let o = unfold(&[
+    succeeds(&[
         "fit",
         "--method",
         "le",
@@ -137,7 +157,6 @@ fn laplacian_eigenmaps_model_refuses_projection() {
         "--save",
         s(&model),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let o = project(&model, &input, &dir.join("x.csv"));
     assert!(!o.status.success());
     assert!(
@@ -218,9 +237,7 @@ fn corrupt_model_file_is_refused() {
 
 #[test]
 fn field_models_fit_save_and_project_with_variances() {
-    let dir = scratch("fields");
-    let input = dir.join("data.csv");
-    std::fs::write(&input, sheet_csv(200)).unwrap();
+    let (dir, input) = sheet_input("fields", 200);
     for (method, kind) in [
         ("meu", "log_likelihood"),
         ("alle", "log_likelihood"),
@@ -291,11 +308,9 @@ fn field_models_fit_save_and_project_with_variances() {
 
 #[test]
 fn select_ranks_k_by_evidence_and_refuses_methods_without_it() {
-    let dir = scratch("select");
-    let input = dir.join("data.csv");
-    std::fs::write(&input, sheet_csv(150)).unwrap();
+    let (dir, input) = sheet_input("select", 150);
     let (table, plot) = (dir.join("t.csv"), dir.join("b.svg"));
-    let o = unfold(&[
+    succeeds(&[
         "select",
         "--method",
         "meu",
@@ -310,7 +325,6 @@ fn select_ranks_k_by_evidence_and_refuses_methods_without_it() {
         "--plot",
         s(&plot),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&table).unwrap();
     let rows: Vec<Vec<&str>> = text
         .lines()
@@ -336,30 +350,26 @@ fn select_ranks_k_by_evidence_and_refuses_methods_without_it() {
     let best = rows.iter().find(|r| r[8] == "1").unwrap()[0];
     assert!(["6", "7"].iter().all(|k| mean(best) >= mean(k)));
     assert!(std::fs::read_to_string(&plot).unwrap().starts_with("<svg"));
-    let o = unfold(&[
-        "select",
-        "--method",
-        "isomap",
-        "--input",
-        s(&input),
-        "--k",
-        "5,6",
-    ]);
-    assert!(
-        !o.status.success() && stderr(&o).contains("no evidence"),
-        "{}",
-        stderr(&o)
+    fails_with(
+        &[
+            "select",
+            "--method",
+            "isomap",
+            "--input",
+            s(&input),
+            "--k",
+            "5,6",
+        ],
+        "no evidence",
     );
     std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn lllvm_fits_projects_with_variances_and_is_selected_by_its_bound() {
-    let dir = scratch("lllvm");
-    let input = dir.join("data.csv");
-    std::fs::write(&input, sheet_csv(120)).unwrap();
+    let (dir, input) = sheet_input("lllvm", 120);
     let (emb, model, report) = (dir.join("e.csv"), dir.join("m.bin"), dir.join("r.json"));
-    let o = unfold(&[
+    succeeds(&[
         "fit",
         "--method",
         "lllvm",
@@ -380,7 +390,6 @@ fn lllvm_fits_projects_with_variances_and_is_selected_by_its_bound() {
         "--report",
         s(&report),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(r["evidence"]["kind"], "elbo");
@@ -396,7 +405,7 @@ fn lllvm_fits_projects_with_variances_and_is_selected_by_its_bound() {
     let new = dir.join("new.csv");
     std::fs::write(&new, sheet_csv(4)).unwrap();
     let (pos, var) = (dir.join("p.csv"), dir.join("v.csv"));
-    let o = unfold(&[
+    succeeds(&[
         "project",
         "--model",
         s(&model),
@@ -407,7 +416,6 @@ fn lllvm_fits_projects_with_variances_and_is_selected_by_its_bound() {
         "--variances",
         s(&var),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let vars = std::fs::read_to_string(&var).unwrap();
     assert_eq!(vars.lines().count(), 5);
     assert!(vars
@@ -416,7 +424,7 @@ fn lllvm_fits_projects_with_variances_and_is_selected_by_its_bound() {
         .flat_map(|l| l.split(','))
         .all(|v| v.parse::<f64>().unwrap() > 0.0));
     let table = dir.join("t.csv");
-    let o = unfold(&[
+    succeeds(&[
         "select",
         "--method",
         "lllvm",
@@ -431,7 +439,6 @@ fn lllvm_fits_projects_with_variances_and_is_selected_by_its_bound() {
         "--out",
         s(&table),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&table).unwrap();
     assert_eq!(text.lines().count(), 5);
     assert!(text.lines().skip(1).all(|l| l.contains(",elbo,")));
@@ -460,11 +467,9 @@ fn lllvm_fits_projects_with_variances_and_is_selected_by_its_bound() {
 
 #[test]
 fn select_compares_radius_and_given_graphs() {
-    let dir = scratch("select-graphs");
-    let input = dir.join("data.csv");
-    std::fs::write(&input, sheet_csv(80)).unwrap();
+    let (dir, input) = sheet_input("select-graphs", 80);
     let table = dir.join("t.csv");
-    let o = unfold(&[
+    succeeds(&[
         "select",
         "--method",
         "lllvm",
@@ -477,7 +482,6 @@ fn select_compares_radius_and_given_graphs() {
         "--out",
         s(&table),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&table).unwrap();
     assert!(
         text.contains(",radius=9,") && text.contains(",radius=12,"),
@@ -490,7 +494,7 @@ fn select_compares_radius_and_given_graphs() {
     std::fs::write(&g1, format!("i,j\n{path}")).unwrap();
     std::fs::write(&g2, format!("i,j\n{path}{second}")).unwrap();
     let graphs = format!("{},{}", s(&g1), s(&g2));
-    let o = unfold(&[
+    succeeds(&[
         "select",
         "--method",
         "lllvm",
@@ -503,29 +507,26 @@ fn select_compares_radius_and_given_graphs() {
         "--out",
         s(&table),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&table).unwrap();
     assert!(
         text.contains(",given=0,") && text.contains(",given=1,"),
         "{text}"
     );
     std::fs::write(&g1, "i,j\n0,80\n").unwrap();
-    let o = unfold(&[
-        "select",
-        "--method",
-        "lllvm",
-        "--input",
-        s(&input),
-        "--graphs",
-        s(&g1),
-    ]);
-    assert!(
-        !o.status.success() && stderr(&o).contains("point indices"),
-        "{}",
-        stderr(&o)
+    fails_with(
+        &[
+            "select",
+            "--method",
+            "lllvm",
+            "--input",
+            s(&input),
+            "--graphs",
+            s(&g1),
+        ],
+        "point indices",
     );
     // Isomap has no evidence, but an external score ranks it.
-    let o = unfold(&[
+    succeeds(&[
         "select",
         "--method",
         "isomap",
@@ -538,34 +539,29 @@ fn select_compares_radius_and_given_graphs() {
         "--out",
         s(&table),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&table).unwrap();
     assert!(
         text.lines().skip(1).all(|l| l.contains(",objective,0.")),
         "{text}"
     );
-    let o = unfold(&[
-        "select",
-        "--method",
-        "alle",
-        "--input",
-        s(&input),
-        "--radius",
-        "4",
-    ]);
-    assert!(
-        !o.status.success() && stderr(&o).contains("kNN graph"),
-        "{}",
-        stderr(&o)
+    fails_with(
+        &[
+            "select",
+            "--method",
+            "alle",
+            "--input",
+            s(&input),
+            "--radius",
+            "4",
+        ],
+        "kNN graph",
     );
     std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn learned_graphs_and_held_out_points_rank_candidates() {
-    let dir = scratch("select-learned");
-    let input = dir.join("data.csv");
-    std::fs::write(&input, sheet_csv(80)).unwrap();
+    let (dir, input) = sheet_input("select-learned", 80);
     // The kNN graph and MPME's learned graph, written by `fit --graph-out`, compared by
     // MEU's likelihood on each.
     let (knn, learned) = (dir.join("knn.csv"), dir.join("mpme.csv"));
@@ -590,7 +586,7 @@ fn learned_graphs_and_held_out_points_rank_candidates() {
     }
     let table = dir.join("t.csv");
     let graphs = format!("{},{}", s(&knn), s(&learned));
-    let o = unfold(&[
+    succeeds(&[
         "select",
         "--method",
         "meu",
@@ -601,27 +597,24 @@ fn learned_graphs_and_held_out_points_rank_candidates() {
         "--out",
         s(&table),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&table).unwrap();
     assert!(text.contains(",given=0,2,0,0,log_likelihood,-"), "{text}");
-    let o = unfold(&[
-        "fit",
-        "--method",
-        "pca",
-        "--input",
-        s(&input),
-        "--out",
-        s(&table),
-        "--graph-out",
-        s(&knn),
-    ]);
-    assert!(
-        !o.status.success() && stderr(&o).contains("no graph"),
-        "{}",
-        stderr(&o)
+    fails_with(
+        &[
+            "fit",
+            "--method",
+            "pca",
+            "--input",
+            s(&input),
+            "--out",
+            s(&table),
+            "--graph-out",
+            s(&knn),
+        ],
+        "no graph",
     );
     // Held-out log predictive density: every candidate gets a finite value of one kind.
-    let o = unfold(&[
+    succeeds(&[
         "select",
         "--method",
         "meu",
@@ -636,7 +629,6 @@ fn learned_graphs_and_held_out_points_rank_candidates() {
         "--out",
         s(&table),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&table).unwrap();
     let values: Vec<f64> = text
         .lines()
@@ -677,9 +669,7 @@ fn learned_graphs_and_held_out_points_rank_candidates() {
 
 #[test]
 fn posterior_regularised_models_fit_save_and_report() {
-    let dir = scratch("postreg");
-    let input = dir.join("data.csv");
-    std::fs::write(&input, sheet_csv(60)).unwrap();
+    let (dir, input) = sheet_input("postreg", 60);
     for (method, extra) in [
         ("spl", vec!["--k", "8"]),
         ("mpme", vec!["--lambda", "0.01"]),
