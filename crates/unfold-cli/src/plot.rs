@@ -26,6 +26,16 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 
+/// The range of `values` widened by 5% on each side (by 1 when they are all equal, so that
+/// a flat series still gets an axis).
+fn padded_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    let pad = if hi > lo { 0.05 * (hi - lo) } else { 1.0 };
+    (lo - pad)..(hi + pad)
+}
+
 fn plot_error(e: impl std::fmt::Display) -> Error {
     Error::numerical("drawing the plot", e.to_string())
 }
@@ -48,12 +58,7 @@ pub fn scatter_svg(
             }
         })
         .collect();
-    let range = |f: fn(&(f64, f64)) -> f64| {
-        let lo = points.iter().map(f).fold(f64::INFINITY, f64::min);
-        let hi = points.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
-        let pad = ((hi - lo) * 0.05).max(1e-12);
-        (lo - pad)..(hi + pad)
-    };
+    let range = |f: fn(&(f64, f64)) -> f64| padded_range(points.iter().map(f));
     let colour = |i: usize| -> RGBColor {
         match &colouring {
             Colouring::Value(v) => {
@@ -113,12 +118,7 @@ pub fn lines_svg(
     if all.is_empty() {
         return Err(Error::invalid("plot", "there is nothing to draw"));
     }
-    let span = |f: fn(&(f64, f64)) -> f64| {
-        let lo = all.iter().map(f).fold(f64::INFINITY, f64::min);
-        let hi = all.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
-        let pad = if hi > lo { 0.05 * (hi - lo) } else { 1.0 };
-        (lo - pad)..(hi + pad)
-    };
+    let span = |f: fn(&(f64, f64)) -> f64| padded_range(all.iter().map(f));
     let (xr, yr) = (span(|p| p.0), span(|p| p.1));
     let mut svg = String::new();
     {
@@ -195,12 +195,7 @@ pub fn graph_svg(
         ));
     }
     let xy = |i: usize| (points[(i, 0)], points[(i, 1)]);
-    let span = |c: usize| {
-        let lo = points.column(c).min();
-        let hi = points.column(c).max();
-        let pad = ((hi - lo) * 0.05).max(1e-12);
-        (lo - pad)..(hi + pad)
-    };
+    let span = |c: usize| padded_range(points.column(c).iter().copied());
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (520, 460)).into_drawing_area();

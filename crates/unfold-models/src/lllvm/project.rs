@@ -21,6 +21,7 @@ use crate::traits::{check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use unfold_core::{Error, Result};
+use unfold_graph::knn_query;
 use unfold_linalg::Cholesky;
 
 /// A new point's posterior under a frozen fit.
@@ -44,11 +45,15 @@ impl LlLvm {
         check_new_points(y_new, self.y.ncols())?;
         let k = c_moment(&self.mu_c, &self.sigma_c);
         let s = x_moment(&self.coords, &self.sigma_x);
+        let preprocessed = DMatrix::from_fn(y_new.nrows(), y_new.ncols(), |t, j| {
+            (y_new[(t, j)] - self.mean[j]) / self.scale
+        });
+        let nn = knn_query(&self.y, &preprocessed, self.k.min(self.y.nrows()))?;
         (0..y_new.nrows())
             .into_par_iter()
             .map(|t| {
-                let ys = (y_new.row(t).transpose() - &self.mean) / self.scale;
-                self.project_one(&ys, &k, &s)
+                let ys = preprocessed.row(t).transpose();
+                self.project_one(&ys, &nn.indices[t], &k, &s)
             })
             .collect()
     }
@@ -72,15 +77,12 @@ impl LlLvm {
             ));
         }
         let dy = self.y.ncols();
+        let nn = knn_query(&self.coords, x_new, k)?;
         let mut out = DMatrix::zeros(x_new.nrows(), dy);
-        for t in 0..x_new.nrows() {
+        for (t, nbrs) in nn.indices.iter().enumerate() {
             let xs = x_new.row(t);
-            let mut order: Vec<(f64, usize)> = (0..n)
-                .map(|i| ((self.coords.row(i) - xs).norm_squared(), i))
-                .collect();
-            order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             let mut acc = DVector::zeros(dy);
-            for &(_, i) in &order[..k] {
+            for &i in nbrs {
                 let dxi = (xs - self.coords.row(i)).transpose();
                 acc += self.y.row(i).transpose() + self.map_scaled(i) * dxi;
             }
@@ -96,10 +98,12 @@ impl LlLvm {
         DMatrix::from_fn(self.y.ncols(), dx, |a, r| self.mu_c[(a, r * n + i)])
     }
 
-    /// The frozen E-step for one preprocessed point `ys`.
+    /// The frozen E-step for one preprocessed point `ys` with its nearest training points
+    /// `nbrs`.
     fn project_one(
         &self,
         ys: &DVector<f64>,
+        nbrs: &[usize],
         k_old: &DMatrix<f64>,
         s_old: &DMatrix<f64>,
     ) -> Result<LlLvmProjection> {
@@ -107,15 +111,14 @@ impl LlLvm {
         let dy = self.y.ncols();
         let star = n;
         let gamma = self.hyper.gamma;
-        let nbrs = self.nearest(ys);
         let mut adj: Vec<Vec<usize>> = (0..n)
             .map(|i| self.graph.neighbours(i).0.to_vec())
             .collect();
-        for &j in &nbrs {
+        for &j in nbrs {
             adj[j].push(star);
         }
-        adj.push(nbrs.clone());
-        let pinv_rows = augmented_pinv_rows(&adj, &nbrs)?;
+        adj.push(nbrs.to_vec());
+        let pinv_rows = augmented_pinv_rows(&adj, nbrs)?;
         let m = |i: usize, p: usize| {
             let slot = if i == star {
                 0
@@ -162,7 +165,7 @@ impl LlLvm {
                 p_ss[(r, r)] += self.hyper.alpha + 2.0 * deg;
             }
             let mut rhs = DVector::zeros(dx);
-            for &j in &nbrs {
+            for &j in nbrs {
                 let dyj = ys - self.y.row(j).transpose();
                 for r in 0..dx {
                     rhs[r] += gamma * (mu_c.column(r) + maps[j].column(r)).dot(&dyj);
@@ -203,7 +206,7 @@ impl LlLvm {
             }
             // gamma <H'>_* - sum_b mu_Cb P_{b,*}.
             let mut rhs = DMatrix::zeros(dy, dx);
-            for &j in &nbrs {
+            for &j in nbrs {
                 let dyj = self.y.row(j).transpose() - ys;
                 for r in 0..dx {
                     let dxr = self.coords[(j, r)] - mu_x[r];
@@ -234,18 +237,6 @@ impl LlLvm {
             cov_x,
             mean_c: mu_c * self.scale,
         })
-    }
-
-    /// The k nearest training points of a preprocessed point (ties by index).
-    fn nearest(&self, ys: &DVector<f64>) -> Vec<usize> {
-        let mut order: Vec<(f64, usize)> = (0..self.y.nrows())
-            .map(|i| ((self.y.row(i).transpose() - ys).norm_squared(), i))
-            .collect();
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        order[..self.k.min(order.len())]
-            .iter()
-            .map(|&(_, i)| i)
-            .collect()
     }
 }
 
