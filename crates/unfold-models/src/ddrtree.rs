@@ -39,6 +39,7 @@ use faer::Accum;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_graph::minimum_spanning_tree_dense;
 use unfold_linalg::view::{as_faer, as_faer_mut, par};
@@ -324,8 +325,7 @@ impl<'a> Problem<'a> {
             let lap = tree_laplacian(&edges, state.c.nrows());
             let order = tree_order(&edges, state.c.nrows());
             let assign = soft_assign_to(&state.z, &state.c, self.sigma, order);
-            let residual = self.y - &state.z * state.w.transpose();
-            let f = r_residual_term(&residual, self.dim)?
+            let f = r_residual_term_of(self.y, &state.z, &state.w, self.dim)?
                 + self.lambda * tree_energy(&state.c, &edges)
                 + self.gamma * assign.soft_min;
             let stop = history
@@ -435,13 +435,39 @@ fn singular_advice(e: Error, what: &str) -> Error {
 /// `t(E)`), squared. Neither equals `||E||_F^2`; they are reproduced for agreement only.
 pub fn r_residual_term(residual: &DMatrix<f64>, dim: usize) -> Result<f64> {
     let (n, p) = residual.shape();
-    let ete = tr_mul_self(residual);
-    if dim >= n.min(p) {
-        let top = largest_eigenpairs(SymMatrix::Dense(&ete), 1)?;
+    residual_term_from(n.min(p), dim, &tr_mul_self(residual), |v| mul(residual, v))
+}
+
+/// [`r_residual_term`] of `E = Y - Z W^T`.
+fn r_residual_term_of(
+    y: &DMatrix<f64>,
+    z: &DMatrix<f64>,
+    w: &DMatrix<f64>,
+    dim: usize,
+) -> Result<f64> {
+    let mut residual = y.clone();
+    matmul(
+        as_faer_mut(&mut residual),
+        Accum::Add,
+        as_faer(z),
+        as_faer(w).transpose(),
+        -1.0,
+        par(),
+    );
+    r_residual_term(&residual, dim)
+}
+
+/// [`r_residual_term`] from `E^T E` and `u_of(V) = E V`, for `rank = min(N, D)`.
+fn residual_term_from<F>(rank: usize, dim: usize, ete: &DMatrix<f64>, u_of: F) -> Result<f64>
+where
+    F: FnOnce(&DMatrix<f64>) -> DMatrix<f64>,
+{
+    if dim >= rank {
+        let top = largest_eigenpairs(SymMatrix::Dense(ete), 1)?;
         return Ok(top.values[0].max(0.0).powi(2));
     }
-    let eig = largest_eigenpairs(SymMatrix::Dense(&ete), dim)?;
-    let u = residual * &eig.vectors;
+    let eig = largest_eigenpairs(SymMatrix::Dense(ete), dim)?;
+    let u = u_of(&eig.vectors);
     let mut largest = 0.0f64;
     for (col, &s2) in u.column_iter().zip(eig.values.iter()) {
         let s = s2.max(0.0).sqrt();
@@ -509,36 +535,47 @@ pub(crate) fn tr_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
 /// `a^T a`, exactly symmetric: blocks of rows in parallel, each a lower-triangular faer
 /// product (half the flops of a full one), summed in block order.
 pub(crate) fn tr_mul_self(a: &DMatrix<f64>) -> DMatrix<f64> {
-    let (n, p) = a.shape();
+    let parts = row_blocks(a.nrows())
+        .into_par_iter()
+        .map(|rows| lower_gram(as_faer(a).subrows(rows.start, rows.len())));
+    sum_and_mirror(parts.collect())
+}
+
+/// Fixed blocks of rows `0..n` (so that block sums do not depend on the thread count).
+fn row_blocks(n: usize) -> Vec<Range<usize>> {
     let rows = n
         .div_ceil(n.div_ceil(SELF_PRODUCT_ROWS).clamp(1, 16))
         .max(1);
-    let parts: Vec<DMatrix<f64>> = (0..n.div_ceil(rows).max(1))
-        .into_par_iter()
-        .map(|b| {
-            let start = (b * rows).min(n);
-            let block = as_faer(a).subrows(start, rows.min(n - start));
-            let mut out = DMatrix::zeros(p, p);
-            triangular::matmul(
-                as_faer_mut(&mut out),
-                BlockStructure::TriangularLower,
-                Accum::Replace,
-                block.transpose(),
-                BlockStructure::Rectangular,
-                block,
-                BlockStructure::Rectangular,
-                1.0,
-                faer::Par::Seq,
-            );
-            out
-        })
-        .collect();
+    (0..n.div_ceil(rows).max(1))
+        .map(|b| (b * rows).min(n)..((b + 1) * rows).min(n))
+        .collect()
+}
+
+/// The lower triangle of `a^T a` (the rest zero).
+fn lower_gram(a: faer::MatRef<'_, f64>) -> DMatrix<f64> {
+    let mut out = DMatrix::zeros(a.ncols(), a.ncols());
+    triangular::matmul(
+        as_faer_mut(&mut out),
+        BlockStructure::TriangularLower,
+        Accum::Replace,
+        a.transpose(),
+        BlockStructure::Rectangular,
+        a,
+        BlockStructure::Rectangular,
+        1.0,
+        faer::Par::Seq,
+    );
+    out
+}
+
+/// The sum of lower triangles in order, mirrored to a symmetric matrix.
+fn sum_and_mirror(parts: Vec<DMatrix<f64>>) -> DMatrix<f64> {
     let mut parts = parts.into_iter();
     let mut sum = parts.next().expect("at least one block");
     for part in parts {
         sum += part;
     }
-    for j in 0..p {
+    for j in 0..sum.ncols() {
         for i in 0..j {
             sum[(i, j)] = sum[(j, i)];
         }

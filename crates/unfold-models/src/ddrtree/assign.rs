@@ -22,8 +22,10 @@ pub(crate) const NEGLIGIBLE_EXPONENT: f64 = -37.0;
 /// Rows per block are at least this many (blocks are the unit of parallel work, and each
 /// block of a product has its own accumulator).
 const MIN_BLOCK_ROWS: usize = 512;
-/// At most this many blocks (so at most this many K x K accumulators of `R^T R`).
+/// At most this many blocks.
 const MAX_BLOCKS: usize = 16;
+/// `R^T R` sums groups of consecutive blocks into this many K x K accumulators.
+const ACCUMULATORS: usize = 4;
 
 /// Defines `fn $name` that runs its body compiled for the widest vector instructions the
 /// processor has (AVX-512, AVX2, else the baseline). The body is the same operations in the
@@ -87,6 +89,9 @@ struct Block {
     ptr: Vec<usize>,
     pos: Vec<u32>,
     val: Vec<f64>,
+    /// The rows by their first position (the order in which the products visit them, so
+    /// that consecutive rows update nearby accumulator rows).
+    by_position: Vec<u32>,
 }
 
 impl Block {
@@ -101,6 +106,32 @@ impl Block {
 
     fn rows(&self) -> usize {
         self.ptr.len() - 1
+    }
+
+    /// Orders the rows by their first position (a counting sort; empty rows last).
+    fn sort_rows(&mut self, k: usize) {
+        let first = |i: usize| {
+            let start = self.ptr[i];
+            if start < self.ptr[i + 1] {
+                self.pos[start] as usize
+            } else {
+                k
+            }
+        };
+        let mut starts = vec![0u32; k + 2];
+        for i in 0..self.rows() {
+            starts[first(i) + 1] += 1;
+        }
+        for j in 1..starts.len() {
+            starts[j] += starts[j - 1];
+        }
+        let mut sorted = vec![0u32; self.rows()];
+        for i in 0..self.rows() {
+            let slot = &mut starts[first(i)];
+            sorted[*slot as usize] = i as u32;
+            *slot += 1;
+        }
+        self.by_position = sorted;
     }
 
     fn row(&self, i: usize) -> (&[u32], &[f64]) {
@@ -421,11 +452,12 @@ impl SoftmaxRows {
         }
         let log_total = total.ln();
         let mut kept = start;
+        let mut neg_entropy = 0.0;
         for (j, &x) in (start..block.val.len()).zip(&self.exponents) {
             let v = block.val[j] / total;
             if v > 0.0 {
                 // log r_ij = -(d_ij - shift)/sigma - log total, exact when r_ij is tiny.
-                self.neg_entropy += sigma * v * (x - log_total);
+                neg_entropy += sigma * v * (x - log_total);
                 block.val[kept] = v;
                 block.pos[kept] = block.pos[j];
                 kept += 1;
@@ -434,6 +466,7 @@ impl SoftmaxRows {
         block.val.truncate(kept);
         block.pos.truncate(kept);
         block.ptr.push(kept);
+        self.neg_entropy += neg_entropy;
         self.soft_min += shift - sigma * log_total;
     }
 }
@@ -450,7 +483,11 @@ impl Assignment {
         let (nblocks, block_rows) = blocking(n);
         let parts: Vec<(Block, f64, f64)> = (0..nblocks)
             .into_par_iter()
-            .map(|b| block_of(b * block_rows..((b + 1) * block_rows).min(n)))
+            .map(|b| {
+                let mut part = block_of(b * block_rows..((b + 1) * block_rows).min(n));
+                part.0.sort_rows(k);
+                part
+            })
             .collect();
         let neg_entropy = parts.iter().map(|p| p.1).sum();
         let soft_min = parts.iter().map(|p| p.2).sum();
@@ -493,7 +530,12 @@ impl Assignment {
     /// rows' outer products, each as dense updates over the row's runs of positions.
     pub(crate) fn gram(&self) -> DMatrix<f64> {
         let k = self.k;
-        let parts: Vec<Vec<Lane>> = self.blocks.par_iter().map(|b| gram_block(b, k)).collect();
+        let group = self.blocks.len().div_ceil(ACCUMULATORS);
+        let parts: Vec<Vec<Lane>> = self
+            .blocks
+            .par_chunks(group)
+            .map(|blocks| gram_blocks(blocks, k))
+            .collect();
         let upper = sum_lanes_in_order(parts);
         let width = k.div_ceil(LANES);
         DMatrix::from_fn(k, k, |a, b| {
@@ -613,6 +655,7 @@ impl Assignment {
                     }
                     block.ptr.push(block.val.len());
                 }
+                block.sort_rows(k);
                 block
             })
             .collect();
@@ -630,15 +673,16 @@ impl Assignment {
 }
 
 widest_simd! {
-    /// The upper triangle (in positions; rows of `ceil(K/8)` lanes) of the block's
+    /// The upper triangle (in positions; rows of `ceil(K/8)` lanes) of the blocks'
     /// `R^T R`: each row's outer product as aligned vector updates over the runs of lanes
     /// holding its non-zeros (entries left of the diagonal are not used).
-    fn gram_block(b: &Block, k: usize) -> Vec<Lane> {
+    fn gram_blocks(blocks: &[Block], k: usize) -> Vec<Lane> {
         let width = k.div_ceil(LANES);
         let mut acc = vec![Lane::default(); k * width];
         let mut dense = vec![Lane::default(); width];
         let mut runs: Vec<(usize, usize)> = Vec::new();
-        for i in 0..b.rows() {
+        for (b, &i) in blocks.iter().flat_map(|b| b.by_position.iter().map(move |i| (b, i))) {
+            let i = i as usize;
             let (pos, val) = b.row(i);
             if pos.is_empty() {
                 continue;
@@ -678,7 +722,8 @@ widest_simd! {
     /// block's rows of `X` one after the other.
     fn tr_mul_block(b: &Block, x: &[Lane], width: usize, k: usize) -> Vec<Lane> {
         let mut acc = vec![Lane::default(); k * width];
-        for i in 0..b.rows() {
+        for &i in &b.by_position {
+            let i = i as usize;
             let xi = &x[i * width..(i + 1) * width];
             let (pos, val) = b.row(i);
             for (&q, &v) in pos.iter().zip(val) {
