@@ -32,7 +32,9 @@
 mod assign;
 
 use crate::traits::{check_fit_input, Embedding};
-use assign::{nearest_centres, soft_assign, soft_assign_to, tree_order, Assignment, LaneRows};
+#[cfg(test)]
+use assign::soft_assign_to;
+use assign::{nearest_centres, soft_assign, soft_assign_reusing, tree_order, Assignment, LaneRows};
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::Accum;
@@ -319,12 +321,14 @@ impl<'a> Problem<'a> {
     /// The R package's loop: tree and assignments, objective, stopping test, then update.
     fn run_r(&self, mut state: State, max_iter: usize, tol: f64) -> Result<Run> {
         let mut history: Vec<f64> = Vec::new();
+        // The previous iteration's assignments, whose buffers the next one reuses.
+        let mut spare = None;
         let mut edges = Vec::new();
         for _ in 0..max_iter {
             edges = spanning_tree(&state.c)?;
             let lap = tree_laplacian(&edges, state.c.nrows());
             let order = tree_order(&edges, state.c.nrows());
-            let assign = soft_assign_to(&state.z, &state.c, self.sigma, order);
+            let assign = soft_assign_reusing(&state.z, &state.c, self.sigma, order, spare.take());
             let f = r_residual_term_of(self.y, &state.z, &state.w, self.dim)?
                 + self.lambda * tree_energy(&state.c, &edges)
                 + self.gamma * assign.soft_min;
@@ -341,6 +345,7 @@ impl<'a> Problem<'a> {
                 });
             }
             state = self.update_wzc(&lap, &assign)?;
+            spare = Some(assign);
         }
         Ok(Run {
             state,
@@ -438,24 +443,62 @@ pub fn r_residual_term(residual: &DMatrix<f64>, dim: usize) -> Result<f64> {
     residual_term_from(n.min(p), dim, &tr_mul_self(residual), |v| mul(residual, v))
 }
 
-/// [`r_residual_term`] of `E = Y - Z W^T`.
+/// [`r_residual_term`] of `E = Y - Z W^T`, formed by small blocks of rows (never whole).
 fn r_residual_term_of(
     y: &DMatrix<f64>,
     z: &DMatrix<f64>,
     w: &DMatrix<f64>,
     dim: usize,
 ) -> Result<f64> {
-    let mut residual = y.clone();
-    matmul(
-        as_faer_mut(&mut residual),
-        Accum::Add,
-        as_faer(z),
-        as_faer(w).transpose(),
-        -1.0,
-        par(),
-    );
-    r_residual_term(&residual, dim)
+    let (n, p) = y.shape();
+    let blocks: Vec<Range<usize>> = (0..n.div_ceil(RESIDUAL_ROWS))
+        .map(|b| b * RESIDUAL_ROWS..((b + 1) * RESIDUAL_ROWS).min(n))
+        .collect();
+    let residual = |rows: &Range<usize>| {
+        let mut e = DMatrix::zeros(rows.len(), y.ncols());
+        as_faer_mut(&mut e).copy_from(as_faer(y).subrows(rows.start, rows.len()));
+        matmul(
+            as_faer_mut(&mut e),
+            Accum::Add,
+            as_faer(z).subrows(rows.start, rows.len()),
+            as_faer(w).transpose(),
+            -1.0,
+            faer::Par::Seq,
+        );
+        e
+    };
+    let parts = blocks
+        .par_iter()
+        .map(|rows| lower_gram(as_faer(&residual(rows))));
+    let ete = sum_and_mirror(parts.collect());
+    residual_term_from(n.min(p), dim, &ete, |v| {
+        let parts: Vec<DMatrix<f64>> = blocks
+            .par_iter()
+            .map(|rows| {
+                let e = residual(rows);
+                let mut u = DMatrix::zeros(e.nrows(), v.ncols());
+                matmul(
+                    as_faer_mut(&mut u),
+                    Accum::Replace,
+                    as_faer(&e),
+                    as_faer(v),
+                    1.0,
+                    faer::Par::Seq,
+                );
+                u
+            })
+            .collect();
+        let mut u = DMatrix::zeros(n, v.ncols());
+        for (rows, part) in blocks.iter().zip(&parts) {
+            u.rows_mut(rows.start, rows.len()).copy_from(part);
+        }
+        u
+    })
 }
+
+/// Rows per block of the residual in [`r_residual_term_of`] (small blocks stay in cache
+/// and are allocated from the heap, not mapped afresh).
+const RESIDUAL_ROWS: usize = 256;
 
 /// [`r_residual_term`] from `E^T E` and `u_of(V) = E V`, for `rank = min(N, D)`.
 fn residual_term_from<F>(rank: usize, dim: usize, ete: &DMatrix<f64>, u_of: F) -> Result<f64>
@@ -892,6 +935,29 @@ mod tests {
             let sums = DMatrix::from_vec(1, k, a.col_sums());
             close(sums, DMatrix::from_fn(1, k, |_, c| r.column(c).sum()));
         }
+    }
+
+    #[test]
+    fn exp_lanes_is_exp_to_round_off() {
+        let mut rng = unfold_core::seeded_rng(14);
+        let mut worst = 0.0f64;
+        for trial in 0..20_000 {
+            let mut x = [0.0; 8];
+            for (l, v) in x.iter_mut().enumerate() {
+                *v = match (trial + l) % 4 {
+                    0 => -37.0 * rng.random::<f64>(),
+                    1 => -1e-3 * rng.random::<f64>(),
+                    2 => -((trial % 80) as f64) * 0.5 * std::f64::consts::LN_2,
+                    _ => 700.0 * (2.0 * rng.random::<f64>() - 1.0),
+                };
+            }
+            for (got, &v) in assign::exp_lanes(x).iter().zip(&x) {
+                worst = worst.max((got - v.exp()).abs() / v.exp());
+            }
+        }
+        eprintln!("WORST {worst:e}");
+        assert!(worst < 3.0 * f64::EPSILON, "worst relative error {worst:e}");
+        assert_eq!(assign::exp_lanes([0.0; 8]), [1.0; 8]);
     }
 
     #[test]

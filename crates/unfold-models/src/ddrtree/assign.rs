@@ -89,27 +89,29 @@ struct Block {
     ptr: Vec<usize>,
     pos: Vec<u32>,
     val: Vec<f64>,
-    /// The rows by their first position (the order in which the products visit them, so
-    /// that consecutive rows update nearby accumulator rows).
-    by_position: Vec<u32>,
+    /// The point (counted from the block's first) of each stored row. Rows are stored by
+    /// their first position, so that consecutive rows update nearby accumulator rows.
+    point: Vec<u32>,
 }
 
 impl Block {
-    fn with_rows(rows: usize) -> Block {
-        let mut ptr = Vec::with_capacity(rows + 1);
-        ptr.push(0);
-        Block {
-            ptr,
-            ..Block::default()
-        }
-    }
-
     fn rows(&self) -> usize {
         self.ptr.len() - 1
     }
 
-    /// Orders the rows by their first position (a counting sort; empty rows last).
+    /// Stores the rows (given in point order) by their first position (a stable counting
+    /// sort; empty rows last).
+    #[cfg(test)]
     fn sort_rows(&mut self, k: usize) {
+        let mut sorted = Block::default();
+        self.sort_rows_into(k, &mut sorted);
+        *self = sorted;
+    }
+
+    /// The rows (given in point order) stored by their first position into `sorted`
+    /// (whose buffers are reused).
+    fn sort_rows_into(&self, k: usize, sorted: &mut Block) {
+        let rows = self.rows();
         let first = |i: usize| {
             let start = self.ptr[i];
             if start < self.ptr[i + 1] {
@@ -118,20 +120,39 @@ impl Block {
                 k
             }
         };
-        let mut starts = vec![0u32; k + 2];
-        for i in 0..self.rows() {
+        let mut starts = vec![0usize; k + 2];
+        for i in 0..rows {
             starts[first(i) + 1] += 1;
         }
         for j in 1..starts.len() {
             starts[j] += starts[j - 1];
         }
-        let mut sorted = vec![0u32; self.rows()];
-        for i in 0..self.rows() {
+        sorted.point.clear();
+        sorted.point.resize(rows, 0);
+        for i in 0..rows {
             let slot = &mut starts[first(i)];
-            sorted[*slot as usize] = i as u32;
+            sorted.point[*slot] = i as u32;
             *slot += 1;
         }
-        self.by_position = sorted;
+        sorted.ptr.clear();
+        sorted.pos.clear();
+        sorted.val.clear();
+        sorted.ptr.push(0);
+        for &i in &sorted.point {
+            let (pos, val) = self.row(i as usize);
+            sorted.pos.extend_from_slice(pos);
+            sorted.val.extend_from_slice(val);
+            sorted.ptr.push(sorted.val.len());
+        }
+    }
+
+    /// Empties the block for rows in point order (keeping its buffers).
+    fn clear(&mut self) {
+        self.ptr.clear();
+        self.ptr.push(0);
+        self.pos.clear();
+        self.val.clear();
+        self.point.clear();
     }
 
     fn row(&self, i: usize) -> (&[u32], &[f64]) {
@@ -216,6 +237,48 @@ fn sum_lanes_in_order(parts: Vec<Vec<Lane>>) -> Vec<Lane> {
     total
 }
 
+/// `exp(x)` lane by lane for `x` in `[-708, 709]` (the softmax exponents lie in
+/// `(-37, 0]`), to within about one unit in the last place: `x = n ln 2 + r` with
+/// `|r| <= ln(2)/2` (Cody-Waite, fdlibm's split of `ln 2`), `exp(r)` by its Taylor
+/// polynomial of degree 13 (truncation below `1e-17` relative) and `2^n` by the exponent
+/// bits. The same operations in every lane, so it vectorises (unlike calls to `f64::exp`).
+#[inline(always)]
+pub(crate) fn exp_lanes(x: [f64; LANES]) -> [f64; LANES] {
+    const LOG2_E: f64 = std::f64::consts::LOG2_E;
+    const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    // Adding and subtracting 1.5 * 2^52 rounds to the nearest integer.
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    const INV_FACT: [f64; 14] = [
+        1.0,
+        1.0,
+        1.0 / 2.0,
+        1.0 / 6.0,
+        1.0 / 24.0,
+        1.0 / 120.0,
+        1.0 / 720.0,
+        1.0 / 5_040.0,
+        1.0 / 40_320.0,
+        1.0 / 362_880.0,
+        1.0 / 3_628_800.0,
+        1.0 / 39_916_800.0,
+        1.0 / 479_001_600.0,
+        1.0 / 6_227_020_800.0,
+    ];
+    let mut out = [0.0; LANES];
+    for l in 0..LANES {
+        let n = (x[l] * LOG2_E + ROUND) - ROUND;
+        let r = (x[l] - n * LN2_HI) - n * LN2_LO;
+        let mut p = INV_FACT[13];
+        for c in INV_FACT[..13].iter().rev() {
+            p = p * r + c;
+        }
+        let scale = f64::from_bits(((n as i64 + 1023) as u64) << 52);
+        out[l] = p * scale;
+    }
+    out
+}
+
 /// The smallest entry of `d` (exact, in vector lanes).
 #[inline(always)]
 fn min_of(d: &[f64]) -> f64 {
@@ -292,33 +355,46 @@ pub(crate) fn soft_assign(dist: &DMatrix<f64>, sigma: f64, order: Vec<usize>) ->
     let (k, n) = dist.shape();
     assert_eq!(order.len(), k, "one position per centre");
     let order_ref = &order.clone();
-    Assignment::build(n, order, |rows| {
+    Assignment::build(n, order, None, |rows, block| {
         let mut d = vec![0.0; k];
-        let mut block = Block::with_rows(rows.len());
         let mut rows_out = SoftmaxRows::new(k);
         for i in rows {
             let col = dist.column(i);
             for (dp, &c) in d.iter_mut().zip(order_ref) {
                 *dp = col[c];
             }
-            rows_out.push(&d, sigma, &mut block);
+            rows_out.push(&d, sigma, block);
         }
-        (block, rows_out.neg_entropy, rows_out.soft_min)
+        (rows_out.neg_entropy, rows_out.soft_min)
     })
 }
 
 /// Lemma 1 (32) for the rows of `z` (N x d) and centres `c` (K x d), centres stored in
 /// `order`. Distances are `||z_i||^2 + ||c_k||^2 - 2 z_i . c_k` (clamped at 0), as
 /// `sq_dists_to` computes them, evaluated point by point (no K x N matrix).
+#[cfg(test)]
 pub(crate) fn soft_assign_to(
     z: &DMatrix<f64>,
     c: &DMatrix<f64>,
     sigma: f64,
     order: Vec<usize>,
 ) -> Assignment {
+    soft_assign_reusing(z, c, sigma, order, None)
+}
+
+/// [`soft_assign_to`], reusing the buffers of an earlier assignment `spare`.
+pub(crate) fn soft_assign_reusing(
+    z: &DMatrix<f64>,
+    c: &DMatrix<f64>,
+    sigma: f64,
+    order: Vec<usize>,
+    spare: Option<Assignment>,
+) -> Assignment {
     assert_eq!(order.len(), c.nrows(), "one position per centre");
     let g = Geometry::new(z, c, &order);
-    Assignment::build(z.nrows(), order, |rows| points_block(&g, sigma, rows))
+    Assignment::build(z.nrows(), order, spare, |rows, block| {
+        points_block(&g, sigma, rows, block)
+    })
 }
 
 /// The index of each point's nearest centre (the first on ties), from the distances of
@@ -397,16 +473,15 @@ widest_simd! {
 
 widest_simd! {
     /// The softmax rows of the points `rows` (see [`soft_assign_to`]).
-    fn points_block(g: &Geometry, sigma: f64, rows: Range<usize>) -> (Block, f64, f64) {
+    fn points_block(g: &Geometry, sigma: f64, rows: Range<usize>, block: &mut Block) -> (f64, f64) {
         let k = g.cn.len();
         let mut d = vec![0.0; k];
-        let mut block = Block::with_rows(rows.len());
         let mut rows_out = SoftmaxRows::new(k);
         for i in rows {
             g.sq_dists(i, &mut d);
-            rows_out.push(&d, sigma, &mut block);
+            rows_out.push(&d, sigma, block);
         }
-        (block, rows_out.neg_entropy, rows_out.soft_min)
+        (rows_out.neg_entropy, rows_out.soft_min)
     }
 }
 
@@ -437,19 +512,21 @@ impl SoftmaxRows {
         let cutoff = -NEGLIGIBLE_EXPONENT * sigma * (1.0 + 1e-9);
         let start = block.val.len();
         self.exponents.clear();
-        let mut total = 0.0;
         for (p, &dp) in d.iter().enumerate() {
             if dp - shift < cutoff {
                 let x = -(dp - shift) / sigma;
                 if x > NEGLIGIBLE_EXPONENT {
-                    let v = x.exp();
-                    total += v;
                     block.pos.push(p as u32);
-                    block.val.push(v);
                     self.exponents.push(x);
                 }
             }
         }
+        for chunk in self.exponents.chunks(LANES) {
+            let mut x = [0.0; LANES];
+            x[..chunk.len()].copy_from_slice(chunk);
+            block.val.extend_from_slice(&exp_lanes(x)[..chunk.len()]);
+        }
+        let total = block.val[start..].iter().fold(0.0, |t, v| t + v);
         let log_total = total.ln();
         let mut kept = start;
         let mut neg_entropy = 0.0;
@@ -474,30 +551,43 @@ impl SoftmaxRows {
 impl Assignment {
     /// The rows of `R`, with `block_of(rows)` computing the rows `rows` and their parts of
     /// `neg_entropy` and `soft_min`.
-    fn build<F>(n: usize, order: Vec<usize>, block_of: F) -> Assignment
+    ///
+    /// The blocks' buffers are taken from `spare` (an earlier assignment) when given, and
+    /// rows are first written to a per-thread scratch block: the buffers are allocated (and
+    /// their pages touched for the first time) once per fit, not once per iteration.
+    fn build<F>(n: usize, order: Vec<usize>, spare: Option<Assignment>, block_of: F) -> Assignment
     where
-        F: Fn(Range<usize>) -> (Block, f64, f64) + Sync,
+        F: Fn(Range<usize>, &mut Block) -> (f64, f64) + Sync,
     {
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Block> = std::cell::RefCell::new(Block::default());
+        }
         let k = order.len();
         let position = inverse(&order);
         let (nblocks, block_rows) = blocking(n);
-        let parts: Vec<(Block, f64, f64)> = (0..nblocks)
-            .into_par_iter()
-            .map(|b| {
-                let mut part = block_of(b * block_rows..((b + 1) * block_rows).min(n));
-                part.0.sort_rows(k);
-                part
+        let mut blocks = spare.map(|a| a.blocks).unwrap_or_default();
+        blocks.resize_with(nblocks, Block::default);
+        let parts: Vec<(f64, f64)> = blocks
+            .par_iter_mut()
+            .enumerate()
+            .map(|(b, block)| {
+                SCRATCH.with_borrow_mut(|scratch| {
+                    scratch.clear();
+                    let part = block_of(b * block_rows..((b + 1) * block_rows).min(n), scratch);
+                    scratch.sort_rows_into(k, block);
+                    part
+                })
             })
             .collect();
-        let neg_entropy = parts.iter().map(|p| p.1).sum();
-        let soft_min = parts.iter().map(|p| p.2).sum();
+        let neg_entropy = parts.iter().map(|p| p.0).sum();
+        let soft_min = parts.iter().map(|p| p.1).sum();
         Assignment {
             k,
             n,
             order,
             position,
             block_rows,
-            blocks: parts.into_iter().map(|p| p.0).collect(),
+            blocks,
             neg_entropy,
             soft_min,
         }
@@ -561,9 +651,37 @@ impl Assignment {
         })
     }
 
-    /// `R^T X` (K x p) for `X` (N x p).
+    /// `R^T X` (K x p) for `X` (N x p); narrow `X` (such as `Z`) by scalar updates.
     pub(crate) fn tr_mul(&self, x: &DMatrix<f64>) -> DMatrix<f64> {
-        self.tr_mul_rows(&LaneRows::new(x))
+        let p = x.ncols();
+        if p >= LANES {
+            return self.tr_mul_rows(&LaneRows::new(x));
+        }
+        assert_eq!(x.nrows(), self.n, "one row of X per point");
+        // X^T (p x N): point i's row is the contiguous column i.
+        let xt = x.transpose();
+        let (k, rows) = (self.k, self.block_rows);
+        let parts: Vec<Vec<f64>> = self
+            .blocks
+            .par_iter()
+            .enumerate()
+            .map(|(bi, b)| {
+                let mut acc = vec![0.0; k * p];
+                for (i, &point) in b.point.iter().enumerate() {
+                    let xi = xt.column(bi * rows + point as usize);
+                    let (pos, val) = b.row(i);
+                    for (&q, &v) in pos.iter().zip(val) {
+                        let q = q as usize;
+                        for (a, &xj) in acc[q * p..(q + 1) * p].iter_mut().zip(xi.iter()) {
+                            *a += v * xj;
+                        }
+                    }
+                }
+                acc
+            })
+            .collect();
+        let by_position = sum_in_order(parts);
+        DMatrix::from_fn(k, p, |c, j| by_position[self.position[c] * p + j])
     }
 
     /// `R G` (N x p) for `G` (K x p).
@@ -583,13 +701,14 @@ impl Assignment {
                 .par_chunks_mut(self.block_rows * p)
                 .zip(&self.blocks)
                 .for_each(|(out, b)| {
-                    for (i, oi) in out.chunks_mut(p).enumerate() {
+                    for (i, &point) in b.point.iter().enumerate() {
+                        let point = point as usize;
                         let (pos, val) = b.row(i);
-                        for (&q, &v) in pos.iter().zip(val) {
-                            let q = q as usize;
-                            for (o, &gq) in oi.iter_mut().zip(&gp[q * p..(q + 1) * p]) {
-                                *o += v * gq;
-                            }
+                        for (j, o) in out[point * p..(point + 1) * p].iter_mut().enumerate() {
+                            *o = pos
+                                .iter()
+                                .zip(val)
+                                .fold(0.0, |s, (&q, &v)| s + v * gp[q as usize * p + j]);
                         }
                     }
                 });
@@ -606,8 +725,8 @@ impl Assignment {
             .enumerate()
             .map(|(bi, b)| {
                 let mut sum = 0.0;
-                for i in 0..b.rows() {
-                    let col = dist.column(bi * rows + i);
+                for (i, &point) in b.point.iter().enumerate() {
+                    let col = dist.column(bi * rows + point as usize);
                     let (pos, val) = b.row(i);
                     for (&q, &v) in pos.iter().zip(val) {
                         sum += v * col[self.order[q as usize]];
@@ -624,10 +743,13 @@ impl Assignment {
     pub(crate) fn to_dense(&self) -> DMatrix<f64> {
         let mut r = DMatrix::zeros(self.n, self.k);
         for (bi, b) in self.blocks.iter().enumerate() {
-            for i in 0..b.rows() {
+            for (i, &point) in b.point.iter().enumerate() {
                 let (pos, val) = b.row(i);
                 for (&q, &v) in pos.iter().zip(val) {
-                    r[(bi * self.block_rows + i, self.order[q as usize])] = v;
+                    r[(
+                        bi * self.block_rows + point as usize,
+                        self.order[q as usize],
+                    )] = v;
                 }
             }
         }
@@ -681,8 +803,7 @@ widest_simd! {
         let mut acc = vec![Lane::default(); k * width];
         let mut dense = vec![Lane::default(); width];
         let mut runs: Vec<(usize, usize)> = Vec::new();
-        for (b, &i) in blocks.iter().flat_map(|b| b.by_position.iter().map(move |i| (b, i))) {
-            let i = i as usize;
+        for (b, i) in blocks.iter().flat_map(|b| (0..b.rows()).map(move |i| (b, i))) {
             let (pos, val) = b.row(i);
             if pos.is_empty() {
                 continue;
@@ -722,9 +843,9 @@ widest_simd! {
     /// block's rows of `X` one after the other.
     fn tr_mul_block(b: &Block, x: &[Lane], width: usize, k: usize) -> Vec<Lane> {
         let mut acc = vec![Lane::default(); k * width];
-        for &i in &b.by_position {
-            let i = i as usize;
-            let xi = &x[i * width..(i + 1) * width];
+        for (i, &point) in b.point.iter().enumerate() {
+            let point = point as usize;
+            let xi = &x[point * width..(point + 1) * width];
             let (pos, val) = b.row(i);
             for (&q, &v) in pos.iter().zip(val) {
                 let q = q as usize;
