@@ -955,7 +955,6 @@ mod tests {
                 worst = worst.max((got - v.exp()).abs() / v.exp());
             }
         }
-        eprintln!("WORST {worst:e}");
         assert!(worst < 3.0 * f64::EPSILON, "worst relative error {worst:e}");
         assert_eq!(assign::exp_lanes([0.0; 8]), [1.0; 8]);
     }

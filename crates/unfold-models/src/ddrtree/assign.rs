@@ -487,7 +487,10 @@ widest_simd! {
 
 /// Appends softmax rows to a block, summing their parts of the objective.
 struct SoftmaxRows {
+    /// Every centre's exponent, then (compacted) those kept.
     exponents: Vec<f64>,
+    /// The positions of the kept exponents.
+    kept: Vec<u32>,
     neg_entropy: f64,
     soft_min: f64,
 }
@@ -495,7 +498,8 @@ struct SoftmaxRows {
 impl SoftmaxRows {
     fn new(k: usize) -> Self {
         SoftmaxRows {
-            exponents: Vec::with_capacity(k),
+            exponents: vec![0.0; k],
+            kept: vec![0; k],
             neg_entropy: 0.0,
             soft_min: 0.0,
         }
@@ -503,46 +507,58 @@ impl SoftmaxRows {
 
     /// The softmax of one point from its squared distances `d` to the centres (in position
     /// order), shifted by the smallest distance so the largest exponent is exactly 0 (spec
-    /// P9); only entries above [`NEGLIGIBLE_EXPONENT`] are exponentiated and kept.
+    /// P9); only entries above [`NEGLIGIBLE_EXPONENT`] are exponentiated and kept. Each
+    /// step is a separate branch-free pass (vector division, compaction, vector `exp`,
+    /// normalisation).
     #[inline(always)]
     fn push(&mut self, d: &[f64], sigma: f64, block: &mut Block) {
         let shift = min_of(d);
-        // A necessary condition for `-(d - shift) / sigma > NEGLIGIBLE_EXPONENT`, with a
-        // margin for the rounding of the division.
-        let cutoff = -NEGLIGIBLE_EXPONENT * sigma * (1.0 + 1e-9);
-        let start = block.val.len();
-        self.exponents.clear();
-        for (p, &dp) in d.iter().enumerate() {
-            if dp - shift < cutoff {
-                let x = -(dp - shift) / sigma;
-                if x > NEGLIGIBLE_EXPONENT {
-                    block.pos.push(p as u32);
-                    self.exponents.push(x);
-                }
-            }
+        let exponents = &mut self.exponents[..d.len()];
+        for (x, &dp) in exponents.iter_mut().zip(d) {
+            *x = -(dp - shift) / sigma;
         }
-        for chunk in self.exponents.chunks(LANES) {
+        // Compaction in place (the write index never passes the read index).
+        let mut count = 0;
+        for p in 0..d.len() {
+            let x = exponents[p];
+            exponents[count] = x;
+            self.kept[count] = p as u32;
+            count += usize::from(x > NEGLIGIBLE_EXPONENT);
+        }
+        let (exponents, kept) = (&exponents[..count], &self.kept[..count]);
+        let start = block.val.len();
+        block.pos.extend_from_slice(kept);
+        for chunk in exponents.chunks(LANES) {
             let mut x = [0.0; LANES];
             x[..chunk.len()].copy_from_slice(chunk);
             block.val.extend_from_slice(&exp_lanes(x)[..chunk.len()]);
         }
-        let total = block.val[start..].iter().fold(0.0, |t, v| t + v);
+        let row = &mut block.val[start..];
+        let total = row.iter().fold(0.0, |t, v| t + v);
         let log_total = total.ln();
-        let mut kept = start;
-        let mut neg_entropy = 0.0;
-        for (j, &x) in (start..block.val.len()).zip(&self.exponents) {
-            let v = block.val[j] / total;
-            if v > 0.0 {
-                // log r_ij = -(d_ij - shift)/sigma - log total, exact when r_ij is tiny.
-                neg_entropy += sigma * v * (x - log_total);
-                block.val[kept] = v;
-                block.pos[kept] = block.pos[j];
-                kept += 1;
-            }
+        for v in row.iter_mut() {
+            *v /= total;
         }
-        block.val.truncate(kept);
-        block.pos.truncate(kept);
-        block.ptr.push(kept);
+        // log r_ij = -(d_ij - shift)/sigma - log total, exact when r_ij is tiny.
+        let neg_entropy = row
+            .iter()
+            .zip(exponents)
+            .fold(0.0, |s, (v, x)| s + sigma * v * (x - log_total));
+        if row.contains(&0.0) {
+            // Entries that underflowed in the normalisation are dropped (adding their zero
+            // terms above changed nothing).
+            let mut kept = start;
+            for j in start..block.val.len() {
+                if block.val[j] > 0.0 {
+                    block.val[kept] = block.val[j];
+                    block.pos[kept] = block.pos[j];
+                    kept += 1;
+                }
+            }
+            block.val.truncate(kept);
+            block.pos.truncate(kept);
+        }
+        block.ptr.push(block.val.len());
         self.neg_entropy += neg_entropy;
         self.soft_min += shift - sigma * log_total;
     }
@@ -660,6 +676,7 @@ impl Assignment {
         assert_eq!(x.nrows(), self.n, "one row of X per point");
         // X^T (p x N): point i's row is the contiguous column i.
         let xt = x.transpose();
+        let xt = xt.as_slice();
         let (k, rows) = (self.k, self.block_rows);
         let parts: Vec<Vec<f64>> = self
             .blocks
@@ -668,11 +685,12 @@ impl Assignment {
             .map(|(bi, b)| {
                 let mut acc = vec![0.0; k * p];
                 for (i, &point) in b.point.iter().enumerate() {
-                    let xi = xt.column(bi * rows + point as usize);
+                    let point = bi * rows + point as usize;
+                    let xi = &xt[point * p..(point + 1) * p];
                     let (pos, val) = b.row(i);
                     for (&q, &v) in pos.iter().zip(val) {
                         let q = q as usize;
-                        for (a, &xj) in acc[q * p..(q + 1) * p].iter_mut().zip(xi.iter()) {
+                        for (a, &xj) in acc[q * p..(q + 1) * p].iter_mut().zip(xi) {
                             *a += v * xj;
                         }
                     }
@@ -704,11 +722,23 @@ impl Assignment {
                     for (i, &point) in b.point.iter().enumerate() {
                         let point = point as usize;
                         let (pos, val) = b.row(i);
-                        for (j, o) in out[point * p..(point + 1) * p].iter_mut().enumerate() {
-                            *o = pos
-                                .iter()
-                                .zip(val)
-                                .fold(0.0, |s, (&q, &v)| s + v * gp[q as usize * p + j]);
+                        let oi = &mut out[point * p..(point + 1) * p];
+                        if p <= LANES {
+                            let mut acc = [0.0; LANES];
+                            for (&q, &v) in pos.iter().zip(val) {
+                                let gq = &gp[q as usize * p..(q as usize + 1) * p];
+                                for (a, &g) in acc.iter_mut().zip(gq) {
+                                    *a += v * g;
+                                }
+                            }
+                            oi.copy_from_slice(&acc[..p]);
+                        } else {
+                            for (j, o) in oi.iter_mut().enumerate() {
+                                *o = pos
+                                    .iter()
+                                    .zip(val)
+                                    .fold(0.0, |s, (&q, &v)| s + v * gp[q as usize * p + j]);
+                            }
                         }
                     }
                 });
