@@ -683,19 +683,26 @@ impl Assignment {
             .par_iter()
             .enumerate()
             .map(|(bi, b)| {
-                let mut acc = vec![0.0; k * p];
-                for (i, &point) in b.point.iter().enumerate() {
-                    let point = bi * rows + point as usize;
-                    let xi = &xt[point * p..(point + 1) * p];
-                    let (pos, val) = b.row(i);
-                    for (&q, &v) in pos.iter().zip(val) {
-                        let q = q as usize;
-                        for (a, &xj) in acc[q * p..(q + 1) * p].iter_mut().zip(xi) {
-                            *a += v * xj;
+                let x = &xt[bi * rows * p..];
+                match p {
+                    1 => narrow_tr_mul_block::<1>(b, x, k),
+                    2 => narrow_tr_mul_block::<2>(b, x, k),
+                    3 => narrow_tr_mul_block::<3>(b, x, k),
+                    _ => {
+                        let mut acc = vec![0.0; k * p];
+                        for (i, &point) in b.point.iter().enumerate() {
+                            let xi = &x[point as usize * p..(point as usize + 1) * p];
+                            let (pos, val) = b.row(i);
+                            for (&q, &v) in pos.iter().zip(val) {
+                                let q = q as usize;
+                                for (a, &xj) in acc[q * p..(q + 1) * p].iter_mut().zip(xi) {
+                                    *a += v * xj;
+                                }
+                            }
                         }
+                        acc
                     }
                 }
-                acc
             })
             .collect();
         let by_position = sum_in_order(parts);
@@ -886,4 +893,22 @@ widest_simd! {
         }
         acc
     }
+}
+
+/// The block's `R^T X` by positions (row-major K x P) for `X` with `P` columns, `x`
+/// holding the block's rows one after the other.
+fn narrow_tr_mul_block<const P: usize>(b: &Block, x: &[f64], k: usize) -> Vec<f64> {
+    let mut acc = vec![[0.0; P]; k];
+    for (i, &point) in b.point.iter().enumerate() {
+        let point = point as usize;
+        let xi: [f64; P] = x[point * P..(point + 1) * P].try_into().unwrap();
+        let (pos, val) = b.row(i);
+        for (&q, &v) in pos.iter().zip(val) {
+            let a = &mut acc[q as usize];
+            for j in 0..P {
+                a[j] += v * xi[j];
+            }
+        }
+    }
+    acc.into_iter().flatten().collect()
 }
