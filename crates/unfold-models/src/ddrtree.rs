@@ -443,7 +443,7 @@ pub fn r_residual_term(residual: &DMatrix<f64>, dim: usize) -> Result<f64> {
     residual_term_from(n.min(p), dim, &tr_mul_self(residual), |v| mul(residual, v))
 }
 
-/// [`r_residual_term`] of `E = Y - Z W^T`, formed by small blocks of rows (never whole).
+/// [`r_residual_term`] of `E = Y - Z W^T`, formed by small blocks of rows.
 fn r_residual_term_of(
     y: &DMatrix<f64>,
     z: &DMatrix<f64>,
@@ -467,20 +467,24 @@ fn r_residual_term_of(
         );
         e
     };
-    let parts = blocks
+    let (residuals, parts): (Vec<DMatrix<f64>>, Vec<DMatrix<f64>>) = blocks
         .par_iter()
-        .map(|rows| lower_gram(as_faer(&residual(rows))));
-    let ete = sum_and_mirror(parts.collect());
+        .map(|rows| {
+            let e = residual(rows);
+            let gram = lower_gram(as_faer(&e));
+            (e, gram)
+        })
+        .unzip();
+    let ete = sum_and_mirror(parts);
     residual_term_from(n.min(p), dim, &ete, |v| {
-        let parts: Vec<DMatrix<f64>> = blocks
+        let parts: Vec<DMatrix<f64>> = residuals
             .par_iter()
-            .map(|rows| {
-                let e = residual(rows);
+            .map(|e| {
                 let mut u = DMatrix::zeros(e.nrows(), v.ncols());
                 matmul(
                     as_faer_mut(&mut u),
                     Accum::Replace,
-                    as_faer(&e),
+                    as_faer(e),
                     as_faer(v),
                     1.0,
                     faer::Par::Seq,

@@ -507,25 +507,33 @@ impl SoftmaxRows {
 
     /// The softmax of one point from its squared distances `d` to the centres (in position
     /// order), shifted by the smallest distance so the largest exponent is exactly 0 (spec
-    /// P9); only entries above [`NEGLIGIBLE_EXPONENT`] are exponentiated and kept. Each
-    /// step is a separate branch-free pass (vector division, compaction, vector `exp`,
-    /// normalisation).
+    /// P9); only entries above [`NEGLIGIBLE_EXPONENT`] are exponentiated and kept. The
+    /// candidates are found eight at a time by a vector comparison (they lie on a few runs
+    /// of positions), and `exp` and the normalisation run in vector lanes.
     #[inline(always)]
     fn push(&mut self, d: &[f64], sigma: f64, block: &mut Block) {
         let shift = min_of(d);
-        let exponents = &mut self.exponents[..d.len()];
-        for (x, &dp) in exponents.iter_mut().zip(d) {
-            *x = -(dp - shift) / sigma;
-        }
-        // Compaction in place (the write index never passes the read index).
+        // A necessary condition for `-(d - shift) / sigma > NEGLIGIBLE_EXPONENT`, with a
+        // margin for the rounding of the division.
+        let cutoff = -NEGLIGIBLE_EXPONENT * sigma * (1.0 + 1e-9);
         let mut count = 0;
-        for p in 0..d.len() {
-            let x = exponents[p];
-            exponents[count] = x;
-            self.kept[count] = p as u32;
-            count += usize::from(x > NEGLIGIBLE_EXPONENT);
+        for (c, chunk) in d.chunks(LANES).enumerate() {
+            let mut mask = 0u32;
+            for (l, &dp) in chunk.iter().enumerate() {
+                mask |= u32::from(dp - shift < cutoff) << l;
+            }
+            while mask != 0 {
+                let p = c * LANES + mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                let x = -(d[p] - shift) / sigma;
+                if x > NEGLIGIBLE_EXPONENT {
+                    self.exponents[count] = x;
+                    self.kept[count] = p as u32;
+                    count += 1;
+                }
+            }
         }
-        let (exponents, kept) = (&exponents[..count], &self.kept[..count]);
+        let (exponents, kept) = (&self.exponents[..count], &self.kept[..count]);
         let start = block.val.len();
         block.pos.extend_from_slice(kept);
         for chunk in exponents.chunks(LANES) {
