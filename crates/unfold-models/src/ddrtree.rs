@@ -988,13 +988,13 @@ mod tests {
         }
         for v in 0..60 {
             let mut members = Vec::new();
-            for u in 0..60 {
+            for (u, &pu) in position.iter().enumerate() {
                 let mut w = u;
                 while w != v && parent[w] != usize::MAX {
                     w = parent[w];
                 }
                 if w == v {
-                    members.push(position[u]);
+                    members.push(pu);
                 }
             }
             members.sort_unstable();

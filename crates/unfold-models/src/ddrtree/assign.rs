@@ -245,8 +245,8 @@ fn sum_lanes_in_order(parts: Vec<Vec<Lane>>) -> Vec<Lane> {
 #[inline(always)]
 pub(crate) fn exp_lanes(x: [f64; LANES]) -> [f64; LANES] {
     const LOG2_E: f64 = std::f64::consts::LOG2_E;
-    const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
-    const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
     // Adding and subtracting 1.5 * 2^52 rounds to the nearest integer.
     const ROUND: f64 = 6_755_399_441_055_744.0;
     const INV_FACT: [f64; 14] = [
