@@ -29,12 +29,19 @@
 //! [`Compat::R`] reproduces the conventions of the public R package (spec §10): see
 //! [`Compat`] and `docs/methods/ddrtree.md`.
 
+mod assign;
+
 use crate::traits::{check_fit_input, Embedding};
+#[cfg(test)]
+use assign::soft_assign_to;
+use assign::{nearest_centres, soft_assign, soft_assign_reusing, tree_order, Assignment, LaneRows};
 use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::Accum;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_graph::minimum_spanning_tree_dense;
 use unfold_linalg::view::{as_faer, as_faer_mut, par};
@@ -143,14 +150,7 @@ impl DdrTreeParams {
             Compat::R => DVector::zeros(y.ncols()),
         };
         let yc = DMatrix::from_fn(n, y.ncols(), |i, j| y[(i, j)] - mean[j]);
-        let problem = Problem {
-            y: &yc,
-            yty: tr_mul(&yc, &yc),
-            lambda,
-            sigma: self.sigma,
-            gamma: self.gamma,
-            dim: self.dim,
-        };
+        let problem = Problem::new(&yc, lambda, self.sigma, self.gamma, self.dim);
         let w = top_eigenvectors(&problem.yty, self.dim)?;
         let z = &yc * &w;
         let c = if k == n {
@@ -237,34 +237,13 @@ pub(crate) struct State {
 /// The data and parameters of one fit.
 pub(crate) struct Problem<'a> {
     pub(crate) y: &'a DMatrix<f64>,
+    /// The rows of `Y` laid out for `R^T Y`.
+    pub(crate) y_rows: LaneRows,
     pub(crate) yty: DMatrix<f64>,
     pub(crate) lambda: f64,
     pub(crate) sigma: f64,
     pub(crate) gamma: f64,
     pub(crate) dim: usize,
-}
-
-/// Soft assignments (32) and their part of the objective.
-pub(crate) struct Assignment {
-    /// `R`, dense or by non-zeros.
-    storage: Storage,
-    /// The number of centres `K`.
-    k: usize,
-    /// `sigma sum_ik r_ik log r_ik`.
-    pub(crate) neg_entropy: f64,
-    /// `-sigma sum_i log sum_k exp(-d_ik / sigma)`, the minimum over `R` of
-    /// `sum r d + sigma sum r log r`.
-    pub(crate) soft_min: f64,
-}
-
-/// How `R` is stored. With a small sigma most `r_ik` underflow to exactly zero and the
-/// sparse form makes every product with `R` cost `O(nnz)`; otherwise blocked dense products
-/// are faster.
-enum Storage {
-    /// `R^T` (K x N): point `i`'s assignments are the contiguous column `i`.
-    Dense(DMatrix<f64>),
-    /// The non-zero `(k, r_ik)` of each point `i`.
-    Sparse(Vec<Vec<(usize, f64)>>),
 }
 
 struct Run {
@@ -274,7 +253,25 @@ struct Run {
     converged: bool,
 }
 
-impl Problem<'_> {
+impl<'a> Problem<'a> {
+    pub(crate) fn new(
+        y: &'a DMatrix<f64>,
+        lambda: f64,
+        sigma: f64,
+        gamma: f64,
+        dim: usize,
+    ) -> Self {
+        Problem {
+            y,
+            y_rows: LaneRows::new(y),
+            yty: tr_mul_self(y),
+            lambda,
+            sigma,
+            gamma,
+            dim,
+        }
+    }
+
     /// Algorithm 2 with the paper's objective, checked after every iteration.
     fn run_paper(&self, mut state: State, max_iter: usize, tol: f64) -> Result<Run> {
         let mut dist = sq_dists_to(&state.c, &state.z);
@@ -283,7 +280,8 @@ impl Problem<'_> {
         for _ in 0..max_iter {
             edges = spanning_tree(&state.c)?;
             let lap = tree_laplacian(&edges, state.c.nrows());
-            let assign = soft_assign(&dist, self.sigma);
+            let order = tree_order(&edges, state.c.nrows());
+            let assign = soft_assign(&dist, self.sigma, order);
             state = self.update_wzc(&lap, &assign)?;
             dist = sq_dists_to(&state.c, &state.z);
             let f = self.objective(&state, &edges, &assign, &dist);
@@ -323,14 +321,15 @@ impl Problem<'_> {
     /// The R package's loop: tree and assignments, objective, stopping test, then update.
     fn run_r(&self, mut state: State, max_iter: usize, tol: f64) -> Result<Run> {
         let mut history: Vec<f64> = Vec::new();
+        // The previous iteration's assignments, whose buffers the next one reuses.
+        let mut spare = None;
         let mut edges = Vec::new();
         for _ in 0..max_iter {
             edges = spanning_tree(&state.c)?;
             let lap = tree_laplacian(&edges, state.c.nrows());
-            let dist = sq_dists_to(&state.c, &state.z);
-            let assign = soft_assign(&dist, self.sigma);
-            let residual = self.y - &state.z * state.w.transpose();
-            let f = r_residual_term(&residual, self.dim)?
+            let order = tree_order(&edges, state.c.nrows());
+            let assign = soft_assign_reusing(&state.z, &state.c, self.sigma, order, spare.take());
+            let f = r_residual_term_of(self.y, &state.z, &state.w, self.dim)?
                 + self.lambda * tree_energy(&state.c, &edges)
                 + self.gamma * assign.soft_min;
             let stop = history
@@ -346,6 +345,7 @@ impl Problem<'_> {
                 });
             }
             state = self.update_wzc(&lap, &assign)?;
+            spare = Some(assign);
         }
         Ok(Run {
             state,
@@ -363,7 +363,7 @@ impl Problem<'_> {
         a.zip_apply(&m, |aij, mij| *aij = (1.0 + g) / g * mij - *aij);
         let a_chol = Cholesky::new(&symmetrised(a), "DDRTree: the K x K Woodbury system")
             .map_err(|e| singular_advice(e, "((1+gamma)/gamma) M - R^T R"))?;
-        let b = r.tr_mul(self.y);
+        let b = r.tr_mul_rows(&self.y_rows);
         let ainv_b = a_chol.solve(&b);
         let mut yqy = tr_mul(&b, &ainv_b);
         yqy += &self.yty;
@@ -440,13 +440,81 @@ fn singular_advice(e: Error, what: &str) -> Error {
 /// `t(E)`), squared. Neither equals `||E||_F^2`; they are reproduced for agreement only.
 pub fn r_residual_term(residual: &DMatrix<f64>, dim: usize) -> Result<f64> {
     let (n, p) = residual.shape();
-    let ete = symmetrised(tr_mul(residual, residual));
-    if dim >= n.min(p) {
-        let top = largest_eigenpairs(SymMatrix::Dense(&ete), 1)?;
+    residual_term_from(n.min(p), dim, &tr_mul_self(residual), |v| mul(residual, v))
+}
+
+/// [`r_residual_term`] of `E = Y - Z W^T`, formed by small blocks of rows.
+fn r_residual_term_of(
+    y: &DMatrix<f64>,
+    z: &DMatrix<f64>,
+    w: &DMatrix<f64>,
+    dim: usize,
+) -> Result<f64> {
+    let (n, p) = y.shape();
+    let blocks: Vec<Range<usize>> = (0..n.div_ceil(RESIDUAL_ROWS))
+        .map(|b| b * RESIDUAL_ROWS..((b + 1) * RESIDUAL_ROWS).min(n))
+        .collect();
+    let residual = |rows: &Range<usize>| {
+        let mut e = DMatrix::zeros(rows.len(), y.ncols());
+        as_faer_mut(&mut e).copy_from(as_faer(y).subrows(rows.start, rows.len()));
+        matmul(
+            as_faer_mut(&mut e),
+            Accum::Add,
+            as_faer(z).subrows(rows.start, rows.len()),
+            as_faer(w).transpose(),
+            -1.0,
+            faer::Par::Seq,
+        );
+        e
+    };
+    let (residuals, parts): (Vec<DMatrix<f64>>, Vec<DMatrix<f64>>) = blocks
+        .par_iter()
+        .map(|rows| {
+            let e = residual(rows);
+            let gram = lower_gram(as_faer(&e));
+            (e, gram)
+        })
+        .unzip();
+    let ete = sum_and_mirror(parts);
+    residual_term_from(n.min(p), dim, &ete, |v| {
+        let parts: Vec<DMatrix<f64>> = residuals
+            .par_iter()
+            .map(|e| {
+                let mut u = DMatrix::zeros(e.nrows(), v.ncols());
+                matmul(
+                    as_faer_mut(&mut u),
+                    Accum::Replace,
+                    as_faer(e),
+                    as_faer(v),
+                    1.0,
+                    faer::Par::Seq,
+                );
+                u
+            })
+            .collect();
+        let mut u = DMatrix::zeros(n, v.ncols());
+        for (rows, part) in blocks.iter().zip(&parts) {
+            u.rows_mut(rows.start, rows.len()).copy_from(part);
+        }
+        u
+    })
+}
+
+/// Rows per block of the residual in [`r_residual_term_of`] (small blocks stay in cache
+/// and are allocated from the heap, not mapped afresh).
+const RESIDUAL_ROWS: usize = 256;
+
+/// [`r_residual_term`] from `E^T E` and `u_of(V) = E V`, for `rank = min(N, D)`.
+fn residual_term_from<F>(rank: usize, dim: usize, ete: &DMatrix<f64>, u_of: F) -> Result<f64>
+where
+    F: FnOnce(&DMatrix<f64>) -> DMatrix<f64>,
+{
+    if dim >= rank {
+        let top = largest_eigenpairs(SymMatrix::Dense(ete), 1)?;
         return Ok(top.values[0].max(0.0).powi(2));
     }
-    let eig = largest_eigenpairs(SymMatrix::Dense(&ete), dim)?;
-    let u = residual * &eig.vectors;
+    let eig = largest_eigenpairs(SymMatrix::Dense(ete), dim)?;
+    let u = u_of(&eig.vectors);
     let mut largest = 0.0f64;
     for (col, &s2) in u.column_iter().zip(eig.values.iter()) {
         let s = s2.max(0.0).sqrt();
@@ -486,170 +554,6 @@ pub(crate) fn tree_laplacian(edges: &[(usize, usize, f64)], k: usize) -> DMatrix
     lap
 }
 
-/// Lemma 1 (32): `r_ik = exp(-d_ik/sigma) / sum_k' exp(-d_ik'/sigma)` from
-/// `dist[(k, i)] = ||z_i - c_k||^2` (K x N), each point shifted by its smallest distance so
-/// the largest exponent is exactly 0 (spec P9), and entries below `1e-16` of the largest
-/// dropped ([`NEGLIGIBLE_EXPONENT`]). Points are processed in parallel.
-pub(crate) fn soft_assign(dist: &DMatrix<f64>, sigma: f64) -> Assignment {
-    let (k, n) = dist.shape();
-    let mut rt = DMatrix::zeros(k, n);
-    let terms: Vec<(f64, f64, usize)> = rt
-        .as_mut_slice()
-        .par_chunks_mut(k.max(1))
-        .zip(dist.as_slice().par_chunks(k.max(1)))
-        .map(|(r, d)| {
-            let shift = d.iter().copied().fold(f64::INFINITY, f64::min);
-            let mut total = 0.0;
-            for (rj, &dj) in r.iter_mut().zip(d) {
-                let x = -(dj - shift) / sigma;
-                *rj = if x > NEGLIGIBLE_EXPONENT {
-                    x.exp()
-                } else {
-                    0.0
-                };
-                total += *rj;
-            }
-            let log_total = total.ln();
-            let (mut neg_entropy, mut nnz) = (0.0, 0);
-            for (rj, &dj) in r.iter_mut().zip(d) {
-                *rj /= total;
-                if *rj > 0.0 {
-                    // log r_ij = -(d_ij - shift)/sigma - log total, exact when r_ij is tiny.
-                    neg_entropy += sigma * *rj * (-(dj - shift) / sigma - log_total);
-                    nnz += 1;
-                }
-            }
-            (neg_entropy, shift - sigma * log_total, nnz)
-        })
-        .collect();
-    let neg_entropy = terms.iter().map(|t| t.0).sum();
-    let soft_min = terms.iter().map(|t| t.1).sum();
-    let nnz: usize = terms.iter().map(|t| t.2).sum();
-    let storage = if nnz as f64 > DENSE_SHARE * (n * k) as f64 {
-        Storage::Dense(rt)
-    } else {
-        let rows = rt.column_iter().map(|col| {
-            let nonzero = col.iter().enumerate().filter(|&(_, &v)| v > 0.0);
-            nonzero.map(|(j, &v)| (j, v)).collect()
-        });
-        Storage::Sparse(rows.collect())
-    };
-    Assignment {
-        storage,
-        k,
-        neg_entropy,
-        soft_min,
-    }
-}
-
-/// Assignments below `e^-37 < 1e-16` times the point's largest are set to zero: they
-/// change no sum at double precision, and with a small sigma dropping them leaves `R`
-/// sparse.
-const NEGLIGIBLE_EXPONENT: f64 = -37.0;
-
-/// Above this share of non-zeros `R` stays dense: blocked matrix products run an order of
-/// magnitude more flops per second than the sparse loops.
-const DENSE_SHARE: f64 = 0.05;
-
-impl Assignment {
-    /// The column sums `1^T R` (the diagonal of Gamma).
-    fn col_sums(&self) -> Vec<f64> {
-        match &self.storage {
-            Storage::Dense(rt) => rt.row_iter().map(|row| row.sum()).collect(),
-            Storage::Sparse(rows) => {
-                let mut sums = vec![0.0; self.k];
-                for &(k, v) in rows.iter().flatten() {
-                    sums[k] += v;
-                }
-                sums
-            }
-        }
-    }
-
-    /// `R^T R` (K x K).
-    fn gram(&self) -> DMatrix<f64> {
-        match &self.storage {
-            Storage::Dense(rt) => mul_tr(rt, rt),
-            Storage::Sparse(rows) => {
-                let mut g = DMatrix::zeros(self.k, self.k);
-                for row in rows {
-                    for &(a, ra) in row {
-                        for &(b, rb) in row {
-                            g[(a, b)] += ra * rb;
-                        }
-                    }
-                }
-                g
-            }
-        }
-    }
-
-    /// `R^T X` (K x p) for `X` (N x p).
-    fn tr_mul(&self, x: &DMatrix<f64>) -> DMatrix<f64> {
-        match &self.storage {
-            Storage::Dense(rt) => mul(rt, x),
-            Storage::Sparse(rows) => {
-                let mut out = DMatrix::zeros(self.k, x.ncols());
-                for (xc, mut oc) in x.column_iter().zip(out.column_iter_mut()) {
-                    for (row, &xi) in rows.iter().zip(xc.iter()) {
-                        for &(k, r) in row {
-                            oc[k] += r * xi;
-                        }
-                    }
-                }
-                out
-            }
-        }
-    }
-
-    /// `R G` (N x p) for `G` (K x p).
-    fn mul(&self, g: &DMatrix<f64>) -> DMatrix<f64> {
-        match &self.storage {
-            Storage::Dense(rt) => tr_mul(rt, g),
-            Storage::Sparse(rows) => {
-                let mut out = DMatrix::zeros(rows.len(), g.ncols());
-                for (gc, mut oc) in g.column_iter().zip(out.column_iter_mut()) {
-                    for (o, row) in oc.iter_mut().zip(rows) {
-                        *o = row.iter().map(|&(k, r)| r * gc[k]).sum();
-                    }
-                }
-                out
-            }
-        }
-    }
-
-    /// `sum_ik r_ik dist[(k, i)]`.
-    fn dot(&self, dist: &DMatrix<f64>) -> f64 {
-        match &self.storage {
-            Storage::Dense(rt) => rt.dot(dist),
-            Storage::Sparse(rows) => {
-                let per_point = rows.iter().enumerate();
-                let term = |(i, row): (usize, &Vec<(usize, f64)>)| -> f64 {
-                    row.iter().map(|&(k, r)| r * dist[(k, i)]).sum()
-                };
-                per_point.map(term).sum()
-            }
-        }
-    }
-
-    /// `R` as a dense N x K matrix.
-    #[cfg(test)]
-    fn to_dense(&self) -> DMatrix<f64> {
-        match &self.storage {
-            Storage::Dense(rt) => rt.transpose(),
-            Storage::Sparse(rows) => {
-                let mut r = DMatrix::zeros(rows.len(), self.k);
-                for (i, row) in rows.iter().enumerate() {
-                    for &(k, v) in row {
-                        r[(i, k)] = v;
-                    }
-                }
-                r
-            }
-        }
-    }
-}
-
 /// Top-`dim` eigenvectors (descending eigenvalues) of a symmetric matrix.
 pub(crate) fn top_eigenvectors(a: &DMatrix<f64>, dim: usize) -> Result<DMatrix<f64>> {
     Ok(largest_eigenpairs(SymMatrix::Dense(a), dim)?.vectors)
@@ -675,19 +579,59 @@ pub(crate) fn tr_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
     out
 }
 
-/// `a b^T` by a parallel faer product.
-pub(crate) fn mul_tr(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
-    let mut out = DMatrix::zeros(a.nrows(), b.nrows());
-    matmul(
+/// `a^T a`, exactly symmetric: blocks of rows in parallel, each a lower-triangular faer
+/// product (half the flops of a full one), summed in block order.
+pub(crate) fn tr_mul_self(a: &DMatrix<f64>) -> DMatrix<f64> {
+    let parts = row_blocks(a.nrows())
+        .into_par_iter()
+        .map(|rows| lower_gram(as_faer(a).subrows(rows.start, rows.len())));
+    sum_and_mirror(parts.collect())
+}
+
+/// Fixed blocks of rows `0..n` (so that block sums do not depend on the thread count).
+fn row_blocks(n: usize) -> Vec<Range<usize>> {
+    let rows = n
+        .div_ceil(n.div_ceil(SELF_PRODUCT_ROWS).clamp(1, 16))
+        .max(1);
+    (0..n.div_ceil(rows).max(1))
+        .map(|b| (b * rows).min(n)..((b + 1) * rows).min(n))
+        .collect()
+}
+
+/// The lower triangle of `a^T a` (the rest zero).
+fn lower_gram(a: faer::MatRef<'_, f64>) -> DMatrix<f64> {
+    let mut out = DMatrix::zeros(a.ncols(), a.ncols());
+    triangular::matmul(
         as_faer_mut(&mut out),
+        BlockStructure::TriangularLower,
         Accum::Replace,
-        as_faer(a),
-        as_faer(b).transpose(),
+        a.transpose(),
+        BlockStructure::Rectangular,
+        a,
+        BlockStructure::Rectangular,
         1.0,
-        par(),
+        faer::Par::Seq,
     );
     out
 }
+
+/// The sum of lower triangles in order, mirrored to a symmetric matrix.
+fn sum_and_mirror(parts: Vec<DMatrix<f64>>) -> DMatrix<f64> {
+    let mut parts = parts.into_iter();
+    let mut sum = parts.next().expect("at least one block");
+    for part in parts {
+        sum += part;
+    }
+    for j in 0..sum.ncols() {
+        for i in 0..j {
+            sum[(i, j)] = sum[(j, i)];
+        }
+    }
+    sum
+}
+
+/// Rows per block of [`tr_mul_self`] (at least).
+const SELF_PRODUCT_ROWS: usize = 1024;
 
 /// `a b` by a parallel faer product.
 pub(crate) fn mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
@@ -715,14 +659,9 @@ pub(crate) fn kmeans_evenly_started(z: &DMatrix<f64>, k: usize) -> DMatrix<f64> 
     let threshold = KMEANS_TOL * mean_var;
     let mut labels = vec![usize::MAX; n];
     for _ in 0..KMEANS_ROUNDS {
-        // dist[(j, i)] = ||z_i - c_j||^2: point i's distances are the contiguous column i.
-        let dist = sq_dists_to(&c, z);
-        let mut changed = false;
-        for (label, col) in labels.iter_mut().zip(dist.column_iter()) {
-            let best = col.argmin().0;
-            changed |= *label != best;
-            *label = best;
-        }
+        let nearest = nearest_centres(z, &c);
+        let changed = nearest != labels;
+        labels = nearest;
         if !changed {
             break;
         }
@@ -802,20 +741,13 @@ mod tests {
 
     /// A problem at its first iteration: state, tree, Laplacian and assignments.
     fn first_iteration(y: &DMatrix<f64>, k: usize, sigma: f64) -> (Problem<'_>, FirstStep) {
-        let problem = Problem {
-            y,
-            yty: tr_mul(y, y),
-            lambda: 3.0,
-            sigma,
-            gamma: 2.0,
-            dim: 2,
-        };
+        let problem = Problem::new(y, 3.0, sigma, 2.0, 2);
         let w = top_eigenvectors(&problem.yty, 2).unwrap();
         let z = y * &w;
         let c = kmeans_evenly_started(&z, k);
         let edges = spanning_tree(&c).unwrap();
         let lap = tree_laplacian(&edges, k);
-        let assign = soft_assign(&sq_dists_to(&c, &z), sigma);
+        let assign = soft_assign_to(&z, &c, sigma, tree_order(&edges, k));
         (problem, (edges, lap, assign))
     }
 
@@ -910,61 +842,165 @@ mod tests {
     fn soft_assignments_are_a_stable_softmax() {
         // Points as columns: dist[(k, i)] = ||z_i - c_k||^2.
         let dist = DMatrix::from_column_slice(3, 2, &[1.0, 2.0, 4.0, 1e4, 1e4 + 1.0, 3e4]);
-        for sigma in [0.7, 1e-6] {
-            let a = soft_assign(&dist, sigma);
-            let r = a.to_dense();
-            for i in 0..2 {
-                assert!((r.row(i).sum() - 1.0).abs() < 1e-15);
+        for order in [vec![0, 1, 2], vec![2, 0, 1]] {
+            for sigma in [0.7, 1e-6] {
+                let a = soft_assign(&dist, sigma, order.clone());
+                let r = a.to_dense();
+                for i in 0..2 {
+                    assert!((r.row(i).sum() - 1.0).abs() < 1e-15);
+                }
+                // At the optimal R, sum r d + sigma sum r log r = -sigma sum log sum exp(-d/sigma).
+                assert!(
+                    (a.dot(&dist) + a.neg_entropy - a.soft_min).abs() < 1e-9 * a.soft_min.abs()
+                );
+                assert!(r.iter().all(|v| v.is_finite()));
             }
-            // At the optimal R, sum r d + sigma sum r log r = -sigma sum log sum exp(-d/sigma).
-            assert!((a.dot(&dist) + a.neg_entropy - a.soft_min).abs() < 1e-9 * a.soft_min.abs());
-            assert!(r.iter().all(|v| v.is_finite()));
+            let r = soft_assign(&dist, 0.7, order.clone()).to_dense();
+            let z: f64 = (0..3).map(|k| (-dist[(k, 0)] / 0.7).exp()).sum();
+            assert!((r[(0, 1)] - (-2.0f64 / 0.7).exp() / z).abs() < 1e-15);
+            // With sigma = 1e-6 the second point's other centres underflow to exactly zero.
+            let a = soft_assign(&dist, 1e-6, order);
+            assert_eq!(
+                a.to_dense().row(1).iter().copied().collect::<Vec<_>>(),
+                [1.0, 0.0, 0.0]
+            );
+            assert_eq!(a.nnz(), 2);
         }
-        let r = soft_assign(&dist, 0.7).to_dense();
-        let z: f64 = (0..3).map(|k| (-dist[(k, 0)] / 0.7).exp()).sum();
-        assert!((r[(0, 1)] - (-2.0f64 / 0.7).exp() / z).abs() < 1e-15);
-        // With sigma = 1e-6 the second point's other centres underflow to exactly zero.
-        let r = soft_assign(&dist, 1e-6).to_dense();
-        assert_eq!(
-            r.row(1).iter().copied().collect::<Vec<_>>(),
-            [1.0, 0.0, 0.0]
-        );
+    }
+
+    #[test]
+    fn assignments_from_points_equal_the_dense_softmax() {
+        // Enough points for several row blocks; a small sigma leaves R sparse.
+        let (z, c) = (noise(1500, 2, 8), noise(40, 2, 9));
+        let dist = sq_dists_to(&c, &z);
+        let edges = spanning_tree(&c).unwrap();
+        for sigma in [5.0, 0.05] {
+            let a = soft_assign_to(&z, &c, sigma, tree_order(&edges, 40));
+            let b = soft_assign(&dist, sigma, (0..40).collect());
+            let r = a.to_dense();
+            let (mut neg_entropy, mut soft_min) = (0.0, 0.0);
+            for i in 0..1500 {
+                let col = dist.column(i);
+                let shift = col.min();
+                let total: f64 = col.iter().map(|d| (-(d - shift) / sigma).exp()).sum();
+                soft_min += shift - sigma * total.ln();
+                for k in 0..40 {
+                    let x = -(col[k] - shift) / sigma;
+                    let want = if x > -37.0 { x.exp() / total } else { 0.0 };
+                    assert!((r[(i, k)] - want).abs() <= 1e-12 * want, "{i} {k}");
+                    if want > 0.0 {
+                        neg_entropy += sigma * want * (x - total.ln());
+                    }
+                }
+            }
+            assert!((a.soft_min - soft_min).abs() < 1e-12 * soft_min.abs());
+            assert!((a.neg_entropy - neg_entropy).abs() < 1e-12 * neg_entropy.abs());
+            assert!((b.to_dense() - &r).norm() < 1e-12 * r.norm());
+            if sigma < 1.0 {
+                assert!(a.nnz() < 1500 * 40 / 2, "{} non-zeros", a.nnz());
+            }
+        }
     }
 
     #[test]
     fn sparse_products_match_dense() {
-        let z = noise(30, 2, 8);
-        let c = noise(5, 2, 9);
-        let dist = sq_dists_to(&c, &z);
-        let a = soft_assign(&dist, 0.2);
-        assert!(matches!(a.storage, Storage::Dense(_)));
-        let r = a.to_dense();
-        let rows = r.row_iter().map(|row| {
-            let nonzero = row.iter().enumerate().filter(|&(_, &v)| v > 0.0);
-            nonzero.map(|(k, &v)| (k, v)).collect()
+        // A random pattern (runs, gaps, empty rows) over several row blocks and a shuffled
+        // centre order.
+        let (n, k) = (1300, 37);
+        let mut rng = unfold_core::seeded_rng(8);
+        let r = DMatrix::from_fn(n, k, |i, c| {
+            let near = (i * 7 + c * 3) % 11 < 4 || (i % 5 == 0 && c % 9 == 1);
+            if i % 97 == 3 || !near {
+                0.0
+            } else {
+                rng.random::<f64>()
+            }
         });
-        let sparse = Assignment {
-            storage: Storage::Sparse(rows.collect()),
-            ..a
-        };
-        let x = noise(30, 4, 10);
-        let g = noise(5, 3, 11);
-        for a in [&sparse, &soft_assign(&dist, 0.2)] {
-            assert!((a.gram() - r.transpose() * &r).norm() < 1e-13);
-            assert!((a.tr_mul(&x) - r.transpose() * &x).norm() < 1e-12);
-            assert!((a.mul(&g) - &r * &g).norm() < 1e-12);
-            assert!((a.dot(&dist) - r.transpose().dot(&dist)).abs() < 1e-12);
-            let sums = a.col_sums();
-            for (k, s) in sums.iter().enumerate() {
-                assert!((s - r.column(k).sum()).abs() < 1e-13);
+        let mut order: Vec<usize> = (0..k).collect();
+        for j in (1..k).rev() {
+            order.swap(j, rng.random_range(0..=j));
+        }
+        let dist = noise(k, n, 12).map(f64::abs);
+        let x = noise(n, 50, 10);
+        let g = noise(k, 3, 11);
+        for order in [order, (0..k).collect()] {
+            let a = Assignment::from_dense(&r, order);
+            assert_eq!(a.to_dense(), r);
+            let close = |got: DMatrix<f64>, want: DMatrix<f64>| {
+                assert!((&got - &want).norm() <= 1e-12 * want.norm());
+            };
+            let gram = a.gram();
+            assert_eq!(gram, gram.transpose());
+            close(gram, r.transpose() * &r);
+            close(a.tr_mul(&x), r.transpose() * &x);
+            close(a.mul(&g), &r * &g);
+            let want = r.transpose().dot(&dist);
+            assert!((a.dot(&dist) - want).abs() < 1e-12 * want);
+            let sums = DMatrix::from_vec(1, k, a.col_sums());
+            close(sums, DMatrix::from_fn(1, k, |_, c| r.column(c).sum()));
+        }
+    }
+
+    #[test]
+    fn exp_lanes_is_exp_to_round_off() {
+        let mut rng = unfold_core::seeded_rng(14);
+        let mut worst = 0.0f64;
+        for trial in 0..20_000 {
+            let mut x = [0.0; 8];
+            for (l, v) in x.iter_mut().enumerate() {
+                *v = match (trial + l) % 4 {
+                    0 => -37.0 * rng.random::<f64>(),
+                    1 => -1e-3 * rng.random::<f64>(),
+                    2 => -((trial % 80) as f64) * 0.5 * std::f64::consts::LN_2,
+                    _ => 700.0 * (2.0 * rng.random::<f64>() - 1.0),
+                };
+            }
+            for (got, &v) in assign::exp_lanes(x).iter().zip(&x) {
+                worst = worst.max((got - v.exp()).abs() / v.exp());
             }
         }
-        // A small sigma leaves few non-zeros and the sparse form.
-        let many = sq_dists_to(&noise(60, 2, 12), &z);
-        assert!(matches!(
-            soft_assign(&many, 1e-4).storage,
-            Storage::Sparse(_)
-        ));
+        assert!(worst < 3.0 * f64::EPSILON, "worst relative error {worst:e}");
+        assert_eq!(assign::exp_lanes([0.0; 8]), [1.0; 8]);
+    }
+
+    #[test]
+    fn tree_order_keeps_subtrees_contiguous() {
+        let c = noise(60, 2, 13);
+        let edges = spanning_tree(&c).unwrap();
+        let order = tree_order(&edges, 60);
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..60).collect::<Vec<_>>());
+        let mut position = vec![0; 60];
+        for (p, &v) in order.iter().enumerate() {
+            position[v] = p;
+        }
+        // Rooted at order[0], every node's parent comes earlier, and the subtree of the
+        // node at position p fills positions p..p + size.
+        let mut parent = vec![usize::MAX; 60];
+        for &v in &order[1..] {
+            let neighbours = edges
+                .iter()
+                .filter_map(|&(a, b, _)| (a == v).then_some(b).or((b == v).then_some(a)));
+            let earlier: Vec<usize> = neighbours.filter(|&u| position[u] < position[v]).collect();
+            assert_eq!(earlier.len(), 1);
+            parent[v] = earlier[0];
+        }
+        for v in 0..60 {
+            let mut members = Vec::new();
+            for (u, &pu) in position.iter().enumerate() {
+                let mut w = u;
+                while w != v && parent[w] != usize::MAX {
+                    w = parent[w];
+                }
+                if w == v {
+                    members.push(pu);
+                }
+            }
+            members.sort_unstable();
+            let p = position[v];
+            assert_eq!(members, (p..p + members.len()).collect::<Vec<_>>());
+        }
     }
 
     #[test]
