@@ -254,6 +254,24 @@ struct Run {
 }
 
 impl<'a> Problem<'a> {
+    /// [`r_residual_term`] of `E = Y - Z W^T` without forming `E`: `E^T E = Y^T Y - G -
+    /// G^T + W (Z^T Z) W^T` with `G = (Y^T Z) W^T`, and `E V = Y V - Z (W^T V)`, which cost
+    /// `O(N D d)` instead of `O(N D^2)`. When the residual holds less than `1e-6` of the
+    /// data's sum of squares, the subtraction would lose more than six digits, and `E` is
+    /// formed block by block instead ([`r_residual_term_of`]).
+    fn r_residual_term(&self, z: &DMatrix<f64>, w: &DMatrix<f64>) -> Result<f64> {
+        let g = mul(&tr_mul(self.y, z), &w.transpose());
+        let wzzw = mul(&mul(w, &tr_mul_self(z)), &w.transpose());
+        let ete = symmetrised(&self.yty - &g - g.transpose() + wzzw);
+        if ete.trace() < 1e-6 * self.yty.trace() {
+            return r_residual_term_of(self.y, z, w, self.dim);
+        }
+        let (n, p) = self.y.shape();
+        residual_term_from(n.min(p), self.dim, &ete, |v| {
+            mul(self.y, v) - mul(z, &tr_mul(w, v))
+        })
+    }
+
     pub(crate) fn new(
         y: &'a DMatrix<f64>,
         lambda: f64,
@@ -329,7 +347,7 @@ impl<'a> Problem<'a> {
             let lap = tree_laplacian(&edges, state.c.nrows());
             let order = tree_order(&edges, state.c.nrows());
             let assign = soft_assign_reusing(&state.z, &state.c, self.sigma, order, spare.take());
-            let f = r_residual_term_of(self.y, &state.z, &state.w, self.dim)?
+            let f = self.r_residual_term(&state.z, &state.w)?
                 + self.lambda * tree_energy(&state.c, &edges)
                 + self.gamma * assign.soft_min;
             let stop = history
@@ -1001,6 +1019,35 @@ mod tests {
             let p = position[v];
             assert_eq!(members, (p..p + members.len()).collect::<Vec<_>>());
         }
+    }
+
+    /// The residual term from `Y^T Y`, `Y^T Z` and `Z^T Z` equals the one from the formed
+    /// residual, with `d < D` (singular vectors) and `d >= D` (largest singular value),
+    /// and near-exact fits take the direct path.
+    #[test]
+    fn residual_term_without_the_residual_matches_the_formed_one() {
+        let y = noise(300, 6, 11);
+        for dim in [2, 6] {
+            let problem = Problem::new(&y, 1.0, 0.1, 1.0, dim);
+            let w = top_eigenvectors(&problem.yty, dim.min(3)).unwrap();
+            for z in [&y * &w, (&y * &w) * 0.5 + noise(300, dim.min(3), 2) * 0.1] {
+                let direct = r_residual_term(&(&y - &z * w.transpose()), dim).unwrap();
+                let cheap = problem.r_residual_term(&z, &w).unwrap();
+                assert!(
+                    (cheap - direct).abs() < 1e-10 * direct.abs(),
+                    "{cheap} vs {direct}"
+                );
+            }
+        }
+        // Y = Z W^T exactly: the guard falls back to forming E, whose term is ~0.
+        let w = top_eigenvectors(&tr_mul_self(&y), 2).unwrap();
+        let exact = (&y * &w) * w.transpose();
+        let problem = Problem::new(&exact, 1.0, 0.1, 1.0, 6);
+        let got = problem.r_residual_term(&(&exact * &w), &w).unwrap();
+        assert!(
+            got.abs() < 1e-40 * tr_mul_self(&exact).trace().powi(2),
+            "{got}"
+        );
     }
 
     #[test]
