@@ -1,6 +1,7 @@
 //! SVG scatter plots of embeddings.
 
 use nalgebra::DMatrix;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::path::Path;
 use unfold_core::{Error, Result};
@@ -34,6 +35,39 @@ fn padded_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     });
     let pad = if hi > lo { 0.05 * (hi - lo) } else { 1.0 };
     (lo - pad)..(hi + pad)
+}
+
+/// A 520 x 460 SVG page with a title and a mesh over `x` by `y`; `draw` adds the series.
+/// Written to `path` atomically.
+fn page_2d(
+    path: &Path,
+    title: &str,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+    draw: impl FnOnce(
+        &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    ) -> Result<()>,
+) -> Result<()> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (520, 460)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(x, y)
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE)
+            .draw()
+            .map_err(plot_error)?;
+        draw(&mut chart)?;
+        root.present().map_err(plot_error)?;
+    }
+    unfold_core::write_atomic(path, svg.as_bytes())
 }
 
 fn plot_error(e: impl std::fmt::Display) -> Error {
@@ -76,22 +110,7 @@ pub fn scatter_svg(
             Colouring::None => PALETTE[0],
         }
     };
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (520, 460)).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(30)
-            .y_label_area_size(50)
-            .build_cartesian_2d(range(|p| p.0), range(|p| p.1))
-            .map_err(plot_error)?;
-        chart
-            .configure_mesh()
-            .light_line_style(WHITE)
-            .draw()
-            .map_err(plot_error)?;
+    page_2d(path, title, range(|p| p.0), range(|p| p.1), |chart| {
         chart
             .draw_series(
                 points
@@ -99,10 +118,9 @@ pub fn scatter_svg(
                     .enumerate()
                     .map(|(i, &p)| Circle::new(p, 2, colour(i).filled())),
             )
-            .map_err(plot_error)?;
-        root.present().map_err(plot_error)?;
-    }
-    unfold_core::write_atomic(path, svg.as_bytes())
+            .map(|_| ())
+            .map_err(plot_error)
+    })
 }
 
 /// A line plot: one line per series of `(x, y)` points, with a marker line at `mark_x`
@@ -196,22 +214,7 @@ pub fn graph_svg(
     }
     let xy = |i: usize| (points[(i, 0)], points[(i, 1)]);
     let span = |c: usize| padded_range(points.column(c).iter().copied());
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (520, 460)).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(30)
-            .y_label_area_size(50)
-            .build_cartesian_2d(span(0), span(1))
-            .map_err(plot_error)?;
-        chart
-            .configure_mesh()
-            .light_line_style(WHITE)
-            .draw()
-            .map_err(plot_error)?;
+    page_2d(path, title, span(0), span(1), |chart| {
         chart
             .draw_series(
                 edges
@@ -221,8 +224,30 @@ pub fn graph_svg(
             .map_err(plot_error)?;
         chart
             .draw_series((0..n).map(|i| Circle::new(xy(i), 2, PALETTE[0].filled())))
-            .map_err(plot_error)?;
-        root.present().map_err(plot_error)?;
+            .map(|_| ())
+            .map_err(plot_error)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn graph_and_scatter_plots_draw_every_point_and_edge() {
+        let dir = std::env::temp_dir().join(format!("unfold-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let points = DMatrix::from_row_slice(3, 2, &[0.0, 0.0, 1.0, 0.0, 0.0, 2.0]);
+        let path = dir.join("g.svg");
+        graph_svg(&path, &points, &[(0, 1), (1, 2), (0, 2)], "triangle").unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(svg.matches("<circle").count(), 3);
+        assert_eq!(svg.matches("stroke=\"#D62728\"").count(), 3, "{svg}");
+        assert!(svg.contains("triangle"));
+        assert!(graph_svg(&path, &points, &[(0, 3)], "bad").is_err());
+        scatter_svg(&path, &points, Colouring::Class(&[0, 1, 1]), "dots").unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(svg.matches("<circle").count(), 3);
+        std::fs::remove_dir_all(&dir).ok();
     }
-    unfold_core::write_atomic(path, svg.as_bytes())
 }
