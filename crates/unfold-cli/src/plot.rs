@@ -37,10 +37,26 @@ fn padded_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     (lo - pad)..(hi + pad)
 }
 
-/// A 520 x 460 SVG page with a title and a mesh over `x` by `y`; `draw` adds the series.
-/// Written to `path` atomically.
+/// The frame of a plot: its size in pixels, the axis descriptions (x, y) if any, and
+/// whether the labelled series get a legend.
+struct Page<'a> {
+    size: (u32, u32),
+    axes: Option<(&'a str, &'a str)>,
+    legend: bool,
+}
+
+/// Scatter-like plots: 520 x 460, no axis descriptions, no legend.
+const SQUARE: Page<'static> = Page {
+    size: (520, 460),
+    axes: None,
+    legend: false,
+};
+
+/// An SVG page with a title and a mesh over `x` by `y`; `draw` adds the series. Written
+/// to `path` atomically.
 fn page_2d(
     path: &Path,
+    page: &Page<'_>,
     title: &str,
     x: std::ops::Range<f64>,
     y: std::ops::Range<f64>,
@@ -50,21 +66,34 @@ fn page_2d(
 ) -> Result<()> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (520, 460)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, page.size).into_drawing_area();
         root.fill(&WHITE).map_err(plot_error)?;
+        let (x_area, y_area) = if page.axes.is_some() {
+            (36, 70)
+        } else {
+            (30, 50)
+        };
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(12)
-            .x_label_area_size(30)
-            .y_label_area_size(50)
+            .x_label_area_size(x_area)
+            .y_label_area_size(y_area)
             .build_cartesian_2d(x, y)
             .map_err(plot_error)?;
-        chart
-            .configure_mesh()
-            .light_line_style(WHITE)
-            .draw()
-            .map_err(plot_error)?;
+        let mut mesh = chart.configure_mesh();
+        if let Some((x_desc, y_desc)) = page.axes {
+            mesh.x_desc(x_desc).y_desc(y_desc);
+        }
+        mesh.light_line_style(WHITE).draw().map_err(plot_error)?;
         draw(&mut chart)?;
+        if page.legend {
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(plot_error)?;
+        }
         root.present().map_err(plot_error)?;
     }
     unfold_core::write_atomic(path, svg.as_bytes())
@@ -110,17 +139,24 @@ pub fn scatter_svg(
             Colouring::None => PALETTE[0],
         }
     };
-    page_2d(path, title, range(|p| p.0), range(|p| p.1), |chart| {
-        chart
-            .draw_series(
-                points
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &p)| Circle::new(p, 2, colour(i).filled())),
-            )
-            .map(|_| ())
-            .map_err(plot_error)
-    })
+    page_2d(
+        path,
+        &SQUARE,
+        title,
+        range(|p| p.0),
+        range(|p| p.1),
+        |chart| {
+            chart
+                .draw_series(
+                    points
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &p)| Circle::new(p, 2, colour(i).filled())),
+                )
+                .map(|_| ())
+                .map_err(plot_error)
+        },
+    )
 }
 
 /// A line plot: one line per series of `(x, y)` points, with a marker line at `mark_x`
@@ -138,24 +174,12 @@ pub fn lines_svg(
     }
     let span = |f: fn(&(f64, f64)) -> f64| padded_range(all.iter().map(f));
     let (xr, yr) = (span(|p| p.0), span(|p| p.1));
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (620, 420)).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(70)
-            .build_cartesian_2d(xr, yr.clone())
-            .map_err(plot_error)?;
-        chart
-            .configure_mesh()
-            .x_desc("k")
-            .y_desc(y_label)
-            .light_line_style(WHITE)
-            .draw()
-            .map_err(plot_error)?;
+    let page = Page {
+        size: (620, 420),
+        axes: Some(("k", y_label)),
+        legend: true,
+    };
+    page_2d(path, &page, title, xr, yr.clone(), |chart| {
         for (i, (name, pts)) in series.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             chart
@@ -177,15 +201,8 @@ pub fn lines_svg(
                 .label(format!("best k = {x}"))
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], BLACK));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(plot_error)?;
-        root.present().map_err(plot_error)?;
-    }
-    unfold_core::write_atomic(path, svg.as_bytes())
+        Ok(())
+    })
 }
 
 /// The first two columns of `points` as dots, with every `(i, j)` of `edges` drawn as a line
@@ -214,7 +231,7 @@ pub fn graph_svg(
     }
     let xy = |i: usize| (points[(i, 0)], points[(i, 1)]);
     let span = |c: usize| padded_range(points.column(c).iter().copied());
-    page_2d(path, title, span(0), span(1), |chart| {
+    page_2d(path, &SQUARE, title, span(0), span(1), |chart| {
         chart
             .draw_series(
                 edges
@@ -234,7 +251,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn graph_and_scatter_plots_draw_every_point_and_edge() {
+    fn graph_scatter_and_line_plots_draw_every_point_edge_and_label() {
         let dir = std::env::temp_dir().join(format!("unfold-plot-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let points = DMatrix::from_row_slice(3, 2, &[0.0, 0.0, 1.0, 0.0, 0.0, 2.0]);
@@ -248,6 +265,17 @@ mod tests {
         scatter_svg(&path, &points, Colouring::Class(&[0, 1, 1]), "dots").unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
         assert_eq!(svg.matches("<circle").count(), 3);
+        let series = vec![
+            ("restart 0".to_string(), vec![(5.0, 1.0), (7.0, 3.0)]),
+            ("restart 1".to_string(), vec![(5.0, 1.5), (7.0, 2.5)]),
+        ];
+        lines_svg(&path, &series, Some(7.0), "bound", "ELBO").unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        for text in ["restart 0", "restart 1", "best k = 7", "ELBO", "bound"] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+        assert_eq!(svg.matches("<circle").count(), 4);
+        assert!(lines_svg(&path, &[], None, "empty", "ELBO").is_err());
         std::fs::remove_dir_all(&dir).ok();
     }
 }

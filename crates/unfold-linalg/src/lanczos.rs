@@ -227,16 +227,11 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
                 let (n_conv, worst) = count_below(&res, opts.tol * norm_est, norm_est);
                 let mut values = locked_values.clone();
                 values.extend(&thq);
-                let mut vectors = DMatrix::zeros(n, q);
-                vectors
-                    .columns_mut(0, nlock)
-                    .copy_from(&v.columns(0, nlock));
-                vectors.columns_mut(nlock, qu).copy_from(&x);
                 Check {
                     n_conv: nlock + n_conv,
                     worst,
                     values,
-                    vectors,
+                    vectors: locked_then(&v, nlock, &[&x]),
                 }
             }
             Convergence::Original { a, norm } => {
@@ -246,19 +241,9 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
                     // than wanted) span a small subspace that holds the wanted pairs to the
                     // accuracy of the Krylov basis; applying `A` to it alone, not to the
                     // whole basis, is what keeps this check cheap.
-                    let extra = (qu + b).min(ku);
-                    let (xs, _, _) = ritz_pairs(
-                        col_range(&v, nlock, k),
-                        col_range(&av, nlock, k),
-                        &theta,
-                        &y,
-                        &order[..extra],
-                    );
-                    let mut subspace = DMatrix::zeros(n, nlock + extra);
-                    subspace
-                        .columns_mut(0, nlock)
-                        .copy_from(&v.columns(0, nlock));
-                    subspace.columns_mut(nlock, extra).copy_from(&xs);
+                    let more = columns_at(&y, &order[qu..(qu + b).min(ku)]);
+                    let extra = mul_nn(col_range(&v, nlock, k), mat(&more));
+                    let subspace = locked_then(&v, nlock, &[&x, &extra]);
                     original_ritz(a, norm, &subspace, q, opts.tol)?
                 } else {
                     let worst = res
@@ -383,7 +368,7 @@ fn ritz_pairs(
     y: &DMatrix<f64>,
     idx: &[usize],
 ) -> (DMatrix<f64>, Vec<f64>, Vec<f64>) {
-    let yq = DMatrix::from_fn(y.nrows(), idx.len(), |i, j| y[(i, idx[j])]);
+    let yq = columns_at(y, idx);
     let values: Vec<f64> = idx.iter().map(|&i| theta[i]).collect();
     let x = mul_nn(v, mat(&yq));
     let mut r = mul_nn(av, mat(&yq));
@@ -394,6 +379,24 @@ fn ritz_pairs(
         res.push(rj.norm());
     }
     (x, values, res)
+}
+
+/// The columns of `y` at positions `idx`, in that order.
+fn columns_at(y: &DMatrix<f64>, idx: &[usize]) -> DMatrix<f64> {
+    DMatrix::from_fn(y.nrows(), idx.len(), |i, j| y[(i, idx[j])])
+}
+
+/// The first `nlock` (locked) columns of `v` followed by the columns of each of `parts`.
+fn locked_then(v: &DMatrix<f64>, nlock: usize, parts: &[&DMatrix<f64>]) -> DMatrix<f64> {
+    let width = nlock + parts.iter().map(|p| p.ncols()).sum::<usize>();
+    let mut out = DMatrix::zeros(v.nrows(), width);
+    out.columns_mut(0, nlock).copy_from(&v.columns(0, nlock));
+    let mut at = nlock;
+    for p in parts {
+        out.columns_mut(at, p.ncols()).copy_from(*p);
+        at += p.ncols();
+    }
+    out
 }
 
 /// A convergence test: how many pairs passed, the worst relative residual, and the pairs.

@@ -72,11 +72,7 @@ impl LaplacianEigenmapsParams {
                 binary.reweighted(y, Weighting::Heat { sigma })?
             }
         };
-        Self::embed(&graph, self.dim).map(|(coords, eigenvalues)| LaplacianEigenmaps {
-            coords,
-            eigenvalues,
-            graph,
-        })
+        self.on_graph(graph)
     }
 
     /// Laplacian eigenmaps on a given connected graph (an epsilon-ball graph, a graph
@@ -98,10 +94,14 @@ impl LaplacianEigenmapsParams {
                 y.nrows()
             )));
         }
-        Self::embed(graph, self.dim).map(|(coords, eigenvalues)| LaplacianEigenmaps {
+        self.on_graph(graph.clone())
+    }
+
+    fn on_graph(&self, graph: NeighbourGraph) -> Result<LaplacianEigenmaps> {
+        Self::embed(&graph, self.dim).map(|(coords, eigenvalues)| LaplacianEigenmaps {
             coords,
             eigenvalues,
-            graph: graph.clone(),
+            graph,
         })
     }
 
@@ -201,6 +201,20 @@ mod tests {
         // D-orthonormal: F^T D F = I with D = 2 I.
         let ftdf = x.tr_mul(x) * 2.0;
         assert!((ftdf - DMatrix::identity(2, 2)).norm() < 1e-8);
+        // The same cycle given as an epsilon ball (radius just above the chord) embeds the
+        // same way; a graph on other points is refused.
+        let chord = 2.0 * (PI / n as f64).sin();
+        let ball = NeighbourGraph::epsilon_ball(&y, 1.01 * chord, Weighting::Binary).unwrap();
+        let params = LaplacianEigenmapsParams::new(2, 2);
+        let given = params.fit_graph(&y, &ball).unwrap();
+        assert!((&given.eigenvalues - &le.eigenvalues).amax() < 1e-12);
+        let small =
+            NeighbourGraph::epsilon_ball(&y.rows(0, 10).into_owned(), chord, Weighting::Binary)
+                .unwrap();
+        assert!(matches!(
+            params.fit_graph(&y, &small),
+            Err(Error::DimensionMismatch(_))
+        ));
     }
 
     #[test]
