@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs ddrtree-python into bench/ddrtree/.venv (once), builds unfold's DDRTree bench
 # example and compares both at N = 2000 and 20000 (K = 200, D = 50); the table goes to
-# $out/table.md (a scratch directory, default /tmp/unfold-ddrtree-bench). Usage: bench/ddrtree/run.sh [sizes, default 2000,20000]
+# $out/table.md (a scratch directory, default /tmp/unfold-ddrtree-bench). The example is
+# looked up in $CARGO_TARGET_DIR when set. Usage: bench/ddrtree/run.sh [sizes, default 2000,20000]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -13,5 +14,5 @@ fi
 out="${OUT:-${TMPDIR:-/tmp}/unfold-ddrtree-bench}"
 mkdir -p "$out"
 "$here/.venv/bin/python" "$here/compare.py" "$out" \
-  "$root/target/release/examples/ddrtree_bench" "${1:-2000,20000}"
+  "${CARGO_TARGET_DIR:-$root/target}/release/examples/ddrtree_bench" "${1:-2000,20000}"
 cat "$out/table.md"
