@@ -376,12 +376,13 @@ impl<'a> Problem<'a> {
     /// Proposition 5: the exact minimiser of (31) over `{W, Z, C}` for fixed `L` and `R`.
     pub(crate) fn update_wzc(&self, lap: &DMatrix<f64>, r: &Assignment) -> Result<State> {
         let g = self.gamma;
-        let m = self.centre_system(lap, r);
-        let mut a = r.gram();
+        let products = r.products(&self.y_rows);
+        let m = self.centre_system(lap, &products.col_sums);
+        let mut a = products.gram;
         a.zip_apply(&m, |aij, mij| *aij = (1.0 + g) / g * mij - *aij);
         let a_chol = Cholesky::new(&symmetrised(a), "DDRTree: the K x K Woodbury system")
             .map_err(|e| singular_advice(e, "((1+gamma)/gamma) M - R^T R"))?;
-        let b = r.tr_mul_rows(&self.y_rows);
+        let b = products.tr_mul;
         let ainv_b = a_chol.solve(&b);
         let mut yqy = tr_mul(&b, &ainv_b);
         yqy += &self.yty;
@@ -394,10 +395,10 @@ impl<'a> Problem<'a> {
         Ok(State { w, z, c })
     }
 
-    /// `M = (lambda/gamma) L + Gamma`, `Gamma = diag(1^T R)`.
-    fn centre_system(&self, lap: &DMatrix<f64>, r: &Assignment) -> DMatrix<f64> {
+    /// `M = (lambda/gamma) L + Gamma`, `Gamma = diag(1^T R)` from the column sums of `R`.
+    fn centre_system(&self, lap: &DMatrix<f64>, col_sums: &[f64]) -> DMatrix<f64> {
         let mut m = lap * (self.lambda / self.gamma);
-        for (k, v) in r.col_sums().into_iter().enumerate() {
+        for (k, &v) in col_sums.iter().enumerate() {
             m[(k, k)] += v;
         }
         m
@@ -781,12 +782,13 @@ mod tests {
         let got = problem.update_wzc(&lap, &assign).unwrap();
         // Proposition 5 with the N x N Q formed explicitly.
         let (g, r) = (problem.gamma, &assign.to_dense());
-        let m = problem.centre_system(&lap, &assign);
+        let sums: Vec<f64> = r.column_iter().map(|c| c.sum()).collect();
+        let m = problem.centre_system(&lap, &sums);
         let a = m * ((1.0 + g) / g) - r.transpose() * r;
         let q =
             (DMatrix::identity(24, 24) + r * a.try_inverse().unwrap() * r.transpose()) / (1.0 + g);
         // Q also equals ((1+gamma) I - gamma R M^{-1} R^T)^{-1} (the proof of Prop. 5).
-        let m_inv = problem.centre_system(&lap, &assign).try_inverse().unwrap();
+        let m_inv = problem.centre_system(&lap, &sums).try_inverse().unwrap();
         let q_direct = (DMatrix::identity(24, 24) * (1.0 + g) - r * m_inv * r.transpose() * g)
             .try_inverse()
             .unwrap();
@@ -798,8 +800,7 @@ mod tests {
             assert!((w.column(j) * s - got.w.column(j)).norm() < 1e-9);
         }
         assert!((&q * &y * &got.w - &got.z).norm() < 1e-9 * got.z.norm());
-        let c =
-            problem.centre_system(&lap, &assign).try_inverse().unwrap() * r.transpose() * &got.z;
+        let c = problem.centre_system(&lap, &sums).try_inverse().unwrap() * r.transpose() * &got.z;
         assert!((c - &got.c).norm() < 1e-9 * got.c.norm());
     }
 
@@ -947,15 +948,16 @@ mod tests {
             let close = |got: DMatrix<f64>, want: DMatrix<f64>| {
                 assert!((&got - &want).norm() <= 1e-12 * want.norm());
             };
-            let gram = a.gram();
-            assert_eq!(gram, gram.transpose());
-            close(gram, r.transpose() * &r);
+            let products = a.products(&LaneRows::new(&x));
+            assert_eq!(products.gram, products.gram.transpose());
+            close(products.gram, r.transpose() * &r);
+            close(products.tr_mul, r.transpose() * &x);
+            let sums = DMatrix::from_vec(1, k, products.col_sums);
+            close(sums, DMatrix::from_fn(1, k, |_, c| r.column(c).sum()));
             close(a.tr_mul(&x), r.transpose() * &x);
             close(a.mul(&g), &r * &g);
             let want = r.transpose().dot(&dist);
             assert!((a.dot(&dist) - want).abs() < 1e-12 * want);
-            let sums = DMatrix::from_vec(1, k, a.col_sums());
-            close(sums, DMatrix::from_fn(1, k, |_, c| r.column(c).sum()));
         }
     }
 

@@ -24,8 +24,10 @@ pub(crate) const NEGLIGIBLE_EXPONENT: f64 = -37.0;
 const MIN_BLOCK_ROWS: usize = 512;
 /// At most this many blocks.
 const MAX_BLOCKS: usize = 16;
-/// `R^T R` sums groups of consecutive blocks into this many K x K accumulators.
+/// [`Assignment::products`] sums groups of consecutive blocks into this many accumulators.
 const ACCUMULATORS: usize = 4;
+/// Rows of `R` that update the accumulators of [`products_blocks`] together.
+const GROUP: usize = 4;
 
 /// Defines `fn $name` that runs its body compiled for the widest vector instructions the
 /// processor has (AVX-512, AVX2, else the baseline). The body is the same operations in the
@@ -59,6 +61,13 @@ macro_rules! widest_simd {
             body($($arg),*)
         }
     };
+}
+
+/// `R^T R`, `R^T X` and `1^T R`, in the original numbering of the centres.
+pub(crate) struct Products {
+    pub(crate) gram: DMatrix<f64>,
+    pub(crate) tr_mul: DMatrix<f64>,
+    pub(crate) col_sums: Vec<f64>,
 }
 
 /// Soft assignments (32) and their part of the objective.
@@ -293,6 +302,18 @@ fn min_of(d: &[f64]) -> f64 {
     lanes.into_iter().chain(tail).fold(f64::INFINITY, f64::min)
 }
 
+/// The sum of `values` in [`LANES`] interleaved partial sums (value `j` into sum `j % 8`,
+/// which vectorises), added up at the end in a fixed order.
+#[inline(always)]
+fn lane_sum(values: impl Iterator<Item = f64>) -> f64 {
+    let mut lanes = [0.0; LANES];
+    for (j, v) in values.enumerate() {
+        lanes[j % LANES] += v;
+    }
+    ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6]))
+        + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]))
+}
+
 /// Sums equally long accumulators in order into the first.
 fn sum_in_order(parts: Vec<Vec<f64>>) -> Vec<f64> {
     let mut parts = parts.into_iter();
@@ -318,36 +339,76 @@ fn inverse(order: &[usize]) -> Vec<usize> {
     position
 }
 
-/// Depth-first preorder of the centres over the tree `edges` (from centre 0, neighbours in
-/// ascending order; nodes outside the tree are appended): each subtree is a contiguous run
-/// of positions.
+/// Depth-first preorder of the centres over the tree `edges`: each subtree is a
+/// contiguous run of positions. Each component is rooted at an end of a longest path (in
+/// edges; the farthest node from its smallest), and children are visited by ascending
+/// subtree size (then index), the largest last. A point's non-zeros lie around its nearest
+/// centre, and a centre's parent and heavy child are then near it in the order (the gaps
+/// are the smaller subtrees visited in between), so most rows of `R` span few positions.
 pub(crate) fn tree_order(edges: &[(usize, usize, f64)], k: usize) -> Vec<usize> {
     let mut adjacent = vec![Vec::new(); k];
     for &(a, b, _) in edges {
         adjacent[a].push(b);
         adjacent[b].push(a);
     }
-    let mut seen = vec![false; k];
+    let mut parent = vec![usize::MAX; k];
+    let mut placed = vec![false; k];
     let mut order = Vec::with_capacity(k);
-    let mut stack = Vec::new();
-    for root in 0..k {
-        if seen[root] {
+    let (mut visit, mut stack) = (Vec::new(), Vec::new());
+    let mut size = vec![1usize; k];
+    for first in 0..k {
+        if placed[first] {
             continue;
         }
-        seen[root] = true;
+        // The last node reached breadth-first is a farthest one.
+        breadth_first(&adjacent, first, &mut parent, &mut visit);
+        let root = *visit.last().expect("the component holds `first`");
+        breadth_first(&adjacent, root, &mut parent, &mut visit);
+        for &v in visit.iter().rev() {
+            size[v] = 1 + adjacent[v]
+                .iter()
+                .filter(|&&u| parent[u] == v)
+                .map(|&u| size[u])
+                .sum::<usize>();
+        }
         stack.push(root);
         while let Some(v) = stack.pop() {
+            placed[v] = true;
             order.push(v);
-            adjacent[v].sort_unstable();
-            for &u in adjacent[v].iter().rev() {
-                if !seen[u] {
-                    seen[u] = true;
-                    stack.push(u);
-                }
-            }
+            let mut children: Vec<usize> = adjacent[v]
+                .iter()
+                .copied()
+                .filter(|&u| parent[u] == v)
+                .collect();
+            children.sort_unstable_by_key(|&u| (size[u], u));
+            stack.extend(children.into_iter().rev());
         }
     }
     order
+}
+
+/// The nodes of `root`'s component in breadth-first order into `visit`, and the parent of
+/// each in `parent` (`usize::MAX` at the root).
+fn breadth_first(
+    adjacent: &[Vec<usize>],
+    root: usize,
+    parent: &mut [usize],
+    visit: &mut Vec<usize>,
+) {
+    visit.clear();
+    visit.push(root);
+    parent[root] = usize::MAX;
+    let mut head = 0;
+    while head < visit.len() {
+        let v = visit[head];
+        head += 1;
+        for &u in &adjacent[v] {
+            if u != parent[v] {
+                parent[u] = v;
+                visit.push(u);
+            }
+        }
+    }
 }
 
 /// Lemma 1 (32) from `dist[(k, i)] = ||z_i - c_k||^2` (K x N), centres stored in `order`.
@@ -497,9 +558,10 @@ struct SoftmaxRows {
 
 impl SoftmaxRows {
     fn new(k: usize) -> Self {
+        // Room for a last chunk written in full.
         SoftmaxRows {
-            exponents: vec![0.0; k],
-            kept: vec![0; k],
+            exponents: vec![0.0; k + LANES],
+            kept: vec![0; k + LANES],
             neg_entropy: 0.0,
             soft_min: 0.0,
         }
@@ -518,19 +580,22 @@ impl SoftmaxRows {
         let cutoff = -NEGLIGIBLE_EXPONENT * sigma * (1.0 + 1e-9);
         let mut count = 0;
         for (c, chunk) in d.chunks(LANES).enumerate() {
-            let mut mask = 0u32;
-            for (l, &dp) in chunk.iter().enumerate() {
-                mask |= u32::from(dp - shift < cutoff) << l;
+            if !chunk
+                .iter()
+                .fold(false, |hit, &dp| hit | (dp - shift < cutoff))
+            {
+                continue;
             }
-            while mask != 0 {
-                let p = c * LANES + mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                let x = -(d[p] - shift) / sigma;
-                if x > NEGLIGIBLE_EXPONENT {
-                    self.exponents[count] = x;
-                    self.kept[count] = p as u32;
-                    count += 1;
-                }
+            // The chunk's exponents (one vector division), appended without branches: every
+            // lane is written at `count`, which moves past those above the cut-off.
+            let mut x = [f64::NEG_INFINITY; LANES];
+            for (xl, &dp) in x.iter_mut().zip(chunk) {
+                *xl = -(dp - shift) / sigma;
+            }
+            for (l, &xl) in x.iter().enumerate() {
+                self.exponents[count] = xl;
+                self.kept[count] = (c * LANES + l) as u32;
+                count += usize::from(xl > NEGLIGIBLE_EXPONENT);
             }
         }
         let (exponents, kept) = (&self.exponents[..count], &self.kept[..count]);
@@ -542,16 +607,17 @@ impl SoftmaxRows {
             block.val.extend_from_slice(&exp_lanes(x)[..chunk.len()]);
         }
         let row = &mut block.val[start..];
-        let total = row.iter().fold(0.0, |t, v| t + v);
+        let total = lane_sum(row.iter().copied());
         let log_total = total.ln();
         for v in row.iter_mut() {
             *v /= total;
         }
         // log r_ij = -(d_ij - shift)/sigma - log total, exact when r_ij is tiny.
-        let neg_entropy = row
-            .iter()
-            .zip(exponents)
-            .fold(0.0, |s, (v, x)| s + sigma * v * (x - log_total));
+        let neg_entropy = lane_sum(
+            row.iter()
+                .zip(exponents)
+                .map(|(v, x)| sigma * v * (x - log_total)),
+        );
         if row.contains(&0.0) {
             // Entries that underflowed in the normalisation are dropped (adding their zero
             // terms above changed nothing).
@@ -623,64 +689,50 @@ impl Assignment {
         self.blocks.iter().map(|b| b.val.len()).sum()
     }
 
-    /// The column sums `1^T R` (the diagonal of Gamma).
-    pub(crate) fn col_sums(&self) -> Vec<f64> {
-        let parts: Vec<Vec<f64>> = self
-            .blocks
-            .par_iter()
-            .map(|b| {
-                let mut sums = vec![0.0; self.k];
-                for (&p, &v) in b.pos.iter().zip(&b.val) {
-                    sums[p as usize] += v;
-                }
-                sums
-            })
-            .collect();
-        let by_position = sum_in_order(parts);
-        self.position.iter().map(|&p| by_position[p]).collect()
-    }
-
-    /// `R^T R` (K x K), exactly symmetric: the upper triangle (in positions) as a sum of the
-    /// rows' outer products, each as dense updates over the row's runs of positions.
-    pub(crate) fn gram(&self) -> DMatrix<f64> {
-        let k = self.k;
+    /// `R^T R` (K x K, exactly symmetric), `R^T X` (K x p) for the rows of `X` (N x p) and
+    /// the column sums `1^T R`, in one pass over `R` ([`products_blocks`]).
+    pub(crate) fn products(&self, x: &LaneRows) -> Products {
+        assert_eq!(x.rows(), self.n, "one row of X per point");
+        let (k, xw, rows) = (self.k, x.width, self.block_rows);
         let group = self.blocks.len().div_ceil(ACCUMULATORS);
-        let parts: Vec<Vec<Lane>> = self
+        let parts: Vec<(Vec<Lane>, Vec<Lane>, Vec<f64>)> = self
             .blocks
             .par_chunks(group)
-            .map(|blocks| gram_blocks(blocks, k))
-            .collect();
-        let upper = sum_lanes_in_order(parts);
-        let width = k.div_ceil(LANES);
-        DMatrix::from_fn(k, k, |a, b| {
-            let (pa, pb) = (self.position[a], self.position[b]);
-            let (lo, hi) = (pa.min(pb), pa.max(pb));
-            upper[lo * width + hi / LANES].0[hi % LANES]
-        })
-    }
-
-    /// `R^T X` (K x p) from the rows of `X` (N x p).
-    pub(crate) fn tr_mul_rows(&self, x: &LaneRows) -> DMatrix<f64> {
-        assert_eq!(x.rows(), self.n, "one row of X per point");
-        let (k, width, rows) = (self.k, x.width, self.block_rows);
-        let parts: Vec<Vec<Lane>> = self
-            .blocks
-            .par_iter()
             .enumerate()
-            .map(|(bi, b)| tr_mul_block(b, &x.lanes[bi * rows * width..], width, k))
+            .map(|(g, blocks)| {
+                let x = &x.lanes[g * group * rows * xw..];
+                products_blocks(blocks, x, xw, rows, k)
+            })
             .collect();
-        let by_position = sum_lanes_in_order(parts);
-        DMatrix::from_fn(k, x.cols, |c, j| {
-            by_position[self.position[c] * width + j / LANES].0[j % LANES]
-        })
+        let (mut grams, mut rtxs, mut sums) = (Vec::new(), Vec::new(), Vec::new());
+        for (gram, rtx, sum) in parts {
+            grams.push(gram);
+            rtxs.push(rtx);
+            sums.push(sum);
+        }
+        let (upper, rtx, sums) = (
+            sum_lanes_in_order(grams),
+            sum_lanes_in_order(rtxs),
+            sum_in_order(sums),
+        );
+        let kw = k.div_ceil(LANES);
+        let position = &self.position;
+        Products {
+            gram: DMatrix::from_fn(k, k, |a, b| {
+                let (pa, pb) = (position[a], position[b]);
+                let (lo, hi) = (pa.min(pb), pa.max(pb));
+                upper[lo * kw + hi / LANES].0[hi % LANES]
+            }),
+            tr_mul: DMatrix::from_fn(k, x.cols, |c, j| {
+                rtx[position[c] * xw + j / LANES].0[j % LANES]
+            }),
+            col_sums: position.iter().map(|&p| sums[p]).collect(),
+        }
     }
 
-    /// `R^T X` (K x p) for `X` (N x p); narrow `X` (such as `Z`) by scalar updates.
+    /// `R^T X` (K x p) for narrow `X` (N x p, such as `Z`) by scalar updates.
     pub(crate) fn tr_mul(&self, x: &DMatrix<f64>) -> DMatrix<f64> {
         let p = x.ncols();
-        if p >= LANES {
-            return self.tr_mul_rows(&LaneRows::new(x));
-        }
         assert_eq!(x.nrows(), self.n, "one row of X per point");
         // X^T (p x N): point i's row is the contiguous column i.
         let xt = x.transpose();
@@ -840,67 +892,133 @@ impl Assignment {
 }
 
 widest_simd! {
-    /// The upper triangle (in positions; rows of `ceil(K/8)` lanes) of the blocks'
-    /// `R^T R`: each row's outer product as aligned vector updates over the runs of lanes
-    /// holding its non-zeros (entries left of the diagonal are not used).
-    fn gram_blocks(blocks: &[Block], k: usize) -> Vec<Lane> {
-        let width = k.div_ceil(LANES);
-        let mut acc = vec![Lane::default(); k * width];
-        let mut dense = vec![Lane::default(); width];
+    /// The blocks' `R^T R` (the upper triangle in positions, rows of `ceil(K/8)` lanes;
+    /// entries left of the diagonal are not used), `R^T X` (by positions, `xw` lanes per
+    /// centre; `x` holds the blocks' rows of `X` one after the other, `block_rows` per
+    /// block) and column sums (by positions).
+    ///
+    /// The stored rows of a block (ordered by their first position) are taken [`GROUP`] at
+    /// a time: their values are spread into dense lanes over the union of their runs of
+    /// lanes, and for every position `p` of the union the `GROUP` rows update the
+    /// accumulators at once, `acc[p] += sum_r r_rp row_r` (`row_r` is the lanes of `R`'s row
+    /// from `p`'s lane on, for `R^T R`, and the row of `X`, for `R^T X`): one load and
+    /// store of an accumulator lane per `GROUP` multiply-adds (the updates are bound by
+    /// those loads and stores), and zeros where a row is not in the union add nothing.
+    fn products_blocks(
+        blocks: &[Block],
+        x: &[Lane],
+        xw: usize,
+        block_rows: usize,
+        k: usize,
+    ) -> (Vec<Lane>, Vec<Lane>, Vec<f64>) {
+        let kw = k.div_ceil(LANES);
+        let mut gram = vec![Lane::default(); k * kw];
+        let mut rtx = vec![Lane::default(); k * xw];
+        let mut sums = vec![0.0; k];
+        // The group's rows as dense lanes (row r at r * kw), zero outside their non-zeros.
+        let mut dense = vec![Lane::default(); GROUP * kw];
+        let zero_row = vec![Lane::default(); xw];
         let mut runs: Vec<(usize, usize)> = Vec::new();
-        for (b, i) in blocks.iter().flat_map(|b| (0..b.rows()).map(move |i| (b, i))) {
-            let (pos, val) = b.row(i);
-            if pos.is_empty() {
-                continue;
-            }
-            runs.clear();
-            for (&p, &v) in pos.iter().zip(val) {
-                let (p, c) = (p as usize, p as usize / LANES);
-                dense[c].0[p % LANES] = v;
-                match runs.last_mut() {
-                    Some(run) if c <= run.1 => run.1 = c + 1,
-                    _ => runs.push((c, c + 1)),
+        let mut used = vec![false; kw];
+        for (bi, b) in blocks.iter().enumerate() {
+            let xb = &x[bi * block_rows * xw..];
+            // Empty rows are stored last.
+            let filled = (0..b.rows()).take_while(|&i| b.ptr[i] < b.ptr[i + 1]).count();
+            for first in (0..filled).step_by(GROUP) {
+                let members = first..(first + GROUP).min(filled);
+                // The rows of X are read in the order of the stored rows (scattered): the
+                // next group's are requested now, while this group is computed.
+                for i in (first + GROUP..first + 2 * GROUP).take_while(|&i| i < filled) {
+                    let point = b.point[i] as usize;
+                    prefetch(&xb[point * xw..(point + 1) * xw]);
                 }
-            }
-            let mut first_run = 0;
-            for (&p, &v) in pos.iter().zip(val) {
-                let (p, c) = (p as usize, p as usize / LANES);
-                while runs[first_run].1 <= c {
-                    first_run += 1;
+                let mut xr: [&[Lane]; GROUP] = [&zero_row; GROUP];
+                for (r, i) in members.clone().enumerate() {
+                    let (pos, val) = b.row(i);
+                    let dr = &mut dense[r * kw..(r + 1) * kw];
+                    for (&p, &v) in pos.iter().zip(val) {
+                        let p = p as usize;
+                        dr[p / LANES].0[p % LANES] = v;
+                        used[p / LANES] = true;
+                    }
+                    let point = b.point[i] as usize;
+                    xr[r] = &xb[point * xw..(point + 1) * xw];
                 }
-                let row = &mut acc[p * width..(p + 1) * width];
-                for &(s, e) in &runs[first_run..] {
-                    for cc in s.max(c)..e {
-                        row[cc].add_scaled(v, &dense[cc]);
+                // The union's runs of lanes (the lanes of its members' runs).
+                runs.clear();
+                for i in members {
+                    for &p in b.row(i).0 {
+                        let c = p as usize / LANES;
+                        if used[c] {
+                            used[c] = false;
+                            runs.push((c, c + 1));
+                        }
+                    }
+                }
+                runs.sort_unstable();
+                runs.dedup_by(|next, run| {
+                    let merge = next.0 <= run.1;
+                    if merge {
+                        run.1 = run.1.max(next.1);
+                    }
+                    merge
+                });
+                for (ri, &(s, e)) in runs.iter().enumerate() {
+                    for c in s..e {
+                        for l in 0..LANES {
+                            let mut v = [0.0; GROUP];
+                            for (r, vr) in v.iter_mut().enumerate() {
+                                *vr = dense[r * kw + c].0[l];
+                            }
+                            if v.iter().all(|&vr| vr == 0.0) {
+                                continue;
+                            }
+                            let p = c * LANES + l;
+                            let row = &mut gram[p * kw..(p + 1) * kw];
+                            for (rs, re) in std::iter::once((c, e)).chain(runs[ri + 1..].iter().copied()) {
+                                for cc in rs..re {
+                                    let mut a = row[cc];
+                                    for (r, &vr) in v.iter().enumerate() {
+                                        a.add_scaled(vr, &dense[r * kw + cc]);
+                                    }
+                                    row[cc] = a;
+                                }
+                            }
+                            let acc = &mut rtx[p * xw..(p + 1) * xw];
+                            for (j, a) in acc.iter_mut().enumerate() {
+                                let mut t = *a;
+                                for (r, &vr) in v.iter().enumerate() {
+                                    t.add_scaled(vr, &xr[r][j]);
+                                }
+                                *a = t;
+                            }
+                            sums[p] = v.iter().fold(sums[p], |t, &vr| t + vr);
+                        }
+                    }
+                }
+                for r in 0..GROUP {
+                    for &(s, e) in &runs {
+                        dense[r * kw + s..r * kw + e].fill(Lane::default());
                     }
                 }
             }
-            for &(s, e) in &runs {
-                dense[s..e].fill(Lane::default());
-            }
         }
-        acc
+        (gram, rtx, sums)
     }
 }
 
-widest_simd! {
-    /// The block's `R^T X` by positions (`width` lanes per centre), `x` holding the
-    /// block's rows of `X` one after the other.
-    fn tr_mul_block(b: &Block, x: &[Lane], width: usize, k: usize) -> Vec<Lane> {
-        let mut acc = vec![Lane::default(); k * width];
-        for (i, &point) in b.point.iter().enumerate() {
-            let point = point as usize;
-            let xi = &x[point * width..(point + 1) * width];
-            let (pos, val) = b.row(i);
-            for (&q, &v) in pos.iter().zip(val) {
-                let q = q as usize;
-                for (a, xl) in acc[q * width..(q + 1) * width].iter_mut().zip(xi) {
-                    a.add_scaled(v, xl);
-                }
-            }
-        }
-        acc
+/// Asks the processor to bring `lanes` (one cache line each) into its caches: a hint for
+/// data needed soon, without effect on any result.
+#[inline(always)]
+fn prefetch(lanes: &[Lane]) {
+    #[cfg(target_arch = "x86_64")]
+    for lane in lanes {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: SSE is part of every x86-64 processor; a prefetch never faults.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((lane as *const Lane).cast()) };
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = lanes;
 }
 
 /// The block's `R^T X` by positions (row-major K x P) for `X` with `P` columns, `x`
