@@ -153,12 +153,13 @@ impl DdrTreeParams {
         let problem = Problem::new(&yc, lambda, self.sigma, self.gamma, self.dim);
         let w = top_eigenvectors(&problem.yty, self.dim)?;
         let z = &yc * &w;
+        let ytz = &problem.yty * &w;
         let c = if k == n {
             z.clone()
         } else {
             kmeans_evenly_started(&z, k)
         };
-        let state = State { w, z, c };
+        let state = State { w, z, c, ytz };
         let run = match self.compat {
             Compat::Paper => problem.run_paper(state, self.max_iter, self.tol)?,
             Compat::R => problem.run_r(state, self.max_iter, self.tol)?,
@@ -232,6 +233,8 @@ pub(crate) struct State {
     pub(crate) w: DMatrix<f64>,
     pub(crate) z: DMatrix<f64>,
     pub(crate) c: DMatrix<f64>,
+    /// `Y^T Z` (D x d) for the R objective, from the products of the update that gave `Z`.
+    pub(crate) ytz: DMatrix<f64>,
 }
 
 /// The data and parameters of one fit.
@@ -254,13 +257,18 @@ struct Run {
 }
 
 impl<'a> Problem<'a> {
-    /// [`r_residual_term`] of `E = Y - Z W^T` without forming `E`: `E^T E = Y^T Y - G -
-    /// G^T + W (Z^T Z) W^T` with `G = (Y^T Z) W^T`, and `E V = Y V - Z (W^T V)`, which cost
-    /// `O(N D d)` instead of `O(N D^2)`. When the residual holds less than `1e-6` of the
+    /// [`r_residual_term`] of `E = Y - Z W^T` without forming `E`, given `ytz = Y^T Z`:
+    /// `E^T E = Y^T Y - G - G^T + W (Z^T Z) W^T` with `G = (Y^T Z) W^T`, and
+    /// `E V = Y V - Z (W^T V)`, which cost `O(N D d)` instead of `O(N D^2)`. When the residual holds less than `1e-6` of the
     /// data's sum of squares, the subtraction would lose more than six digits, and `E` is
     /// formed block by block instead ([`r_residual_term_of`]).
-    fn r_residual_term(&self, z: &DMatrix<f64>, w: &DMatrix<f64>) -> Result<f64> {
-        let g = mul(&tr_mul(self.y, z), &w.transpose());
+    fn r_residual_term(
+        &self,
+        z: &DMatrix<f64>,
+        w: &DMatrix<f64>,
+        ytz: &DMatrix<f64>,
+    ) -> Result<f64> {
+        let g = mul(ytz, &w.transpose());
         let wzzw = mul(&mul(w, &tr_mul_self(z)), &w.transpose());
         let ete = symmetrised(&self.yty - &g - g.transpose() + wzzw);
         if ete.trace() < 1e-6 * self.yty.trace() {
@@ -347,7 +355,7 @@ impl<'a> Problem<'a> {
             let lap = tree_laplacian(&edges, state.c.nrows());
             let order = tree_order(&edges, state.c.nrows());
             let assign = soft_assign_reusing(&state.z, &state.c, self.sigma, order, spare.take());
-            let f = self.r_residual_term(&state.z, &state.w)?
+            let f = self.r_residual_term(&state.z, &state.w, &state.ytz)?
                 + self.lambda * tree_energy(&state.c, &edges)
                 + self.gamma * assign.soft_min;
             let stop = history
@@ -378,7 +386,8 @@ impl<'a> Problem<'a> {
         let g = self.gamma;
         let products = r.products(&self.y_rows);
         let m = self.centre_system(lap, &products.col_sums);
-        let mut a = products.gram;
+        let gram = products.gram;
+        let mut a = gram.clone();
         a.zip_apply(&m, |aij, mij| *aij = (1.0 + g) / g * mij - *aij);
         let a_chol = Cholesky::new(&symmetrised(a), "DDRTree: the K x K Woodbury system")
             .map_err(|e| singular_advice(e, "((1+gamma)/gamma) M - R^T R"))?;
@@ -388,11 +397,15 @@ impl<'a> Problem<'a> {
         yqy += &self.yty;
         yqy /= 1.0 + g;
         let w = top_eigenvectors(&symmetrised(yqy), self.dim)?;
+        let gw = ainv_b * &w;
         let mut z = mul(self.y, &w);
-        z += r.mul(&(ainv_b * &w));
+        z += r.mul(&gw);
         z /= 1.0 + g;
-        let c = self.centres_for(&m, r, &z)?;
-        Ok(State { w, z, c })
+        // Y^T Z and R^T Z from the K x D and K x K products (Z is never read again).
+        let ytz = (&self.yty * &w + b.tr_mul(&gw)) / (1.0 + g);
+        let rtz = (&b * &w + &gram * &gw) / (1.0 + g);
+        let c = self.centres_for(&m, &rtz)?;
+        Ok(State { w, z, c, ytz })
     }
 
     /// `M = (lambda/gamma) L + Gamma`, `Gamma = diag(1^T R)` from the column sums of `R`.
@@ -404,16 +417,11 @@ impl<'a> Problem<'a> {
         m
     }
 
-    /// `C = M^{-1} R^T Z`, the stationary point of (31) in `C`.
-    fn centres_for(
-        &self,
-        m: &DMatrix<f64>,
-        r: &Assignment,
-        z: &DMatrix<f64>,
-    ) -> Result<DMatrix<f64>> {
+    /// `C = M^{-1} R^T Z`, the stationary point of (31) in `C`, from `rtz = R^T Z`.
+    fn centres_for(&self, m: &DMatrix<f64>, rtz: &DMatrix<f64>) -> Result<DMatrix<f64>> {
         let chol = Cholesky::new(m, "DDRTree: the centre system (lambda/gamma) L + Gamma")
             .map_err(|e| singular_advice(e, "(lambda/gamma) L + Gamma"))?;
-        Ok(chol.solve(&r.tr_mul(z)))
+        Ok(chol.solve(rtz))
     }
 
     /// The paper's objective (31) at `state`, tree `edges`, assignments `assign` and
@@ -954,8 +962,12 @@ mod tests {
             close(products.tr_mul, r.transpose() * &x);
             let sums = DMatrix::from_vec(1, k, products.col_sums);
             close(sums, DMatrix::from_fn(1, k, |_, c| r.column(c).sum()));
-            close(a.tr_mul(&x), r.transpose() * &x);
-            close(a.mul(&g), &r * &g);
+            for p in [1, 2, 3] {
+                let g = g.columns(0, p).into_owned();
+                close(a.mul(&g), &r * &g);
+            }
+            let wide = noise(k, 5, 15);
+            close(a.mul(&wide), &r * &wide);
             let want = r.transpose().dot(&dist);
             assert!((a.dot(&dist) - want).abs() < 1e-12 * want);
         }
@@ -1034,7 +1046,7 @@ mod tests {
             let w = top_eigenvectors(&problem.yty, dim.min(3)).unwrap();
             for z in [&y * &w, (&y * &w) * 0.5 + noise(300, dim.min(3), 2) * 0.1] {
                 let direct = r_residual_term(&(&y - &z * w.transpose()), dim).unwrap();
-                let cheap = problem.r_residual_term(&z, &w).unwrap();
+                let cheap = problem.r_residual_term(&z, &w, &y.tr_mul(&z)).unwrap();
                 assert!(
                     (cheap - direct).abs() < 1e-10 * direct.abs(),
                     "{cheap} vs {direct}"
@@ -1045,7 +1057,8 @@ mod tests {
         let w = top_eigenvectors(&tr_mul_self(&y), 2).unwrap();
         let exact = (&y * &w) * w.transpose();
         let problem = Problem::new(&exact, 1.0, 0.1, 1.0, 6);
-        let got = problem.r_residual_term(&(&exact * &w), &w).unwrap();
+        let z = &exact * &w;
+        let got = problem.r_residual_term(&z, &w, &exact.tr_mul(&z)).unwrap();
         assert!(
             got.abs() < 1e-40 * tr_mul_self(&exact).trace().powi(2),
             "{got}"

@@ -730,45 +730,6 @@ impl Assignment {
         }
     }
 
-    /// `R^T X` (K x p) for narrow `X` (N x p, such as `Z`) by scalar updates.
-    pub(crate) fn tr_mul(&self, x: &DMatrix<f64>) -> DMatrix<f64> {
-        let p = x.ncols();
-        assert_eq!(x.nrows(), self.n, "one row of X per point");
-        // X^T (p x N): point i's row is the contiguous column i.
-        let xt = x.transpose();
-        let xt = xt.as_slice();
-        let (k, rows) = (self.k, self.block_rows);
-        let parts: Vec<Vec<f64>> = self
-            .blocks
-            .par_iter()
-            .enumerate()
-            .map(|(bi, b)| {
-                let x = &xt[bi * rows * p..];
-                match p {
-                    1 => narrow_tr_mul_block::<1>(b, x, k),
-                    2 => narrow_tr_mul_block::<2>(b, x, k),
-                    3 => narrow_tr_mul_block::<3>(b, x, k),
-                    _ => {
-                        let mut acc = vec![0.0; k * p];
-                        for (i, &point) in b.point.iter().enumerate() {
-                            let xi = &x[point as usize * p..(point as usize + 1) * p];
-                            let (pos, val) = b.row(i);
-                            for (&q, &v) in pos.iter().zip(val) {
-                                let q = q as usize;
-                                for (a, &xj) in acc[q * p..(q + 1) * p].iter_mut().zip(xi) {
-                                    *a += v * xj;
-                                }
-                            }
-                        }
-                        acc
-                    }
-                }
-            })
-            .collect();
-        let by_position = sum_in_order(parts);
-        DMatrix::from_fn(k, p, |c, j| by_position[self.position[c] * p + j])
-    }
-
     /// `R G` (N x p) for `G` (K x p).
     pub(crate) fn mul(&self, g: &DMatrix<f64>) -> DMatrix<f64> {
         let p = g.ncols();
@@ -785,22 +746,15 @@ impl Assignment {
                 .as_mut_slice()
                 .par_chunks_mut(self.block_rows * p)
                 .zip(&self.blocks)
-                .for_each(|(out, b)| {
-                    for (i, &point) in b.point.iter().enumerate() {
-                        let point = point as usize;
-                        let (pos, val) = b.row(i);
-                        let oi = &mut out[point * p..(point + 1) * p];
-                        if p <= LANES {
-                            let mut acc = [0.0; LANES];
-                            for (&q, &v) in pos.iter().zip(val) {
-                                let gq = &gp[q as usize * p..(q as usize + 1) * p];
-                                for (a, &g) in acc.iter_mut().zip(gq) {
-                                    *a += v * g;
-                                }
-                            }
-                            oi.copy_from_slice(&acc[..p]);
-                        } else {
-                            for (j, o) in oi.iter_mut().enumerate() {
+                .for_each(|(out, b)| match p {
+                    1 => narrow_mul_block::<1>(b, &gp, out),
+                    2 => narrow_mul_block::<2>(b, &gp, out),
+                    3 => narrow_mul_block::<3>(b, &gp, out),
+                    _ => {
+                        for (i, &point) in b.point.iter().enumerate() {
+                            let point = point as usize;
+                            let (pos, val) = b.row(i);
+                            for (j, o) in out[point * p..(point + 1) * p].iter_mut().enumerate() {
                                 *o = pos
                                     .iter()
                                     .zip(val)
@@ -1021,20 +975,33 @@ fn prefetch(lanes: &[Lane]) {
     let _ = lanes;
 }
 
-/// The block's `R^T X` by positions (row-major K x P) for `X` with `P` columns, `x`
-/// holding the block's rows one after the other.
-fn narrow_tr_mul_block<const P: usize>(b: &Block, x: &[f64], k: usize) -> Vec<f64> {
-    let mut acc = vec![[0.0; P]; k];
+/// The block's rows of `R G` for `G` with `P` columns (`g` by positions, row-major K x P)
+/// into `out` (the block's points one after the other): each row's non-zeros summed in two
+/// interleaved partial sums (even and odd), so that the additions do not all wait on each
+/// other.
+fn narrow_mul_block<const P: usize>(b: &Block, g: &[f64], out: &mut [f64]) {
+    let g_of = |q: u32| -> [f64; P] { g[q as usize * P..(q as usize + 1) * P].try_into().unwrap() };
     for (i, &point) in b.point.iter().enumerate() {
-        let point = point as usize;
-        let xi: [f64; P] = x[point * P..(point + 1) * P].try_into().unwrap();
         let (pos, val) = b.row(i);
-        for (&q, &v) in pos.iter().zip(val) {
-            let a = &mut acc[q as usize];
+        let (mut even, mut odd) = ([0.0; P], [0.0; P]);
+        let (pairs, last) = (pos.len() / 2, pos.len() % 2 == 1);
+        for t in 0..pairs {
+            let (g0, g1) = (g_of(pos[2 * t]), g_of(pos[2 * t + 1]));
+            let (v0, v1) = (val[2 * t], val[2 * t + 1]);
             for j in 0..P {
-                a[j] += v * xi[j];
+                even[j] += v0 * g0[j];
+                odd[j] += v1 * g1[j];
             }
         }
+        if last {
+            let gl = g_of(pos[pos.len() - 1]);
+            for j in 0..P {
+                even[j] += val[pos.len() - 1] * gl[j];
+            }
+        }
+        let point = point as usize;
+        for (j, o) in out[point * P..(point + 1) * P].iter_mut().enumerate() {
+            *o = even[j] + odd[j];
+        }
     }
-    acc.into_iter().flatten().collect()
 }
