@@ -276,13 +276,15 @@ pub(crate) fn exp_lanes(x: [f64; LANES]) -> [f64; LANES] {
     ];
     let mut out = [0.0; LANES];
     for l in 0..LANES {
-        let n = (x[l] * LOG2_E + ROUND) - ROUND;
+        let t = x[l] * LOG2_E + ROUND;
+        let n = t - ROUND;
         let r = (x[l] - n * LN2_HI) - n * LN2_LO;
         let mut p = INV_FACT[13];
         for c in INV_FACT[..13].iter().rev() {
             p = p * r + c;
         }
-        let scale = f64::from_bits(((n as i64 + 1023) as u64) << 52);
+        // `t`'s low bits hold the integer `n`: the bits of `2^n` are `(n + 1023) << 52`.
+        let scale = f64::from_bits(t.to_bits().wrapping_add(1023) << 52);
         out[l] = p * scale;
     }
     out
@@ -295,7 +297,12 @@ fn min_of(d: &[f64]) -> f64 {
     let mut chunks = d.chunks_exact(LANES);
     for chunk in &mut chunks {
         for l in 0..LANES {
-            lanes[l] = lanes[l].min(chunk[l]);
+            // (`f64::min` without its NaN handling: distances are never NaN.)
+            lanes[l] = if chunk[l] < lanes[l] {
+                chunk[l]
+            } else {
+                lanes[l]
+            };
         }
     }
     let tail = chunks.remainder().iter().copied();
@@ -424,7 +431,7 @@ pub(crate) fn soft_assign(dist: &DMatrix<f64>, sigma: f64, order: Vec<usize>) ->
             for (dp, &c) in d.iter_mut().zip(order_ref) {
                 *dp = col[c];
             }
-            rows_out.push(&d, sigma, block);
+            rows_out.push(&d, min_of(&d), sigma, block);
         }
         (rows_out.neg_entropy, rows_out.soft_min)
     })
@@ -501,9 +508,9 @@ impl Geometry {
         Geometry { cpt, cn, zt, zn }
     }
 
-    /// `d[p] = ||z_i||^2 + ||c_p||^2 - 2 z_i . c_p`, clamped at 0.
+    /// `d[p] = ||z_i||^2 + ||c_p||^2 - 2 z_i . c_p`, clamped at 0; returns the smallest.
     #[inline(always)]
-    fn sq_dists(&self, i: usize, d: &mut [f64]) {
+    fn sq_dists(&self, i: usize, d: &mut [f64]) -> f64 {
         let k = self.cn.len();
         d.fill(0.0);
         for (j, &zij) in self.zt.column(i).iter().enumerate() {
@@ -515,6 +522,7 @@ impl Geometry {
         for (dp, &cnp) in d.iter_mut().zip(&self.cn) {
             *dp = (-2.0 * *dp + cnp + zni).max(0.0);
         }
+        min_of(d)
     }
 }
 
@@ -524,8 +532,7 @@ widest_simd! {
         let mut d = vec![0.0; g.cn.len()];
         let mut labels = Vec::with_capacity(rows.len());
         for i in rows {
-            g.sq_dists(i, &mut d);
-            let least = min_of(&d);
+            let least = g.sq_dists(i, &mut d);
             labels.push(d.iter().position(|&v| v == least).unwrap_or(0));
         }
         labels
@@ -539,8 +546,8 @@ widest_simd! {
         let mut d = vec![0.0; k];
         let mut rows_out = SoftmaxRows::new(k);
         for i in rows {
-            g.sq_dists(i, &mut d);
-            rows_out.push(&d, sigma, block);
+            let least = g.sq_dists(i, &mut d);
+            rows_out.push(&d, least, sigma, block);
         }
         (rows_out.neg_entropy, rows_out.soft_min)
     }
@@ -568,13 +575,12 @@ impl SoftmaxRows {
     }
 
     /// The softmax of one point from its squared distances `d` to the centres (in position
-    /// order), shifted by the smallest distance so the largest exponent is exactly 0 (spec
+    /// order), shifted by the smallest distance `shift` so the largest exponent is exactly 0 (spec
     /// P9); only entries above [`NEGLIGIBLE_EXPONENT`] are exponentiated and kept. The
     /// candidates are found eight at a time by a vector comparison (they lie on a few runs
     /// of positions), and `exp` and the normalisation run in vector lanes.
     #[inline(always)]
-    fn push(&mut self, d: &[f64], sigma: f64, block: &mut Block) {
-        let shift = min_of(d);
+    fn push(&mut self, d: &[f64], shift: f64, sigma: f64, block: &mut Block) {
         // A necessary condition for `-(d - shift) / sigma > NEGLIGIBLE_EXPONENT`, with a
         // margin for the rounding of the division.
         let cutoff = -NEGLIGIBLE_EXPONENT * sigma * (1.0 + 1e-9);
