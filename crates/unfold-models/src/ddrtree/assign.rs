@@ -574,6 +574,40 @@ impl SoftmaxRows {
         }
     }
 
+    /// Appends the exponents above the cut-off of the distances `chunk` (positions from
+    /// `8 c`) after the first `count` and returns the new count. Chunks without a distance
+    /// below `shift + cutoff` (a necessary condition) are skipped; otherwise the chunk's
+    /// exponents are computed in one vector division and appended without branches (every
+    /// lane is written at `count`, which moves past those above the cut-off).
+    #[inline(always)]
+    fn candidates(
+        &mut self,
+        chunk: &[f64; LANES],
+        c: usize,
+        shift: f64,
+        cutoff: f64,
+        sigma: f64,
+        count: usize,
+    ) -> usize {
+        if !chunk
+            .iter()
+            .fold(false, |hit, &dp| hit | (dp - shift < cutoff))
+        {
+            return count;
+        }
+        let x: [f64; LANES] = std::array::from_fn(|l| -(chunk[l] - shift) / sigma);
+        let exponents = &mut self.exponents[count..count + LANES];
+        let kept = &mut self.kept[count..count + LANES];
+        let mut appended = 0;
+        for (l, &xl) in x.iter().enumerate() {
+            // `appended <= l < LANES`: the mask only spares the bounds checks.
+            exponents[appended & (LANES - 1)] = xl;
+            kept[appended & (LANES - 1)] = (c * LANES + l) as u32;
+            appended += usize::from(xl > NEGLIGIBLE_EXPONENT);
+        }
+        count + appended
+    }
+
     /// The softmax of one point from its squared distances `d` to the centres (in position
     /// order), shifted by the smallest distance `shift` so the largest exponent is exactly 0 (spec
     /// P9); only entries above [`NEGLIGIBLE_EXPONENT`] are exponentiated and kept. The
@@ -585,24 +619,17 @@ impl SoftmaxRows {
         // margin for the rounding of the division.
         let cutoff = -NEGLIGIBLE_EXPONENT * sigma * (1.0 + 1e-9);
         let mut count = 0;
-        for (c, chunk) in d.chunks(LANES).enumerate() {
-            if !chunk
-                .iter()
-                .fold(false, |hit, &dp| hit | (dp - shift < cutoff))
-            {
-                continue;
-            }
-            // The chunk's exponents (one vector division), appended without branches: every
-            // lane is written at `count`, which moves past those above the cut-off.
-            let mut x = [f64::NEG_INFINITY; LANES];
-            for (xl, &dp) in x.iter_mut().zip(chunk) {
-                *xl = -(dp - shift) / sigma;
-            }
-            for (l, &xl) in x.iter().enumerate() {
-                self.exponents[count] = xl;
-                self.kept[count] = (c * LANES + l) as u32;
-                count += usize::from(xl > NEGLIGIBLE_EXPONENT);
-            }
+        let mut chunks = d.chunks_exact(LANES);
+        for (c, chunk) in (&mut chunks).enumerate() {
+            let chunk = chunk.try_into().expect("whole chunks");
+            count = self.candidates(chunk, c, shift, cutoff, sigma, count);
+        }
+        let tail = chunks.remainder();
+        if !tail.is_empty() {
+            // Padded with infinite distances, which are never candidates.
+            let mut last = [f64::INFINITY; LANES];
+            last[..tail.len()].copy_from_slice(tail);
+            count = self.candidates(&last, d.len() / LANES, shift, cutoff, sigma, count);
         }
         let (exponents, kept) = (&self.exponents[..count], &self.kept[..count]);
         let start = block.val.len();
@@ -877,7 +904,9 @@ widest_simd! {
         let mut sums = vec![0.0; k];
         // The group's rows as dense lanes (row r at r * kw), zero outside their non-zeros.
         let mut dense = vec![Lane::default(); GROUP * kw];
-        let zero_row = vec![Lane::default(); xw];
+        // The group's rows of X, interleaved: lane j of row r at j * GROUP + r (zero for
+        // missing rows of a last, smaller group).
+        let mut xs = vec![Lane::default(); xw * GROUP];
         let mut runs: Vec<(usize, usize)> = Vec::new();
         let mut used = vec![false; kw];
         for (bi, b) in blocks.iter().enumerate() {
@@ -892,7 +921,7 @@ widest_simd! {
                     let point = b.point[i] as usize;
                     prefetch(&xb[point * xw..(point + 1) * xw]);
                 }
-                let mut xr: [&[Lane]; GROUP] = [&zero_row; GROUP];
+                xs.fill(Lane::default());
                 for (r, i) in members.clone().enumerate() {
                     let (pos, val) = b.row(i);
                     let dr = &mut dense[r * kw..(r + 1) * kw];
@@ -902,7 +931,9 @@ widest_simd! {
                         used[p / LANES] = true;
                     }
                     let point = b.point[i] as usize;
-                    xr[r] = &xb[point * xw..(point + 1) * xw];
+                    for (j, lane) in xb[point * xw..(point + 1) * xw].iter().enumerate() {
+                        xs[j * GROUP + r] = *lane;
+                    }
                 }
                 // The union's runs of lanes (the lanes of its members' runs).
                 runs.clear();
@@ -945,10 +976,10 @@ widest_simd! {
                                 }
                             }
                             let acc = &mut rtx[p * xw..(p + 1) * xw];
-                            for (j, a) in acc.iter_mut().enumerate() {
+                            for (a, x) in acc.iter_mut().zip(xs.chunks_exact(GROUP)) {
                                 let mut t = *a;
-                                for (r, &vr) in v.iter().enumerate() {
-                                    t.add_scaled(vr, &xr[r][j]);
+                                for (&vr, xl) in v.iter().zip(x) {
+                                    t.add_scaled(vr, xl);
                                 }
                                 *a = t;
                             }
