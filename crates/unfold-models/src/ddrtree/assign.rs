@@ -533,7 +533,15 @@ widest_simd! {
         let mut labels = Vec::with_capacity(rows.len());
         for i in rows {
             let least = g.sq_dists(i, &mut d);
-            labels.push(d.iter().position(|&v| v == least).unwrap_or(0));
+            // The first position holding the minimum: its chunk of eight first (a vector
+            // comparison per chunk), then the position from there.
+            let full = d.len() / LANES * LANES;
+            let start = d[..full]
+                .chunks_exact(LANES)
+                .position(|ch| ch.iter().fold(false, |hit, &v| hit | (v == least)))
+                .map_or(full, |c| c * LANES);
+            let label = d[start..].iter().position(|&v| v == least);
+            labels.push(label.map_or(0, |l| start + l));
         }
         labels
     }
