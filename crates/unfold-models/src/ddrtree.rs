@@ -974,6 +974,30 @@ mod tests {
     }
 
     #[test]
+    fn nearest_centres_are_the_first_minima() {
+        // 21 centres (a partial last chunk of eight), with repeated rows so that ties occur,
+        // some of them in the last chunk.
+        let z = noise(700, 2, 16);
+        let mut c = noise(21, 2, 17);
+        for (from, to) in [(3, 9), (3, 19), (12, 20), (5, 17)] {
+            let row = c.row(from).into_owned();
+            c.row_mut(to).copy_from(&row);
+        }
+        let dist = sq_dists_to(&c, &z);
+        let labels = nearest_centres(&z, &c);
+        for (i, &label) in labels.iter().enumerate() {
+            let col = dist.column(i);
+            let least = col.min();
+            assert_eq!(
+                label,
+                col.iter().position(|&v| v == least).unwrap(),
+                "point {i}"
+            );
+        }
+        assert!(labels.iter().any(|&l| l >= 16));
+    }
+
+    #[test]
     fn exp_lanes_is_exp_to_round_off() {
         let mut rng = unfold_core::seeded_rng(14);
         let mut worst = 0.0f64;
