@@ -41,6 +41,7 @@ use faer::Accum;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::ops::Range;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_graph::minimum_spanning_tree_dense;
@@ -149,10 +150,13 @@ impl DdrTreeParams {
             Compat::Paper => DVector::from_fn(y.ncols(), |j, _| y.column(j).mean()),
             Compat::R => DVector::zeros(y.ncols()),
         };
-        let yc = DMatrix::from_fn(n, y.ncols(), |i, j| y[(i, j)] - mean[j]);
+        let yc = match self.compat {
+            Compat::Paper => Cow::Owned(DMatrix::from_fn(n, y.ncols(), |i, j| y[(i, j)] - mean[j])),
+            Compat::R => Cow::Borrowed(y),
+        };
         let problem = Problem::new(&yc, lambda, self.sigma, self.gamma, self.dim);
         let w = top_eigenvectors(&problem.yty, self.dim)?;
-        let z = &yc * &w;
+        let z = mul(&yc, &w);
         let ytz = &problem.yty * &w;
         let c = if k == n {
             z.clone()

@@ -217,14 +217,25 @@ pub(crate) struct LaneRows {
 }
 
 impl LaneRows {
+    /// Copies `x` by blocks of rows in parallel (within a block, column by column, so that
+    /// both the reads and the writes stay in cache).
     pub(crate) fn new(x: &DMatrix<f64>) -> LaneRows {
+        const ROWS: usize = 64;
         let (n, cols) = x.shape();
         let width = cols.div_ceil(LANES);
         let mut lanes = vec![Lane::default(); n * width];
-        for (j, col) in x.column_iter().enumerate() {
-            for (i, &v) in col.iter().enumerate() {
-                lanes[i * width + j / LANES].0[j % LANES] = v;
-            }
+        if width > 0 {
+            lanes
+                .par_chunks_mut(ROWS * width)
+                .enumerate()
+                .for_each(|(b, block)| {
+                    for (j, col) in x.column_iter().enumerate() {
+                        let col = &col.as_slice()[b * ROWS..];
+                        for (row, &v) in block.chunks_exact_mut(width).zip(col) {
+                            row[j / LANES].0[j % LANES] = v;
+                        }
+                    }
+                });
         }
         LaneRows { lanes, width, cols }
     }
