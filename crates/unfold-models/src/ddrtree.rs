@@ -901,11 +901,12 @@ mod tests {
 
     #[test]
     fn assignments_from_points_equal_the_dense_softmax() {
-        // Enough points for several row blocks; a small sigma leaves R sparse.
-        let (z, c) = (noise(1500, 2, 8), noise(40, 2, 9));
-        let dist = sq_dists_to(&c, &z);
-        let edges = spanning_tree(&c).unwrap();
-        for sigma in [5.0, 0.05] {
+        // Enough points for several row blocks; a small sigma leaves R sparse. Latent
+        // dimensions 2 (its own distance loop) and 3.
+        for (dim, sigma) in [(2, 5.0), (2, 0.05), (3, 0.05)] {
+            let (z, c) = (noise(1500, dim, 8), noise(40, dim, 9));
+            let dist = sq_dists_to(&c, &z);
+            let edges = spanning_tree(&c).unwrap();
             let a = soft_assign_to(&z, &c, sigma, tree_order(&edges, 40));
             let b = soft_assign(&dist, sigma, (0..40).collect());
             let r = a.to_dense();

@@ -523,6 +523,15 @@ impl Geometry {
     #[inline(always)]
     fn sq_dists(&self, i: usize, d: &mut [f64]) -> f64 {
         let k = self.cn.len();
+        if let &[z0, z1] = self.zt.column(i).as_slice() {
+            // d = 2 (the usual latent dimension): the same operations in one pass.
+            let zni = self.zn[i];
+            let (c0, c1) = self.cpt.split_at(k);
+            for (((dp, &a), &b), &cnp) in d.iter_mut().zip(c0).zip(c1).zip(&self.cn) {
+                *dp = (-2.0 * ((0.0 + a * z0) + b * z1) + cnp + zni).max(0.0);
+            }
+            return min_of(d);
+        }
         d.fill(0.0);
         for (j, &zij) in self.zt.column(i).iter().enumerate() {
             for (dp, &cp) in d.iter_mut().zip(&self.cpt[j * k..(j + 1) * k]) {
