@@ -662,11 +662,13 @@ impl SoftmaxRows {
         let (exponents, kept) = (&self.exponents[..count], &self.kept[..count]);
         let start = block.val.len();
         block.pos.extend_from_slice(kept);
-        for chunk in exponents.chunks(LANES) {
-            let mut x = [0.0; LANES];
-            x[..chunk.len()].copy_from_slice(chunk);
-            block.val.extend_from_slice(&exp_lanes(x)[..chunk.len()]);
+        // Whole chunks of eight (lanes past `count` hold earlier values, whose results are
+        // cut off), so that every copy has a fixed length.
+        for chunk in self.exponents[..count.div_ceil(LANES) * LANES].chunks_exact(LANES) {
+            let x: [f64; LANES] = chunk.try_into().expect("whole chunks");
+            block.val.extend_from_slice(&exp_lanes(x));
         }
+        block.val.truncate(start + count);
         let row = &mut block.val[start..];
         let total = lane_sum(row.iter().copied());
         let log_total = total.ln();
