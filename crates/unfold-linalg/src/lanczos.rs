@@ -564,40 +564,71 @@ fn mul_acc(c: &mut DMatrix<f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>, alpha: 
 }
 
 /// `t` orthonormal columns, orthogonal to the orthonormal columns of `v`, spanning as much
-/// of `w` as possible. Columns of `w` that vanish under projection (an invariant subspace
-/// was reached) and missing columns are replaced by seeded random vectors. Each column is
-/// projected twice against `v` and the columns already accepted ("twice is enough").
+/// of `w` as possible. The columns of `w` must already have been projected once against
+/// `v` (the caller's product `V^T W` serves both for `H` and as that first pass); they get
+/// the second pass here as one block product ("twice is enough"), then are orthonormalised
+/// among themselves against the columns already accepted. Whenever a projection removes
+/// more than `1 - 1/sqrt(2)` of a column's norm, the rounding it leaves along `v` and the
+/// accepted columns is no longer negligible, so the column is projected against both
+/// again (Daniel, Gragg, Kaufman & Stewart 1976). Columns that vanish under projection (an
+/// invariant subspace was reached) and missing columns are replaced by seeded random
+/// vectors.
 fn orthonormalise(
-    w: DMatrix<f64>,
+    mut w: DMatrix<f64>,
     v: MatRef<'_, f64>,
     t: usize,
     rng: &mut impl Rng,
 ) -> Result<DMatrix<f64>> {
     let n = v.nrows();
+    let before: Vec<f64> = w.column_iter().map(|c| c.norm()).collect();
+    if w.ncols() > 0 {
+        let c = mul_tn(v, mat(&w));
+        mul_sub(&mut w, v, &c);
+    }
     let mut q = DMatrix::<f64>::zeros(n, t);
     for j in 0..t {
-        let mut x: DMatrix<f64> = if j < w.ncols() {
-            w.columns(j, 1).into_owned()
-        } else {
-            random_column(n, rng)
+        let done = q.columns(0, j).into_owned();
+        let against_all = |x: &mut DMatrix<f64>| {
+            let c = mul_tn(v, mat(x));
+            mul_sub(x, v, &c);
+            let c = done.tr_mul(x);
+            *x -= &done * c;
         };
         let mut accepted = false;
-        for _attempt in 0..8 {
-            let before = x.norm();
-            for _pass in 0..2 {
-                let c = mul_tn(v, mat(&x));
-                mul_sub(&mut x, v, &c);
-                let done = q.columns(0, j).into_owned();
-                let c2 = done.tr_mul(&x);
-                x -= &done * c2;
+        for attempt in 0..8 {
+            // The first projection: against the accepted columns for a column of `w` (which
+            // has had both passes against `v`), against everything for a random one.
+            let (mut x, start) = match (attempt, j < w.ncols()) {
+                (0, true) => (w.columns(j, 1).into_owned(), before[j]),
+                _ => {
+                    let x = random_column(n, rng);
+                    let norm = x.norm();
+                    (x, norm)
+                }
+            };
+            // Measured from before the block pass, so that a block pass that removed most
+            // of the column also calls for another.
+            let mut norm = start;
+            if attempt == 0 && j < w.ncols() {
+                let c = done.tr_mul(&x);
+                x -= &done * c;
+            } else {
+                against_all(&mut x);
             }
-            let after = x.norm();
-            if after > 1e-10 * before && after > 1e-300 {
-                x /= after;
+            let mut after = x.norm();
+            for _repeat in 0..3 {
+                if after >= norm * std::f64::consts::FRAC_1_SQRT_2 {
+                    break;
+                }
+                against_all(&mut x);
+                norm = after;
+                after = x.norm();
+            }
+            if after > 1e-10 * start && after > 1e-300 {
+                q.column_mut(j).copy_from(&(x / after).column(0));
                 accepted = true;
                 break;
             }
-            x = random_column(n, rng);
         }
         if !accepted {
             return Err(Error::numerical(
@@ -606,7 +637,6 @@ fn orthonormalise(
                  use the full eigendecomposition instead",
             ));
         }
-        q.column_mut(j).copy_from(&x.column(0));
     }
     Ok(q)
 }
