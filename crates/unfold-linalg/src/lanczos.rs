@@ -598,8 +598,9 @@ fn orthonormalise(
         for attempt in 0..8 {
             // The first projection: against the accepted columns for a column of `w` (which
             // has had both passes against `v`), against everything for a random one.
-            let (mut x, start) = match (attempt, j < w.ncols()) {
-                (0, true) => (w.columns(j, 1).into_owned(), before[j]),
+            let given = before.get(j).filter(|_| attempt == 0);
+            let (mut x, start) = match given {
+                Some(&norm) => (w.columns(j, 1).into_owned(), norm),
                 _ => {
                     let x = random_column(n, rng);
                     let norm = x.norm();
@@ -609,7 +610,7 @@ fn orthonormalise(
             // Measured from before the block pass, so that a block pass that removed most
             // of the column also calls for another.
             let mut norm = start;
-            if attempt == 0 && j < w.ncols() {
+            if given.is_some() {
                 let c = done.tr_mul(&x);
                 x -= &done * c;
             } else {
