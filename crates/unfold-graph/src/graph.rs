@@ -532,12 +532,24 @@ impl NeighbourGraph {
     /// The Laplacian `diag(W 1) - W` in CSR form; the pattern is the edges plus the full
     /// diagonal (an explicit 0 for an isolated point).
     pub fn laplacian_sparse(&self) -> CsrMatrix {
-        let mut triplets = Vec::with_capacity(self.indices.len() + self.n);
-        for (i, d) in self.degrees().into_iter().enumerate() {
-            triplets.push((i, i, d));
+        let nnz = self.indices.len() + self.n;
+        let mut indptr = Vec::with_capacity(self.n + 1);
+        let (mut indices, mut values) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+        indptr.push(0);
+        for i in 0..self.n {
+            // The row's neighbours are sorted: the diagonal goes between those below i and
+            // those above.
             let (js, ws) = self.neighbours(i);
-            triplets.extend(js.iter().zip(ws).map(|(&j, &w)| (i, j, -w)));
+            let at = js.partition_point(|&j| j < i);
+            indices.extend(&js[..at]);
+            values.extend(ws[..at].iter().map(|w| -w));
+            indices.push(i);
+            values.push(ws.iter().sum());
+            indices.extend(&js[at..]);
+            values.extend(ws[at..].iter().map(|w| -w));
+            indptr.push(indices.len());
         }
-        CsrMatrix::from_triplets(self.n, self.n, &triplets)
+        CsrMatrix::from_sorted_rows(self.n, self.n, indptr, indices, values)
+            .expect("a graph's rows are sorted, unique and free of self loops")
     }
 }

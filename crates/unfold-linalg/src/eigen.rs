@@ -333,11 +333,10 @@ fn shift_invert(a: SymMatrix<'_>, shift: f64) -> Result<ShiftInvert> {
             }
             ShiftedFactor::Dense(Cholesky::factor_owned(s, context)?)
         }
-        // `a` was checked by the caller; a shift of the diagonal keeps it symmetric.
-        SymMatrix::Sparse(a) => ShiftedFactor::Sparse(Box::new(SparseCholesky::of_symmetric(
-            &a.add_to_diagonal(shift),
-            context,
-        )?)),
+        // `a` was checked by the caller; shifting its diagonal keeps it symmetric.
+        SymMatrix::Sparse(a) => {
+            ShiftedFactor::Sparse(Box::new(SparseCholesky::of_shifted(a, shift, context)?))
+        }
     };
     Ok(ShiftInvert { factor })
 }
