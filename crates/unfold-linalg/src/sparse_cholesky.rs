@@ -23,9 +23,13 @@ use faer::sparse::linalg::triangular_solve::{
 };
 use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMat, SparseColMatRef, SymbolicSparseColMat, SymbolicSparseColMatRef};
-use faer::{Conj, Side};
+use faer::{Conj, Par, Side};
 use nalgebra::DMatrix;
 use unfold_core::{Error, Result};
+
+/// Factors with fewer stored entries than this are computed on the calling thread
+/// (Laplacian eigenmaps at n = 5000, about 2e5 entries, was ~1 ms faster so).
+const PARALLEL_FACTOR_ENTRIES: usize = 1 << 20;
 
 /// The sparse Cholesky factor of a symmetric positive definite sparse matrix.
 #[derive(Debug)]
@@ -101,7 +105,13 @@ impl SparseCholesky {
             None => (0..n).collect(),
         };
         let mut values = vec![0.0; symbolic.len_val()];
-        let p = par();
+        // Small factors are faster on one thread: their supernodes are too small for the
+        // parallel dense kernels to pay for waking the pool.
+        let p = if values.len() < PARALLEL_FACTOR_ENTRIES {
+            Par::Seq
+        } else {
+            par()
+        };
         let mut mem =
             MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(p, Default::default()));
         let result = symbolic.factorize_numeric_llt(
