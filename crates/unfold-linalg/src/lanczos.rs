@@ -168,22 +168,25 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
     let keep = q + (m.saturating_sub(q + b)) / 2;
     let mut rng = seeded_rng(opts.seed);
 
-    let mut v = DMatrix::<f64>::zeros(n, m);
-    let mut av = DMatrix::<f64>::zeros(n, m);
+    let mut v = Basis::new(n, m);
+    let mut av = Basis::new(n, m);
     let mut h = DMatrix::<f64>::zeros(m, m);
     let mut locked_values: Vec<f64> = Vec::new();
     if let Some(known) = known {
-        let r = known.vectors.ncols();
-        assert!(r < q, "fewer known eigenpairs than wanted ones");
-        v.columns_mut(0, r).copy_from(&known.vectors);
-        for (j, &theta) in known.values.iter().enumerate() {
-            av.column_mut(j)
-                .copy_from(&(known.vectors.column(j) * theta));
+        assert!(
+            known.vectors.ncols() < q,
+            "fewer known eigenpairs than wanted ones"
+        );
+        let mut images = known.vectors.clone();
+        for (mut column, &theta) in images.column_iter_mut().zip(&known.values) {
+            column *= theta;
         }
+        v.set_from(0, &known.vectors);
+        av.set_from(0, &images);
         locked_values = known.values;
     }
     let mut k = locked_values.len();
-    let mut f = orthonormalise(DMatrix::zeros(n, 0), cols(&v, k), b, &mut rng)?;
+    let mut f = orthonormalise(DMatrix::zeros(n, 0), v.cols(k), b, &mut rng)?;
     let mut applies = 0usize;
     loop {
         // Grow the basis by the pending block F and compute its image.
@@ -198,11 +201,11 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
                 "the operator produced a non-finite value; check the matrix for NaN/Inf",
             ));
         }
-        v.columns_mut(k, nb).copy_from(&block);
-        av.columns_mut(k, nb).copy_from(&w);
+        v.set_from(k, &block);
+        av.set_from(k, &w);
         k += nb;
         // New columns of H = V^T A V, then the first Gram-Schmidt pass with the same product.
-        let c = mul_tn(cols(&v, k), mat(&w));
+        let c = mul_tn(v.cols(k), mat(&w));
         for j in 0..nb {
             for i in 0..k {
                 h[(i, k - nb + j)] = c[(i, j)];
@@ -215,8 +218,8 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
             }
         }
         if k < n {
-            mul_sub(&mut w, cols(&v, k), &c);
-            f = orthonormalise(w, cols(&v, k), b.min(n - k), &mut rng)?;
+            mul_sub(&mut w, v.cols(k), &c);
+            f = orthonormalise(w, v.cols(k), b.min(n - k), &mut rng)?;
         }
 
         // Rayleigh-Ritz on the unlocked part of the basis.
@@ -232,8 +235,8 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
             continue;
         }
         let (x, thq, res) = ritz_pairs(
-            col_range(&v, nlock, k),
-            col_range(&av, nlock, k),
+            v.range(nlock, k),
+            av.range(nlock, k),
             &theta,
             &y,
             &order[..qu],
@@ -256,7 +259,7 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
                     n_conv: nlock + n_conv,
                     worst,
                     values,
-                    vectors: locked_then(&v, nlock, &[&x]),
+                    vectors: locked_then(v.cols(nlock), &[&x]),
                 }
             }
             Convergence::Original { a, norm } => {
@@ -270,8 +273,8 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
                     // accuracy of the Krylov basis; applying `A` to it alone, not to the
                     // whole basis, is what keeps this check cheap.
                     let more = columns_at(&y, &order[qu..(qu + b).min(ku)]);
-                    let extra = mul_nn(col_range(&v, nlock, k), mat(&more));
-                    let subspace = locked_then(&v, nlock, &[&x, &extra]);
+                    let extra = mul_nn(v.range(nlock, k), mat(&more));
+                    let subspace = locked_then(v.cols(nlock), &[&x, &extra]);
                     original_ritz(a, norm, &subspace, q, opts.tol)?
                 } else {
                     let worst = res
@@ -341,18 +344,16 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
         if purge {
             let nf = b.min(ku - new_locks);
             let yk = DMatrix::from_fn(ku, new_locks + nf, |i, j| y[(i, order[j])]);
-            let vk = mul_nn(col_range(&v, nlock, k), mat(&yk));
-            let avk = mul_nn(col_range(&av, nlock, k), mat(&yk));
-            v.columns_mut(nlock, new_locks)
-                .copy_from(&vk.columns(0, new_locks));
-            av.columns_mut(nlock, new_locks)
-                .copy_from(&avk.columns(0, new_locks));
+            let vk = mul_nn(v.range(nlock, k), mat(&yk));
+            let avk = mul_nn(av.range(nlock, k), mat(&yk));
+            v.set_from(nlock, &vk.columns(0, new_locks).into_owned());
+            av.set_from(nlock, &avk.columns(0, new_locks).into_owned());
             locked_values.extend(order[..new_locks].iter().map(|&i| theta[i]));
             k = locked_values.len();
             h.fill(0.0);
             f = orthonormalise(
                 vk.columns(new_locks, nf).into_owned(),
-                cols(&v, k),
+                v.cols(k),
                 nf,
                 &mut rng,
             )?;
@@ -362,10 +363,10 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
             // block F) preserves the Krylov decomposition A V = V H + F B^T.
             let kept = if restart { keep - nlock } else { ku };
             let yk = DMatrix::from_fn(ku, kept, |i, j| y[(i, order[j])]);
-            let vk = mul_nn(col_range(&v, nlock, k), mat(&yk));
-            let avk = mul_nn(col_range(&av, nlock, k), mat(&yk));
-            v.columns_mut(nlock, kept).copy_from(&vk);
-            av.columns_mut(nlock, kept).copy_from(&avk);
+            let vk = mul_nn(v.range(nlock, k), mat(&yk));
+            let avk = mul_nn(av.range(nlock, k), mat(&yk));
+            v.set_from(nlock, &vk);
+            av.set_from(nlock, &avk);
             h.fill(0.0);
             for j in 0..kept {
                 h[(nlock + j, nlock + j)] = theta[order[j]];
@@ -419,17 +420,50 @@ fn columns_at(y: &DMatrix<f64>, idx: &[usize]) -> DMatrix<f64> {
     DMatrix::from_fn(y.nrows(), idx.len(), |i, j| y[(i, idx[j])])
 }
 
-/// The first `nlock` (locked) columns of `v` followed by the columns of each of `parts`.
-fn locked_then(v: &DMatrix<f64>, nlock: usize, parts: &[&DMatrix<f64>]) -> DMatrix<f64> {
-    let width = nlock + parts.iter().map(|p| p.ncols()).sum::<usize>();
-    let mut out = DMatrix::zeros(v.nrows(), width);
-    out.columns_mut(0, nlock).copy_from(&v.columns(0, nlock));
-    let mut at = nlock;
-    for p in parts {
-        out.columns_mut(at, p.ncols()).copy_from(*p);
-        at += p.ncols();
+/// The (locked) columns `locked` followed by the columns of each of `parts`.
+fn locked_then(locked: MatRef<'_, f64>, parts: &[&DMatrix<f64>]) -> DMatrix<f64> {
+    let n = locked.nrows();
+    let width = locked.ncols() + parts.iter().map(|p| p.ncols()).sum::<usize>();
+    let mut data = Vec::with_capacity(n * width);
+    for c in 0..locked.ncols() {
+        data.extend(locked.col(c).iter());
     }
-    out
+    for p in parts {
+        data.extend_from_slice(p.as_slice());
+    }
+    DMatrix::from_vec(n, width, data)
+}
+
+/// The Krylov basis (or its image): columns of `n` rows stored contiguously, only ever
+/// replaced from some column on, so memory is written once and never zero-filled first.
+struct Basis {
+    n: usize,
+    data: Vec<f64>,
+}
+
+impl Basis {
+    fn new(n: usize, max_cols: usize) -> Self {
+        Basis {
+            n,
+            data: Vec::with_capacity(n * max_cols),
+        }
+    }
+
+    /// Replaces the columns from `at` on by those of `m` (`at` at most the current count).
+    fn set_from(&mut self, at: usize, m: &DMatrix<f64>) {
+        self.data.truncate(self.n * at);
+        self.data.extend_from_slice(m.as_slice());
+    }
+
+    /// Columns `from..to`.
+    fn range(&self, from: usize, to: usize) -> MatRef<'_, f64> {
+        MatRef::from_column_major_slice(&self.data[self.n * from..self.n * to], self.n, to - from)
+    }
+
+    /// The first `k` columns.
+    fn cols(&self, k: usize) -> MatRef<'_, f64> {
+        self.range(0, k)
+    }
 }
 
 /// A convergence test: how many pairs passed, the worst relative residual, and the pairs.
@@ -587,7 +621,7 @@ fn orthonormalise(
     }
     let mut q = DMatrix::<f64>::zeros(n, t);
     for j in 0..t {
-        let done = q.columns(0, j).into_owned();
+        let done = DMatrix::from_column_slice(n, j, &q.as_slice()[..n * j]);
         let against_all = |x: &mut DMatrix<f64>| {
             let c = mul_tn(v, mat(x));
             mul_sub(x, v, &c);
@@ -600,7 +634,10 @@ fn orthonormalise(
             // has had both passes against `v`), against everything for a random one.
             let given = before.get(j).filter(|_| attempt == 0);
             let (mut x, start) = match given {
-                Some(&norm) => (w.columns(j, 1).into_owned(), norm),
+                Some(&norm) => (
+                    DMatrix::from_column_slice(n, 1, &w.as_slice()[n * j..n * (j + 1)]),
+                    norm,
+                ),
                 _ => {
                     let x = random_column(n, rng);
                     let norm = x.norm();
@@ -626,7 +663,10 @@ fn orthonormalise(
                 after = x.norm();
             }
             if after > 1e-10 * start && after > 1e-300 {
-                q.column_mut(j).copy_from(&(x / after).column(0));
+                let column = &mut q.as_mut_slice()[n * j..n * (j + 1)];
+                for (out, value) in column.iter_mut().zip(x.as_slice()) {
+                    *out = value / after;
+                }
                 accepted = true;
                 break;
             }
