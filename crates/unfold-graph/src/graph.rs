@@ -167,8 +167,10 @@ impl NeighbourGraph {
                 knn.distances.len()
             )));
         }
-        // Directed relations, each list sorted by neighbour index.
-        let mut directed: Vec<Vec<(usize, f64)>> = Vec::with_capacity(n);
+        // Validate each point's list (sorted in a scratch row to find repeats) and count
+        // every relation under its unordered pair `(a, b)`, `a < b`, bucketed by `a`.
+        let mut bucket = vec![0usize; n + 1];
+        let mut row: Vec<(usize, f64)> = Vec::new();
         for (i, (js, ds)) in knn.indices.iter().zip(&knn.distances).enumerate() {
             if js.len() != ds.len() {
                 return Err(Error::DimensionMismatch(format!(
@@ -177,7 +179,7 @@ impl NeighbourGraph {
                     ds.len()
                 )));
             }
-            let mut row = Vec::with_capacity(js.len());
+            row.clear();
             for (&j, &d) in js.iter().zip(ds) {
                 check_pair(n, i, j)?;
                 if !(d >= 0.0 && d.is_finite()) {
@@ -187,6 +189,7 @@ impl NeighbourGraph {
                     ));
                 }
                 row.push((j, d));
+                bucket[i.min(j) + 1] += 1;
             }
             row.sort_unstable_by_key(|&(j, _)| j);
             if let Some(w) = row.windows(2).find(|w| w[0].0 == w[1].0) {
@@ -198,40 +201,91 @@ impl NeighbourGraph {
                     ),
                 ));
             }
-            directed.push(row);
         }
-        let listed = |i: usize, j: usize| {
-            let row: &[(usize, f64)] = &directed[i];
-            row.binary_search_by_key(&j, |&(m, _)| m)
-                .ok()
-                .map(|p| row[p].1)
-        };
-        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
-        for i in 0..n {
-            for &(j, d) in &directed[i] {
-                match (sym, listed(j, i)) {
-                    // Both directions listed: the pair is handled once, from i < j.
-                    (_, Some(back)) => {
-                        if i < j {
-                            let d = d.min(back);
-                            rows[i].push((j, d));
-                            rows[j].push((i, d));
-                        }
-                    }
-                    (Symmetrisation::Union, None) => {
-                        rows[i].push((j, d));
-                        rows[j].push((i, d));
-                    }
-                    (Symmetrisation::Mutual, None) => {}
+        for a in 0..n {
+            bucket[a + 1] += bucket[a];
+        }
+        // The relations by pair (a counting sort), each bucket then ordered by `b`, so a
+        // pair listed in both directions shows up twice in a row: no lookups in other
+        // points' lists (random memory accesses).
+        let mut next = bucket.clone();
+        let mut by_first = vec![(0usize, 0.0f64); bucket[n]];
+        for (i, (js, ds)) in knn.indices.iter().zip(&knn.distances).enumerate() {
+            for (&j, &d) in js.iter().zip(ds) {
+                let a = i.min(j);
+                by_first[next[a]] = (i.max(j), d);
+                next[a] += 1;
+            }
+        }
+        // Keep each edge once, with its weight, compacting the buckets in place.
+        let mut kept = 0;
+        for a in 0..n {
+            let (from, to) = (bucket[a], bucket[a + 1]);
+            bucket[a] = kept;
+            by_first[from..to].sort_unstable_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)));
+            let mut p = from;
+            while p < to {
+                let (b, d) = by_first[p];
+                let both = p + 1 < to && by_first[p + 1].0 == b;
+                p += if both { 2 } else { 1 };
+                if both || sym == Symmetrisation::Union {
+                    // Ordered by distance within the pair: `d` is the smaller of the two.
+                    by_first[kept] = (b, w.edge_weight(a, b, d)?);
+                    kept += 1;
                 }
             }
         }
-        for (i, row) in rows.iter_mut().enumerate() {
-            for e in row.iter_mut() {
-                e.1 = w.edge_weight(i, e.0, e.1)?;
+        bucket[n] = kept;
+        let edges = (0..n).flat_map(|a| {
+            by_first[bucket[a]..bucket[a + 1]]
+                .iter()
+                .map(move |&(b, w)| (a, b, w))
+        });
+        Ok(Self::from_pairs(n, edges))
+    }
+
+    /// The graph with the undirected edges `(i, j, w_ij)` of `pairs`, valid and each pair
+    /// listed once, stored in both directions: rows are filled by a counting sort (two
+    /// passes over `pairs`), then each row is ordered by neighbour.
+    fn from_pairs(n: usize, pairs: impl Iterator<Item = (usize, usize, f64)> + Clone) -> Self {
+        let mut indptr = vec![0usize; n + 1];
+        for (i, j, _) in pairs.clone() {
+            indptr[i + 1] += 1;
+            indptr[j + 1] += 1;
+        }
+        for i in 0..n {
+            indptr[i + 1] += indptr[i];
+        }
+        let mut next = indptr.clone();
+        let mut indices = vec![0usize; indptr[n]];
+        let mut weights = vec![0.0f64; indptr[n]];
+        for (i, j, w) in pairs {
+            (indices[next[i]], weights[next[i]]) = (j, w);
+            next[i] += 1;
+            (indices[next[j]], weights[next[j]]) = (i, w);
+            next[j] += 1;
+        }
+        let mut row = Vec::new();
+        for i in 0..n {
+            let range = indptr[i]..indptr[i + 1];
+            row.clear();
+            row.extend(
+                indices[range.clone()]
+                    .iter()
+                    .copied()
+                    .zip(weights[range.clone()].iter().copied()),
+            );
+            row.sort_unstable_by_key(|&(j, _)| j);
+            for (p, (j, w)) in range.zip(&row) {
+                (indices[p], weights[p]) = (*j, *w);
             }
         }
-        Ok(Self::from_rows(rows))
+        NeighbourGraph {
+            n,
+            indptr,
+            indices,
+            weights,
+        }
     }
 
     /// The epsilon-ball graph: `i ~ j` iff the Euclidean distance `||y_i - y_j|| <= eps`,
@@ -268,14 +322,11 @@ impl NeighbourGraph {
     /// positive, or the same unordered pair listed twice.
     pub fn from_edges(n: usize, edges: &[(usize, usize, f64)]) -> Result<Self> {
         check_nonempty(n)?;
-        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
         for &(i, j, w) in edges {
             check_pair(n, i, j)?;
             check_weight(i, j, w)?;
-            rows[i].push((j, w));
-            rows[j].push((i, w));
         }
-        let g = Self::from_rows(rows);
+        let g = Self::from_pairs(n, edges.iter().copied());
         for i in 0..n {
             if let Some(p) = g.neighbours(i).0.windows(2).find(|p| p[0] == p[1]) {
                 return Err(Error::invalid(
@@ -481,12 +532,24 @@ impl NeighbourGraph {
     /// The Laplacian `diag(W 1) - W` in CSR form; the pattern is the edges plus the full
     /// diagonal (an explicit 0 for an isolated point).
     pub fn laplacian_sparse(&self) -> CsrMatrix {
-        let mut triplets = Vec::with_capacity(self.indices.len() + self.n);
-        for (i, d) in self.degrees().into_iter().enumerate() {
-            triplets.push((i, i, d));
+        let nnz = self.indices.len() + self.n;
+        let mut indptr = Vec::with_capacity(self.n + 1);
+        let (mut indices, mut values) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+        indptr.push(0);
+        for i in 0..self.n {
+            // The row's neighbours are sorted: the diagonal goes between those below i and
+            // those above.
             let (js, ws) = self.neighbours(i);
-            triplets.extend(js.iter().zip(ws).map(|(&j, &w)| (i, j, -w)));
+            let at = js.partition_point(|&j| j < i);
+            indices.extend(&js[..at]);
+            values.extend(ws[..at].iter().map(|w| -w));
+            indices.push(i);
+            values.push(ws.iter().sum());
+            indices.extend(&js[at..]);
+            values.extend(ws[at..].iter().map(|w| -w));
+            indptr.push(indices.len());
         }
-        CsrMatrix::from_triplets(self.n, self.n, &triplets)
+        CsrMatrix::from_sorted_rows(self.n, self.n, indptr, indices, values)
+            .expect("a graph's rows are sorted, unique and free of self loops")
     }
 }

@@ -27,6 +27,27 @@ fn union_and_mutual_on_a_hand_made_example() {
         .unwrap();
     assert_eq!(h.weight(2, 3), Some((-16.0f64 / 8.0).exp()));
     assert_eq!(h.weight(3, 2), h.weight(2, 3));
+    // A pair listed both ways with different distances keeps the smaller, whichever
+    // direction lists it; a repeated neighbour is refused.
+    for (d01, d10) in [(1.0, 0.5), (0.5, 1.0)] {
+        let both = Knn {
+            k: 1,
+            indices: vec![vec![1], vec![0], vec![1]],
+            distances: vec![vec![d01], vec![d10], vec![2.0]],
+        };
+        let g =
+            NeighbourGraph::from_knn(&both, Symmetrisation::Mutual, Weighting::Distance).unwrap();
+        assert_eq!(g.edges(), vec![(0, 1, 0.5)]);
+    }
+    let twice = Knn {
+        k: 2,
+        indices: vec![vec![1, 1], vec![0, 2], vec![1, 0]],
+        distances: vec![vec![1.0, 1.0], vec![1.0, 2.0], vec![2.0, 3.0]],
+    };
+    assert!(matches!(
+        NeighbourGraph::from_knn(&twice, Symmetrisation::Union, Weighting::Binary),
+        Err(Error::InvalidParameter { .. })
+    ));
 }
 
 #[test]

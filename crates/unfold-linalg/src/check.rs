@@ -50,23 +50,45 @@ pub(crate) fn check_dense_symmetric(a: &DMatrix<f64>, context: &str) -> Result<(
 
 /// A sparse matrix must be non-empty, square, finite and symmetric (same pattern and
 /// values on both sides of the diagonal, up to rounding).
+///
+/// One pass in row order: the entries `(j, i)` that mirror row `i`'s are met in increasing
+/// `i` along each row `j`, so a cursor per row finds each mirror without a search.
 pub(crate) fn check_sparse_symmetric(a: &CsrMatrix, context: &str) -> Result<()> {
     check_square(a.nrows(), a.ncols(), context)?;
-    let (_, _, values) = a.parts();
+    let (indptr, indices, values) = a.parts();
+    if let Some(p) = values.iter().position(|v| !v.is_finite()) {
+        let row = indptr.partition_point(|&start| start <= p) - 1;
+        return Err(Error::NonFinite {
+            what: context.to_string(),
+            row,
+            col: indices[p],
+        });
+    }
     let scale = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let bound = SYMMETRY_TOL * scale;
+    // Before row i is visited, cursor[j] points past the entries of row j in columns < i.
+    let mut cursor: Vec<usize> = indptr[..a.nrows()].to_vec();
     for i in 0..a.nrows() {
-        let (cols, vals) = a.row(i);
-        for (&j, &v) in cols.iter().zip(vals) {
-            if !v.is_finite() {
-                return Err(Error::NonFinite {
-                    what: context.to_string(),
-                    row: i,
-                    col: j,
-                });
+        for p in indptr[i]..indptr[i + 1] {
+            let j = indices[p];
+            // The mirror (j, i) is at cursor[j] if present; entries of row j in columns
+            // below i that row i lacks are caught when their own row is visited.
+            let end = indptr[j + 1];
+            while cursor[j] < end && indices[cursor[j]] < i {
+                let (k, w) = (indices[cursor[j]], values[cursor[j]]);
+                if w.abs() > bound {
+                    return Err(not_symmetric(context, j, k, w, 0.0));
+                }
+                cursor[j] += 1;
             }
-            let w = a.get(j, i);
-            if (v - w).abs() > SYMMETRY_TOL * scale {
-                return Err(not_symmetric(context, i, j, v, w));
+            let mirror = if cursor[j] < end && indices[cursor[j]] == i {
+                cursor[j] += 1;
+                values[cursor[j] - 1]
+            } else {
+                0.0
+            };
+            if (values[p] - mirror).abs() > bound {
+                return Err(not_symmetric(context, i, j, values[p], mirror));
             }
         }
     }
@@ -110,4 +132,55 @@ pub(crate) fn check_q(q: usize, n: usize) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn csr(n: usize, t: &[(usize, usize, f64)]) -> CsrMatrix {
+        CsrMatrix::from_triplets(n, n, t)
+    }
+
+    #[test]
+    fn sparse_symmetry_finds_every_kind_of_mismatch() {
+        let sym: Vec<(usize, usize, f64)> = (0..6)
+            .flat_map(|i| [(i, i, 2.0), (i, (i + 2) % 6, -0.5), ((i + 2) % 6, i, -0.5)])
+            .collect();
+        assert!(check_sparse_symmetric(&csr(6, &sym), "s").is_ok());
+        let not_symmetric = |t: &[(usize, usize, f64)]| {
+            matches!(
+                check_sparse_symmetric(&csr(6, t), "s"),
+                Err(Error::InvalidParameter { .. })
+            )
+        };
+        // A value that differs from its mirror.
+        let mut t = sym.clone();
+        t.push((1, 3, 1e-3));
+        assert!(not_symmetric(&t));
+        // An entry without a mirror, below and above the diagonal, in the last row, and
+        // in a row no later row refers to.
+        for extra in [
+            (4, 1, 1.0),
+            (1, 4, 1.0),
+            (5, 0, 1.0),
+            (0, 5, 1.0),
+            (3, 0, 1.0),
+        ] {
+            let mut t = sym.clone();
+            t.push(extra);
+            assert!(not_symmetric(&t), "{extra:?}");
+        }
+        // Rounding-level asymmetry passes.
+        let mut t = sym.clone();
+        t.push((1, 3, 1e-14));
+        assert!(check_sparse_symmetric(&csr(6, &t), "s").is_ok());
+        // A non-finite value is reported at its position.
+        let mut t = sym;
+        t.push((4, 0, f64::NAN));
+        match check_sparse_symmetric(&csr(6, &t), "s") {
+            Err(Error::NonFinite { row, col, .. }) => assert_eq!((row, col), (4, 0)),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
 }

@@ -4,7 +4,7 @@
 
 use crate::check::{check_dense_symmetric, check_q, check_sparse_symmetric};
 use crate::cholesky::Cholesky;
-use crate::lanczos::{self, Convergence, PartialEigenOptions, Which};
+use crate::lanczos::{self, Convergence, Known, PartialEigenOptions, Which};
 use crate::operator::{ShiftInvert, ShiftedFactor, SymOperator};
 use crate::sparse::CsrMatrix;
 use crate::sparse_cholesky::SparseCholesky;
@@ -204,6 +204,7 @@ pub fn largest_eigenpairs_with(
         Which::Largest,
         &opts,
         Convergence::Spectrum,
+        None,
     )
 }
 
@@ -238,6 +239,23 @@ pub fn smallest_eigenpairs_with(
     q: usize,
     opts: &PartialEigenOptions,
 ) -> Result<SymEigen> {
+    let n = a.dim();
+    smallest_with_null_candidate(a, q, opts, DVector::from_element(n, 1.0))
+}
+
+/// [`smallest_eigenpairs_with`], where `candidate` may be a null vector of `A` (the
+/// constant vector of a graph Laplacian or of LLE's `M`, the square root of the degrees
+/// for a normalised Laplacian). If it is, to the solver's tolerance
+/// (`||A u|| <= tol ||A||_inf` for `u` normalised), it is handed to the solver as a known
+/// eigenvector: the Krylov basis stays orthogonal to it from the start, which saves the
+/// solves that would find it and the restart that purges its `1 / s`. It is returned
+/// among the `q` pairs, with its value from the final Rayleigh-Ritz step.
+fn smallest_with_null_candidate(
+    a: SymMatrix<'_>,
+    q: usize,
+    opts: &PartialEigenOptions,
+    candidate: DVector<f64>,
+) -> Result<SymEigen> {
     a.check("matrix of smallest_eigenpairs")?;
     let n = a.dim();
     check_q(q, n)?;
@@ -254,9 +272,11 @@ pub fn smallest_eigenpairs_with(
     if opts.block_size.is_none() {
         opts.block_size = Some(SHIFT_INVERT_BLOCK);
     }
+    let null = null_vector(a, candidate, norm, opts.tol).filter(|_| q > 1);
     let mut last_err = None;
     for rel in [1e-8, 1e-5, 1.01] {
-        let op = match shift_invert(a, rel * norm) {
+        let shift = rel * norm;
+        let op = match shift_invert(a, shift) {
             Ok(op) => op,
             Err(e @ Error::NotPositiveDefinite { .. }) => {
                 last_err = Some(e);
@@ -264,6 +284,10 @@ pub fn smallest_eigenpairs_with(
             }
             Err(e) => return Err(e),
         };
+        let known = null.as_ref().map(|u| Known {
+            vectors: DMatrix::from_column_slice(n, 1, u.as_slice()),
+            values: vec![1.0 / shift],
+        });
         return lanczos::run(
             &op,
             q,
@@ -273,9 +297,22 @@ pub fn smallest_eigenpairs_with(
                 a: a.operator(),
                 norm,
             },
+            known,
         );
     }
     Err(last_err.expect("at least one shift was tried"))
+}
+
+/// `u / ||u||` if it is a null vector of `A` to the tolerance `||A u|| <= tol * norm`.
+fn null_vector(a: SymMatrix<'_>, u: DVector<f64>, norm: f64, tol: f64) -> Option<DVector<f64>> {
+    let length = u.norm();
+    if !(length.is_finite() && length > 0.0) {
+        return None;
+    }
+    let u = DMatrix::from_column_slice(u.len(), 1, (u / length).as_slice());
+    let mut au = DMatrix::zeros(u.nrows(), 1);
+    a.operator().apply(&u, &mut au);
+    (au.norm() <= tol * norm).then(|| u.column(0).into_owned())
 }
 
 /// Default Lanczos block width with shift-invert. Each solve with the factor costs the
@@ -296,10 +333,10 @@ fn shift_invert(a: SymMatrix<'_>, shift: f64) -> Result<ShiftInvert> {
             }
             ShiftedFactor::Dense(Cholesky::factor_owned(s, context)?)
         }
-        SymMatrix::Sparse(a) => ShiftedFactor::Sparse(Box::new(SparseCholesky::new(
-            &a.add_to_diagonal(shift),
-            context,
-        )?)),
+        // `a` was checked by the caller; shifting its diagonal keeps it symmetric.
+        SymMatrix::Sparse(a) => {
+            ShiftedFactor::Sparse(Box::new(SparseCholesky::of_shifted(a, shift, context)?))
+        }
     };
     Ok(ShiftInvert { factor })
 }
@@ -353,14 +390,16 @@ pub fn smallest_generalized_eigenpairs_with(
         ));
     }
     let s: Vec<f64> = d.iter().map(|x| 1.0 / x.sqrt()).collect();
+    // `D^{1/2} 1` is the null vector of the scaled matrix when `A 1 = 0` (a Laplacian).
+    let root_d = DVector::from_iterator(n, d.iter().map(|x| x.sqrt()));
     let mut eig = match a {
         SymMatrix::Dense(a) => {
             let b = DMatrix::from_fn(n, n, |i, j| a[(i, j)] * s[i] * s[j]);
-            smallest_eigenpairs_with(SymMatrix::Dense(&b), q, opts)?
+            smallest_with_null_candidate(SymMatrix::Dense(&b), q, opts, root_d)?
         }
         SymMatrix::Sparse(a) => {
             let b = a.scale_symmetric(&s);
-            smallest_eigenpairs_with(SymMatrix::Sparse(&b), q, opts)?
+            smallest_with_null_candidate(SymMatrix::Sparse(&b), q, opts, root_d)?
         }
     };
     for (i, mut row) in eig.vectors.row_iter_mut().enumerate() {
@@ -459,6 +498,25 @@ mod tests {
             assert!(subspace_gap(&exact, &e.vectors.columns(k, 1).into_owned()) < 1e-6);
         }
         check_sparse_residual(&l, &e, 1e-9);
+    }
+
+    #[test]
+    fn a_laplacian_null_vector_is_recognised_and_others_are_not() {
+        let l = path_laplacian(400);
+        let a = SymMatrix::Sparse(&l);
+        let ones = DVector::from_element(400, 1.0);
+        let u = null_vector(a, ones.clone(), 4.0, 1e-10).expect("L 1 = 0");
+        assert!((u.norm() - 1.0).abs() < 1e-15 && (u[0] - 0.05).abs() < 1e-15);
+        // Not a null vector: a shifted Laplacian, or another vector.
+        let shifted = l.add_to_diagonal(1e-6);
+        assert!(null_vector(SymMatrix::Sparse(&shifted), ones, 4.0, 1e-10).is_none());
+        let ramp = DVector::from_fn(400, |i, _| i as f64);
+        assert!(null_vector(a, ramp, 4.0, 1e-10).is_none());
+        // With it known, the pairs after it are those of the full decomposition.
+        let got = smallest_eigenpairs(a, 3).unwrap();
+        for k in 0..3 {
+            assert!((got.values[k] - path_eigenvalue(400, k)).abs() < 1e-12);
+        }
     }
 
     #[test]
@@ -575,7 +633,7 @@ mod tests {
             a: a.operator(),
             norm,
         };
-        let e = lanczos::run(&op, 3, Which::Largest, &opts, conv).unwrap();
+        let e = lanczos::run(&op, 3, Which::Largest, &opts, conv, None).unwrap();
         let full = sym_eigen(&b).unwrap();
         assert!((&e.values - full.values.rows(0, 3)).amax() < 1e-12);
         assert!(max_residual(&b, &e.values, &e.vectors) < 1e-10 * norm);

@@ -36,29 +36,43 @@ impl SymOperator for DMatrix<f64> {
     }
 }
 
+/// Rows per task of the sparse product: a few microseconds of work, so that handing a
+/// block to another thread costs less than the block itself.
+const SPARSE_ROWS: usize = 2048;
+
 impl SymOperator for CsrMatrix {
     fn dim(&self) -> usize {
         self.nrows()
     }
 
-    /// A sparse product, parallel over rows; each output entry is one sequential dot
-    /// product, so the result does not depend on the number of threads.
+    /// A sparse product, parallel over fixed blocks of rows; each output entry is one
+    /// sequential dot product, so the result does not depend on the number of threads.
     fn apply(&self, x: &DMatrix<f64>, y: &mut DMatrix<f64>) {
         let b = x.ncols();
+        if b == 0 {
+            return;
+        }
         let xt = x.transpose(); // b x n: row j of x is contiguous
         let mut yt = DMatrix::<f64>::zeros(b, self.nrows());
-        yt.as_mut_slice()
-            .par_chunks_mut(b)
-            .enumerate()
-            .for_each(|(i, out)| {
-                let (cols, vals) = self.row(i);
+        let rows_times = |(block, out): (usize, &mut [f64])| {
+            for (r, out) in out.chunks_mut(b).enumerate() {
+                let (cols, vals) = self.row(block * SPARSE_ROWS + r);
                 for (&j, &v) in cols.iter().zip(vals) {
                     let xj = &xt.as_slice()[j * b..(j + 1) * b];
                     for (o, &xv) in out.iter_mut().zip(xj) {
                         *o += v * xv;
                     }
                 }
-            });
+            }
+        };
+        let out = yt.as_mut_slice();
+        if self.nrows() > SPARSE_ROWS {
+            out.par_chunks_mut(b * SPARSE_ROWS)
+                .enumerate()
+                .for_each(rows_times);
+        } else {
+            rows_times((0, out));
+        }
         yt.transpose_to(y);
     }
 }

@@ -10,7 +10,56 @@ pub struct CsrMatrix {
     values: Vec<f64>,
 }
 
+/// Where row `i` (sorted columns `cols`, values `vals`) meets the diagonal: the end of the
+/// entries below it, the stored diagonal value (0 if not stored) and the start of the
+/// entries above it.
+pub(crate) fn diagonal_split(cols: &[usize], vals: &[f64], i: usize) -> (usize, f64, usize) {
+    let at = cols.partition_point(|&j| j < i);
+    match cols.get(at) {
+        Some(&j) if j == i => (at, vals[at], at + 1),
+        _ => (at, 0.0, at),
+    }
+}
+
 impl CsrMatrix {
+    /// A matrix from its CSR arrays: row `i` holds `indices[indptr[i]..indptr[i + 1]]`
+    /// (strictly increasing columns) with those `values`.
+    ///
+    /// # Errors
+    /// [`unfold_core::Error::InvalidParameter`] if the arrays do not describe such a matrix.
+    pub fn from_sorted_rows(
+        nrows: usize,
+        ncols: usize,
+        indptr: Vec<usize>,
+        indices: Vec<usize>,
+        values: Vec<f64>,
+    ) -> unfold_core::Result<Self> {
+        let bad = |m: &str| Err(unfold_core::Error::invalid("CSR arrays", m.to_string()));
+        if indptr.len() != nrows + 1
+            || indptr[0] != 0
+            || indptr[nrows] != indices.len()
+            || values.len() != indices.len()
+        {
+            return bad("row pointers, indices and values do not match in length");
+        }
+        for i in 0..nrows {
+            if indptr[i] > indptr[i + 1] {
+                return bad("row pointers decrease");
+            }
+            let row = &indices[indptr[i]..indptr[i + 1]];
+            if row.windows(2).any(|w| w[0] >= w[1]) || row.last().is_some_and(|&j| j >= ncols) {
+                return bad("a row's columns are not strictly increasing and in range");
+            }
+        }
+        Ok(CsrMatrix {
+            nrows,
+            ncols,
+            indptr,
+            indices,
+            values,
+        })
+    }
+
     /// Builds a matrix from `(row, col, value)` triplets; repeated positions are summed.
     ///
     /// # Panics
@@ -119,15 +168,11 @@ impl CsrMatrix {
         out.indptr.push(0);
         for i in 0..self.nrows {
             let (cols, vals) = self.row(i);
-            let at = cols.partition_point(|&j| j < i);
+            let (at, diagonal, rest) = diagonal_split(cols, vals, i);
             out.indices.extend(&cols[..at]);
             out.values.extend(&vals[..at]);
-            let (diagonal, rest) = match cols.get(at) {
-                Some(&j) if j == i => (vals[at] + shift, at + 1),
-                _ => (shift, at),
-            };
             out.indices.push(i);
-            out.values.push(diagonal);
+            out.values.push(diagonal + shift);
             out.indices.extend(&cols[rest..]);
             out.values.extend(&vals[rest..]);
             out.indptr.push(out.indices.len());
@@ -183,6 +228,26 @@ mod tests {
         assert_eq!(y, [1.5, -3.0, 4.0]);
         let d = a.to_dense();
         assert_eq!(d[(2, 1)], 2.0);
+    }
+
+    #[test]
+    fn sorted_rows_are_taken_as_given_and_bad_arrays_refused() {
+        let a =
+            CsrMatrix::from_sorted_rows(2, 3, vec![0, 2, 3], vec![0, 2, 1], vec![1.0, 2.0, 3.0])
+                .unwrap();
+        assert_eq!(
+            a,
+            CsrMatrix::from_triplets(2, 3, &[(0, 0, 1.0), (0, 2, 2.0), (1, 1, 3.0)])
+        );
+        let refused = |indptr: Vec<usize>, indices: Vec<usize>, values: Vec<f64>| {
+            CsrMatrix::from_sorted_rows(2, 3, indptr, indices, values).is_err()
+        };
+        assert!(refused(vec![0, 2], vec![0, 2], vec![1.0, 2.0])); // too few pointers
+        assert!(refused(vec![0, 2, 3], vec![0, 2, 1], vec![1.0, 2.0])); // values short
+        assert!(refused(vec![0, 2, 3], vec![2, 0, 1], vec![1.0; 3])); // unsorted
+        assert!(refused(vec![0, 2, 3], vec![1, 1, 1], vec![1.0; 3])); // repeated
+        assert!(refused(vec![0, 2, 3], vec![0, 3, 1], vec![1.0; 3])); // out of range
+        assert!(refused(vec![0, 3, 2], vec![0, 1, 2], vec![1.0; 3])); // decreasing
     }
 
     #[test]
