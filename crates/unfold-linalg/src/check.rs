@@ -1,6 +1,7 @@
 //! Input checks shared by the factorisations and eigensolvers: square, finite, symmetric.
 
 use crate::sparse::CsrMatrix;
+use crate::view::PAR_MIN_DIM;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use unfold_core::{check_finite, Error, Result};
@@ -16,19 +17,14 @@ const TILE: usize = 64;
 
 /// A dense matrix must be non-empty, square, finite and symmetric.
 ///
-/// One parallel pass over tiles of the lower triangle, each compared with its mirror
-/// tile: a matrix of n = 5000 is checked at memory speed.
+/// One pass over tiles of the lower triangle, each compared with its mirror tile (in
+/// parallel from [`PAR_MIN_DIM`] on): a matrix of n = 5000 is checked at memory speed.
 pub(crate) fn check_dense_symmetric(a: &DMatrix<f64>, context: &str) -> Result<()> {
     check_square(a.nrows(), a.ncols(), context)?;
     check_finite(a, context)?;
-    let scale = a
-        .as_slice()
-        .par_iter()
-        .fold(|| 0.0f64, |m, v| m.max(v.abs()))
-        .reduce(|| 0.0, f64::max);
     let n = a.nrows();
     let tiles = n.div_ceil(TILE);
-    let bad = (0..tiles).into_par_iter().find_map_first(|tj| {
+    let asymmetric_in = |tj: usize, scale: f64| {
         let (j0, j1) = (tj * TILE, ((tj + 1) * TILE).min(n));
         for ti in tj..tiles {
             let (i0, i1) = (ti * TILE, ((ti + 1) * TILE).min(n));
@@ -41,7 +37,21 @@ pub(crate) fn check_dense_symmetric(a: &DMatrix<f64>, context: &str) -> Result<(
             }
         }
         None
-    });
+    };
+    let largest = |m: f64, v: &f64| m.max(v.abs());
+    let bad = if n < PAR_MIN_DIM {
+        let scale = a.as_slice().iter().fold(0.0, largest);
+        (0..tiles).find_map(|tj| asymmetric_in(tj, scale))
+    } else {
+        let scale = a
+            .as_slice()
+            .par_iter()
+            .fold(|| 0.0f64, largest)
+            .reduce(|| 0.0, f64::max);
+        (0..tiles)
+            .into_par_iter()
+            .find_map_first(|tj| asymmetric_in(tj, scale))
+    };
     match bad {
         Some((i, j)) => Err(not_symmetric(context, i, j, a[(i, j)], a[(j, i)])),
         None => Ok(()),

@@ -2,7 +2,7 @@
 //! with log-determinants, solves and inverses.
 
 use crate::check::check_dense_symmetric;
-use crate::view::{as_faer, as_faer_mut, par};
+use crate::view::{as_faer, as_faer_mut, par_for};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt;
 use nalgebra::{DMatrix, DVector};
@@ -35,7 +35,7 @@ impl Cholesky {
     /// triangle is read).
     pub(crate) fn factor_owned(mut l: DMatrix<f64>, context: &str) -> Result<Cholesky> {
         let n = l.nrows();
-        let p = par();
+        let p = par_for(n);
         let mut mem = MemBuffer::new(llt::factor::cholesky_in_place_scratch::<f64>(
             n,
             p,
@@ -88,7 +88,7 @@ impl Cholesky {
         llt::solve::solve_in_place(
             as_faer(&self.l),
             as_faer_mut(b),
-            par(),
+            par_for(self.dim()),
             MemStack::new(&mut MemBuffer::new(faer::dyn_stack::StackReq::EMPTY)),
         );
     }
@@ -116,7 +116,7 @@ impl Cholesky {
     /// The symmetric inverse `A^{-1} = L^{-T} L^{-1}`.
     pub fn inverse(&self) -> DMatrix<f64> {
         let n = self.dim();
-        let p = par();
+        let p = par_for(n);
         let mut inv = DMatrix::<f64>::zeros(n, n);
         let mut mem = MemBuffer::new(llt::inverse::inverse_scratch::<f64>(n, p));
         llt::inverse::inverse(
