@@ -46,7 +46,9 @@ use std::ops::Range;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_graph::minimum_spanning_tree_dense;
 use unfold_linalg::view::{as_faer, as_faer_mut, par};
-use unfold_linalg::{largest_eigenpairs, pairwise_sq_dists, sq_dists_to, Cholesky, SymMatrix};
+use unfold_linalg::{
+    largest_eigenpairs, pairwise_sq_dists, sq_dists_to, Cholesky, SymEigen, SymMatrix,
+};
 
 /// Which conventions a DDRTree fit follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -157,13 +159,12 @@ impl DdrTreeParams {
         let problem = Problem::new(&yc, lambda, self.sigma, self.gamma, self.dim);
         let w = top_eigenvectors(&problem.yty, self.dim)?;
         let z = mul(&yc, &w);
-        let ytz = &problem.yty * &w;
         let c = if k == n {
             z.clone()
         } else {
             kmeans_evenly_started(&z, k)
         };
-        let state = State { w, z, c, ytz };
+        let state = State { w, z, c };
         let run = match self.compat {
             Compat::Paper => problem.run_paper(state, self.max_iter, self.tol)?,
             Compat::R => problem.run_r(state, self.max_iter, self.tol)?,
@@ -237,8 +238,14 @@ pub(crate) struct State {
     pub(crate) w: DMatrix<f64>,
     pub(crate) z: DMatrix<f64>,
     pub(crate) c: DMatrix<f64>,
-    /// `Y^T Z` (D x d) for the R objective, from the products of the update that gave `Z`.
-    pub(crate) ytz: DMatrix<f64>,
+}
+
+/// What [`r_residual_term`] needs once `E^T E` is known.
+enum ResidualPlan {
+    /// The term itself (`d >= min(N, D)`: the largest eigenvalue of `E^T E`, squared).
+    Value(f64),
+    /// The top-`d` eigenpairs of `E^T E`: the term needs `E V`.
+    Directions(SymEigen),
 }
 
 /// The data and parameters of one fit.
@@ -261,27 +268,62 @@ struct Run {
 }
 
 impl<'a> Problem<'a> {
-    /// [`r_residual_term`] of `E = Y - Z W^T` without forming `E`, given `ytz = Y^T Z`:
-    /// `E^T E = Y^T Y - G - G^T + W (Z^T Z) W^T` with `G = (Y^T Z) W^T`, and
-    /// `E V = Y V - Z (W^T V)`, which cost `O(N D d)` instead of `O(N D^2)`. When the residual holds less than `1e-6` of the
-    /// data's sum of squares, the subtraction would lose more than six digits, and `E` is
-    /// formed block by block instead ([`r_residual_term_of`]).
+    /// [`r_residual_term`] of `E = Y - Z W^T` without forming `E`, given `ytz = Y^T Z`
+    /// ([`Problem::residual_plan`], then `Y V` by its own pass over `Y`).
     fn r_residual_term(
         &self,
         z: &DMatrix<f64>,
         w: &DMatrix<f64>,
         ytz: &DMatrix<f64>,
     ) -> Result<f64> {
+        let plan = self.residual_plan(w, ytz, &tr_mul_self(z))?;
+        let yv = match &plan {
+            Some(ResidualPlan::Directions(eig)) => Some(mul(self.y, &eig.vectors)),
+            _ => None,
+        };
+        self.residual_finish(plan, z, w, yv)
+    }
+
+    /// The first step of [`r_residual_term`] for `E = Y - Z W^T`, from `ytz = Y^T Z` and
+    /// `ztz = Z^T Z`: `E^T E = Y^T Y - G - G^T + W (Z^T Z) W^T` with `G = (Y^T Z) W^T`, and
+    /// its top eigenpairs. The second step needs `E V = Y V - Z (W^T V)`, so the whole
+    /// term costs `O(N D d)` instead of `O(N D^2)`. When the residual holds less than
+    /// `1e-6` of the data's sum of squares, the subtraction would lose more than six
+    /// digits: `None`, and `E` is formed block by block instead ([`r_residual_term_of`]).
+    fn residual_plan(
+        &self,
+        w: &DMatrix<f64>,
+        ytz: &DMatrix<f64>,
+        ztz: &DMatrix<f64>,
+    ) -> Result<Option<ResidualPlan>> {
         let g = mul(ytz, &w.transpose());
-        let wzzw = mul(&mul(w, &tr_mul_self(z)), &w.transpose());
+        let wzzw = mul(&mul(w, ztz), &w.transpose());
         let ete = symmetrised(&self.yty - &g - g.transpose() + wzzw);
         if ete.trace() < 1e-6 * self.yty.trace() {
-            return r_residual_term_of(self.y, z, w, self.dim);
+            return Ok(None);
         }
         let (n, p) = self.y.shape();
-        residual_term_from(n.min(p), self.dim, &ete, |v| {
-            mul(self.y, v) - mul(z, &tr_mul(w, v))
-        })
+        residual_plan_of(n.min(p), self.dim, &ete).map(Some)
+    }
+
+    /// The second step of [`r_residual_term`], given `yv = Y V` for
+    /// [`ResidualPlan::Directions`].
+    fn residual_finish(
+        &self,
+        plan: Option<ResidualPlan>,
+        z: &DMatrix<f64>,
+        w: &DMatrix<f64>,
+        yv: Option<DMatrix<f64>>,
+    ) -> Result<f64> {
+        match plan {
+            Some(ResidualPlan::Value(v)) => Ok(v),
+            Some(ResidualPlan::Directions(eig)) => {
+                let yv = yv.unwrap_or_else(|| mul(self.y, &eig.vectors));
+                let ev = yv - mul(z, &tr_mul(w, &eig.vectors));
+                Ok(residual_term_of_u(&ev, &eig.values))
+            }
+            None => r_residual_term_of(self.y, z, w, self.dim),
+        }
     }
 
     pub(crate) fn new(
@@ -312,7 +354,7 @@ impl<'a> Problem<'a> {
             let lap = tree_laplacian(&edges, state.c.nrows());
             let order = tree_order(&edges, state.c.nrows());
             let assign = soft_assign(&dist, self.sigma, order);
-            state = self.update_wzc(&lap, &assign)?;
+            state = self.update_wzc(&lap, &assign, false)?.0;
             dist = sq_dists_to(&state.c, &state.z);
             let f = self.objective(&state, &edges, &assign, &dist);
             if let Some(&prev) = history.last() {
@@ -349,7 +391,10 @@ impl<'a> Problem<'a> {
     }
 
     /// The R package's loop: tree and assignments, objective, stopping test, then update.
+    /// `state` is the PCA start, `Z = Y W`, so `Y^T Z = Y^T Y W`; later residual terms come
+    /// with the updates.
     fn run_r(&self, mut state: State, max_iter: usize, tol: f64) -> Result<Run> {
+        let mut residual = self.r_residual_term(&state.z, &state.w, &(&self.yty * &state.w))?;
         let mut history: Vec<f64> = Vec::new();
         // The previous iteration's assignments, whose buffers the next one reuses.
         let mut spare = None;
@@ -359,7 +404,7 @@ impl<'a> Problem<'a> {
             let lap = tree_laplacian(&edges, state.c.nrows());
             let order = tree_order(&edges, state.c.nrows());
             let assign = soft_assign_reusing(&state.z, &state.c, self.sigma, order, spare.take());
-            let f = self.r_residual_term(&state.z, &state.w, &state.ytz)?
+            let f = residual
                 + self.lambda * tree_energy(&state.c, &edges)
                 + self.gamma * assign.soft_min;
             let stop = history
@@ -374,7 +419,8 @@ impl<'a> Problem<'a> {
                     converged: true,
                 });
             }
-            state = self.update_wzc(&lap, &assign)?;
+            let (next, next_residual) = self.update_wzc(&lap, &assign, true)?;
+            (state, residual) = (next, next_residual.expect("requested with the update"));
             spare = Some(assign);
         }
         Ok(Run {
@@ -385,8 +431,19 @@ impl<'a> Problem<'a> {
         })
     }
 
-    /// Proposition 5: the exact minimiser of (31) over `{W, Z, C}` for fixed `L` and `R`.
-    pub(crate) fn update_wzc(&self, lap: &DMatrix<f64>, r: &Assignment) -> Result<State> {
+    /// Proposition 5: the exact minimiser of (31) over `{W, Z, C}` for fixed `L` and `R`;
+    /// with `r_objective`, also the R package's residual term at the new state.
+    ///
+    /// `Y^T Z`, `R^T Z` and `Z^T Z` come from the K x D and K x K products of the update
+    /// (`Z = (Y W + R G) / (1 + gamma)`, `G = A^{-1} B W`), so `E^T E` and its eigenvectors
+    /// `V` are known before `Z` is formed, and `Y V` comes from the same pass over `Y` as
+    /// `Y W`.
+    pub(crate) fn update_wzc(
+        &self,
+        lap: &DMatrix<f64>,
+        r: &Assignment,
+        r_objective: bool,
+    ) -> Result<(State, Option<f64>)> {
         let g = self.gamma;
         let products = r.products(&self.y_rows);
         let m = self.centre_system(lap, &products.col_sums);
@@ -402,14 +459,38 @@ impl<'a> Problem<'a> {
         yqy /= 1.0 + g;
         let w = top_eigenvectors(&symmetrised(yqy), self.dim)?;
         let gw = ainv_b * &w;
-        let mut z = mul(self.y, &w);
-        z += r.mul(&gw);
-        z /= 1.0 + g;
-        // Y^T Z and R^T Z from the K x D and K x K products (Z is never read again).
-        let ytz = (&self.yty * &w + b.tr_mul(&gw)) / (1.0 + g);
-        let rtz = (&b * &w + &gram * &gw) / (1.0 + g);
+        let s = 1.0 / (1.0 + g);
+        let ytz = (&self.yty * &w + b.tr_mul(&gw)) * s;
+        let rtz = (&b * &w + &gram * &gw) * s;
         let c = self.centres_for(&m, &rtz)?;
-        Ok(State { w, z, c, ytz })
+        let plan = if r_objective {
+            let ztz = (ytz.tr_mul(&w) + rtz.tr_mul(&gw)) * s;
+            Some(self.residual_plan(&w, &ytz, &symmetrised(ztz))?)
+        } else {
+            None
+        };
+        // Y W, and Y V when the plan needs it, in one product.
+        let (yw, yv) = match &plan {
+            Some(Some(ResidualPlan::Directions(eig))) => {
+                let (d, q) = (w.ncols(), eig.vectors.ncols());
+                let mut wv = DMatrix::zeros(w.nrows(), d + q);
+                wv.columns_mut(0, d).copy_from(&w);
+                wv.columns_mut(d, q).copy_from(&eig.vectors);
+                let ywv = mul(self.y, &wv);
+                (
+                    ywv.columns(0, d).into_owned(),
+                    Some(ywv.columns(d, q).into_owned()),
+                )
+            }
+            _ => (mul(self.y, &w), None),
+        };
+        let mut z = yw + r.mul(&gw);
+        z *= s;
+        let residual = match plan {
+            Some(plan) => Some(self.residual_finish(plan, &z, &w, yv)?),
+            None => None,
+        };
+        Ok((State { w, z, c }, residual))
     }
 
     /// `M = (lambda/gamma) L + Gamma`, `Gamma = diag(1^T R)` from the column sums of `R`.
@@ -540,20 +621,36 @@ fn residual_term_from<F>(rank: usize, dim: usize, ete: &DMatrix<f64>, u_of: F) -
 where
     F: FnOnce(&DMatrix<f64>) -> DMatrix<f64>,
 {
+    Ok(match residual_plan_of(rank, dim, ete)? {
+        ResidualPlan::Directions(eig) => residual_term_of_u(&u_of(&eig.vectors), &eig.values),
+        ResidualPlan::Value(v) => v,
+    })
+}
+
+/// For `d >= rank = min(N, D)` the term (the largest eigenvalue of `E^T E`, squared),
+/// otherwise the top-`d` eigenpairs of `E^T E`.
+fn residual_plan_of(rank: usize, dim: usize, ete: &DMatrix<f64>) -> Result<ResidualPlan> {
     if dim >= rank {
         let top = largest_eigenpairs(SymMatrix::Dense(ete), 1)?;
-        return Ok(top.values[0].max(0.0).powi(2));
+        return Ok(ResidualPlan::Value(top.values[0].max(0.0).powi(2)));
     }
-    let eig = largest_eigenpairs(SymMatrix::Dense(ete), dim)?;
-    let u = u_of(&eig.vectors);
+    Ok(ResidualPlan::Directions(largest_eigenpairs(
+        SymMatrix::Dense(ete),
+        dim,
+    )?))
+}
+
+/// The term from `u = E V` and the eigenvalues `s^2` of `E^T E`: the largest `|u_ij| / s_j`
+/// (an entry of the left singular vectors), squared.
+fn residual_term_of_u(u: &DMatrix<f64>, values: &DVector<f64>) -> f64 {
     let mut largest = 0.0f64;
-    for (col, &s2) in u.column_iter().zip(eig.values.iter()) {
+    for (col, &s2) in u.column_iter().zip(values.iter()) {
         let s = s2.max(0.0).sqrt();
         if s > 0.0 {
             largest = largest.max(col.amax() / s);
         }
     }
-    Ok(largest * largest)
+    largest * largest
 }
 
 /// `lambda`-free tree term `Tr(C^T L C) = sum over edges ||c_a - c_b||^2`.
@@ -791,7 +888,7 @@ mod tests {
     fn woodbury_update_equals_dense_q() {
         let y = centred(branching(24, 5, 1));
         let (problem, (_, lap, assign)) = first_iteration(&y, 6, 0.5);
-        let got = problem.update_wzc(&lap, &assign).unwrap();
+        let got = problem.update_wzc(&lap, &assign, false).unwrap().0;
         // Proposition 5 with the N x N Q formed explicitly.
         let (g, r) = (problem.gamma, &assign.to_dense());
         let sums: Vec<f64> = r.column_iter().map(|c| c.sum()).collect();
@@ -820,7 +917,7 @@ mod tests {
     fn each_closed_form_update_is_stationary() {
         let y = centred(branching(40, 6, 2));
         let (problem, (edges, lap, assign)) = first_iteration(&y, 8, 0.3);
-        let best = problem.update_wzc(&lap, &assign).unwrap();
+        let best = problem.update_wzc(&lap, &assign, false).unwrap().0;
         let f = |s: &State| problem.objective(s, &edges, &assign, &sq_dists_to(&s.c, &s.z));
         let f0 = f(&best);
         let eps = 1e-3;
@@ -1092,6 +1189,23 @@ mod tests {
             got.abs() < 1e-40 * tr_mul_self(&exact).trace().powi(2),
             "{got}"
         );
+    }
+
+    /// The residual term an update returns (from `Z^T Z` by small products and `Y V` in
+    /// the pass that forms `Y W`) is the term of the formed residual at the new state.
+    #[test]
+    fn update_returns_the_residual_term_of_its_state() {
+        let y = branching(60, 5, 7) + noise(60, 5, 8) * 0.05;
+        let (problem, (_, lap, assign)) = first_iteration(&y, 9, 0.2);
+        let (state, residual) = problem.update_wzc(&lap, &assign, true).unwrap();
+        let want = r_residual_term(&(&y - &state.z * state.w.transpose()), 2).unwrap();
+        let got = residual.unwrap();
+        assert!((got - want).abs() < 1e-10 * want.abs(), "{got} vs {want}");
+        assert!(problem
+            .update_wzc(&lap, &assign, false)
+            .unwrap()
+            .1
+            .is_none());
     }
 
     #[test]
