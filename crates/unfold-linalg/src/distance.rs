@@ -1,7 +1,7 @@
 //! Squared Euclidean distances between rows, through one matrix product:
 //! `||a_i - b_j||^2 = ||a_i||^2 + ||b_j||^2 - 2 a_i . b_j`.
 
-use crate::view::{as_faer, as_faer_mut, par};
+use crate::view::{as_faer, as_faer_mut, par_for};
 use faer::linalg::matmul::matmul;
 use faer::Accum;
 use nalgebra::DMatrix;
@@ -23,7 +23,7 @@ pub fn sq_dists_to(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
         as_faer(a),
         as_faer(b).transpose(),
         -2.0,
-        par(),
+        par_for(a.nrows().max(b.nrows())),
     );
     let n = a.nrows();
     if n > 0 {

@@ -45,7 +45,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_graph::minimum_spanning_tree_dense;
-use unfold_linalg::view::{as_faer, as_faer_mut, par};
+use unfold_linalg::view::{as_faer, as_faer_mut, par_for};
 use unfold_linalg::{
     largest_eigenpairs, pairwise_sq_dists, sq_dists_to, Cholesky, SymEigen, SymMatrix,
 };
@@ -693,7 +693,7 @@ pub(crate) fn symmetrised(a: DMatrix<f64>) -> DMatrix<f64> {
     (a + t) * 0.5
 }
 
-/// `a^T b` by a parallel faer product.
+/// `a^T b` by a faer product (parallel from `PAR_MIN_DIM` rows on).
 pub(crate) fn tr_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
     let mut out = DMatrix::zeros(a.ncols(), b.ncols());
     matmul(
@@ -702,7 +702,7 @@ pub(crate) fn tr_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
         as_faer(a).transpose(),
         as_faer(b),
         1.0,
-        par(),
+        par_for(a.nrows()),
     );
     out
 }
@@ -761,7 +761,7 @@ fn sum_and_mirror(parts: Vec<DMatrix<f64>>) -> DMatrix<f64> {
 /// Rows per block of [`tr_mul_self`] (at least).
 const SELF_PRODUCT_ROWS: usize = 1024;
 
-/// `a b` by a parallel faer product.
+/// `a b` by a faer product (parallel from `PAR_MIN_DIM` rows of `a` on).
 pub(crate) fn mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
     let mut out = DMatrix::zeros(a.nrows(), b.ncols());
     matmul(
@@ -770,7 +770,7 @@ pub(crate) fn mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
         as_faer(a),
         as_faer(b),
         1.0,
-        par(),
+        par_for(a.nrows()),
     );
     out
 }
