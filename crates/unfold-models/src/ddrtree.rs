@@ -277,11 +277,7 @@ impl<'a> Problem<'a> {
         ytz: &DMatrix<f64>,
     ) -> Result<f64> {
         let plan = self.residual_plan(w, ytz, &tr_mul_self(z))?;
-        let yv = match &plan {
-            Some(ResidualPlan::Directions(eig)) => Some(mul(self.y, &eig.vectors)),
-            _ => None,
-        };
-        self.residual_finish(plan, z, w, yv)
+        self.residual_finish(plan, z, w, None)
     }
 
     /// The first step of [`r_residual_term`] for `E = Y - Z W^T`, from `ytz = Y^T Z` and
@@ -306,8 +302,8 @@ impl<'a> Problem<'a> {
         residual_plan_of(n.min(p), self.dim, &ete).map(Some)
     }
 
-    /// The second step of [`r_residual_term`], given `yv = Y V` for
-    /// [`ResidualPlan::Directions`].
+    /// The second step of [`r_residual_term`]; for [`ResidualPlan::Directions`], `yv` is
+    /// `Y V` when the caller has it (otherwise it is computed here).
     fn residual_finish(
         &self,
         plan: Option<ResidualPlan>,
