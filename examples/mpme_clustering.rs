@@ -18,8 +18,8 @@ use nalgebra::DMatrix;
 use std::time::Instant;
 use unfold::data::{bundled::iris, synthetic::blobs, Dataset};
 use unfold::eval::{clustering_accuracy, kmeans, nmi, KMeansOptions};
-use unfold::models::mpme::{DistanceScale, MpmeParams};
-use unfold::models::spl::SplParams;
+use unfold::models::regularised::mpme::{DistanceScale, MpmeParams};
+use unfold::models::regularised::spl::SplParams;
 use unfold::models::{Embedding, LaplacianEigenmapsParams, PcaParams};
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;

@@ -19,8 +19,8 @@ use std::time::Instant;
 use unfold::data::synthetic::{helix, noisy_circle, noisy_s_shape, two_moons};
 use unfold::data::Dataset;
 use unfold::graph::NeighbourGraph;
-use unfold::models::mpme::{DistanceScale, MpmeParams};
-use unfold::models::spl::SplParams;
+use unfold::models::regularised::mpme::{DistanceScale, MpmeParams};
+use unfold::models::regularised::spl::SplParams;
 use unfold_cli::plot::graph_svg;
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error>>;

@@ -13,7 +13,7 @@
 use nalgebra::DMatrix;
 use unfold::data::bundled::iris;
 use unfold::eval::loo_1nn_accuracy;
-use unfold::models::spl::{SplParams, SplSolver};
+use unfold::models::regularised::spl::{SplParams, SplSolver};
 use unfold::models::{Embedding, LaplacianEigenmapsParams, LleParams, MeuParams};
 use unfold::subgradient::StepRule;
 

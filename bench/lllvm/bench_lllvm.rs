@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 use unfold::data::synthetic::swiss_roll;
-use unfold::models::lllvm::{LlLvmParams, LlLvmProblem};
+use unfold::models::lvm::lllvm::{LlLvmParams, LlLvmProblem};
 use unfold::models::GraphSpec;
 use unfold::vem::{run_from, Silent, VemOptions};
 use unfold_core::LatentVariableModel;

@@ -7,7 +7,7 @@
 use nalgebra::DMatrix;
 use std::fmt::Write as _;
 use std::time::Instant;
-use unfold_models::ddrtree::{Compat, DdrTreeParams};
+use unfold_models::regularised::ddrtree::{Compat, DdrTreeParams};
 use unfold_models::traits::Embedding;
 
 fn read_csv(path: &str) -> DMatrix<f64> {

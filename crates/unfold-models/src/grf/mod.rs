@@ -16,8 +16,14 @@
 //! principal eigenvectors of the centred covariance `H P^{-1} H` ([`laplacian_embedding`],
 //! [`covariance_embedding`]).
 
-use crate::kernel_pca::CentredKernel;
+pub mod alle;
+pub mod drill;
+pub mod lle_pl;
+pub mod meu;
+pub mod regression;
+
 use crate::orient::orient_columns;
+use crate::spectral::kernel_pca::CentredKernel;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;

@@ -18,7 +18,7 @@
 //! variable.
 
 use crate::grf::{laplacian_embedding, FieldScaling};
-use crate::posterior::{
+use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
     pair_laplacian, pair_precision, DualSolution, PosteriorRegularised,
 };
@@ -119,7 +119,7 @@ impl MpmeParams {
                 ),
             ));
         }
-        crate::posterior::check_slack_and_dim(self.c, self.dim)?;
+        crate::regularised::check_slack_and_dim(self.c, self.dim)?;
         unfold_core::check_dim(
             self.dim,
             n,
@@ -460,7 +460,7 @@ mod tests {
         let w = &fit.solution.weights;
         let q = pair_precision(25, fit.dual.pairs(), w, 10.0);
         let u = Cholesky::new(&q, "test").unwrap().inverse();
-        let ck = crate::kernel_pca::CentredKernel::new(u, 2, "U").unwrap();
+        let ck = crate::spectral::kernel_pca::CentredKernel::new(u, 2, "U").unwrap();
         let dense = ck.coords();
         for c in 0..2 {
             let a = fit.coords.column(c);

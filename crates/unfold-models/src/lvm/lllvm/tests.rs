@@ -11,11 +11,12 @@ fn csv(text: &str) -> DMatrix<f64> {
     DMatrix::from_fn(rows.len(), rows[0].len(), |i, j| rows[i][j])
 }
 
-const FIXTURE_Y: &str = include_str!("../../tests/fixtures/lllvm_swiss_n200/Y.csv");
-const FIXTURE_G: &str = include_str!("../../tests/fixtures/lllvm_swiss_n200/G.csv");
-const FIXTURE_C0: &str = include_str!("../../tests/fixtures/lllvm_swiss_n200/mean_c0.csv");
-const FIXTURE_REF: &str = include_str!("../../tests/fixtures/lllvm_swiss_n200/reference.csv");
-const FIXTURE_X: &str = include_str!("../../tests/fixtures/lllvm_swiss_n200/reference_mean_x.csv");
+const FIXTURE_Y: &str = include_str!("../../../tests/fixtures/lllvm_swiss_n200/Y.csv");
+const FIXTURE_G: &str = include_str!("../../../tests/fixtures/lllvm_swiss_n200/G.csv");
+const FIXTURE_C0: &str = include_str!("../../../tests/fixtures/lllvm_swiss_n200/mean_c0.csv");
+const FIXTURE_REF: &str = include_str!("../../../tests/fixtures/lllvm_swiss_n200/reference.csv");
+const FIXTURE_X: &str =
+    include_str!("../../../tests/fixtures/lllvm_swiss_n200/reference_mean_x.csv");
 
 /// The authors' MATLAB code (under Octave) on a 200-point Swiss roll: the same inputs give
 /// the same 30 bounds and gammas, and the same final posterior mean of x. The code divides

@@ -4,7 +4,7 @@
 //! Points are put in an order; each point's parents are its k nearest neighbours among the
 //! points **later** in the order, so the factor `M` of the precision `L = M M^T` is
 //! triangular and the likelihood is exactly the product of the local regressions
-//! ([`crate::regression`]):
+//! ([`crate::grf::regression`]):
 //!
 //! ```text
 //! log p(Y) = sum_i [ (p/2) log(m_ii^2 / 2pi) - (m_ii^2 / 2) ||y_i - sum_j w_ji y_j||^2 ].
@@ -16,10 +16,10 @@
 //! Laplacian-form `L_0` with the root's `m_nn` set to 0 (`L_0 1 = 0`): the eigenvectors of
 //! its smallest non-zero eigenvalues.
 
-use crate::grf::{FieldScaling, Precision};
-use crate::regression::{
+use crate::grf::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionProjector,
 };
+use crate::grf::{FieldScaling, Precision};
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rand::seq::SliceRandom;

@@ -1,18 +1,18 @@
 //! Generalised LLE as a pseudolikelihood (`lle-pl`; Lawrence 2012 §2.7; spec
 //! `meu_alle_drill.md` §4.2–4.4).
 //!
-//! The same local regressions as ALLE ([`crate::regression`]) but on the ordinary kNN lists,
+//! The same local regressions as ALLE ([`crate::grf::regression`]) but on the ordinary kNN lists,
 //! so `M` is not triangular and the product of the regressions is a pseudolikelihood
 //! (the normalised column factors of Eq. 9/10, not Besag's full conditionals), reported with
 //! [`EvidenceKind::PseudoLogLikelihood`]. The precisions `m_ii^2` are estimated
 //! (`p / ||r_i||^2`) or fixed to 1, which is standard LLE: the embedding, from the smallest
 //! non-constant eigenvectors of `M M^T`, is then exactly that of [`crate::Lle`].
 
-use crate::grf::{FieldScaling, Precision};
-use crate::neighbourhood::GraphSpec;
-use crate::regression::{
+use crate::grf::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionProjector,
 };
+use crate::grf::{FieldScaling, Precision};
+use crate::neighbourhood::GraphSpec;
 use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};

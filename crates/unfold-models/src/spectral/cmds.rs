@@ -5,7 +5,7 @@
 //! On Euclidean distances this equals PCA up to the sign of each axis. New points are
 //! placed by Gower's formula, which is the Nyström projection with the kernel `-D/2`.
 
-use crate::kernel_pca::CentredKernel;
+use crate::spectral::kernel_pca::CentredKernel;
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
@@ -101,7 +101,7 @@ impl OutOfSample for Cmds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pca::PcaParams;
+    use crate::spectral::pca::PcaParams;
 
     #[test]
     fn equals_pca_up_to_sign() {

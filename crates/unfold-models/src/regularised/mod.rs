@@ -10,6 +10,11 @@
 //! `diag(S 1) - S + shift I` of a weighted pair list and evaluate `Tr(G A_ij) =
 //! G_ii + G_jj - 2 G_ij` (`A_ij` as in seed 001 §0), the two kernels every dual here uses.
 
+pub mod ddrtree;
+pub mod drtree;
+pub mod mpme;
+pub mod spl;
+
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, Result};

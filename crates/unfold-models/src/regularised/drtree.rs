@@ -23,7 +23,9 @@
 //! each iteration needs the dense N x N distance matrix (use DDRTree with `K < N` centres
 //! for large N).
 
-use crate::ddrtree::{spanning_tree, symmetrised, top_eigenvectors, tr_mul, tree_energy};
+use crate::regularised::ddrtree::{
+    spanning_tree, symmetrised, top_eigenvectors, tr_mul, tree_energy,
+};
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
@@ -182,7 +184,7 @@ impl Embedding for DrTree {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pca::PcaParams;
+    use crate::spectral::pca::PcaParams;
     use rand_distr::{Distribution, StandardNormal};
 
     fn data(n: usize, p: usize, seed: u64) -> DMatrix<f64> {

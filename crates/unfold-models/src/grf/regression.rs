@@ -11,7 +11,7 @@
 //! regressed on the zero mean of the centred data.
 
 use crate::grf::{FieldScaling, Precision, LOG_TAU};
-use crate::lle::{cost_matrix, reconstruction_weights};
+use crate::spectral::lle::{cost_matrix, reconstruction_weights};
 use crate::traits::Projection;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;

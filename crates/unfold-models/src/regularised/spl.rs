@@ -21,9 +21,9 @@
 //! for `gamma = 0` kernel PCA on `(4L + I)^{-1}` (23).
 
 use crate::grf::{laplacian_embedding, FieldScaling};
-use crate::mpme::DistanceScale;
 use crate::neighbourhood::GraphSpec;
-use crate::posterior::{
+use crate::regularised::mpme::DistanceScale;
+use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
     pair_laplacian, pair_precision, PosteriorRegularised,
 };
@@ -137,7 +137,7 @@ impl SplParams {
                 ),
             ));
         }
-        crate::posterior::check_slack_and_dim(self.c, self.dim)?;
+        crate::regularised::check_slack_and_dim(self.c, self.dim)?;
         unfold_core::check_dim(
             self.dim,
             y.nrows().min(y.ncols()) + 1,
@@ -546,7 +546,7 @@ mod tests {
         let sigma = Cholesky::new(&(l + DMatrix::<f64>::identity(n, n)), "t")
             .unwrap()
             .inverse();
-        let dense = crate::kernel_pca::CentredKernel::new(sigma, 2, "Sigma")
+        let dense = crate::spectral::kernel_pca::CentredKernel::new(sigma, 2, "Sigma")
             .unwrap()
             .coords();
         for c in 0..2 {

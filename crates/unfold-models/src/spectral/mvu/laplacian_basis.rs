@@ -171,7 +171,7 @@ pub(super) fn solve_basis(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mvu::{inner, MvuSolver};
+    use crate::spectral::mvu::{inner, MvuSolver};
     use unfold_data::synthetic::swiss_roll;
     use unfold_graph::Weighting;
     use unfold_linalg::sym_eigen;
