@@ -4,17 +4,17 @@
 //! labelled [`Evidence`], and every random choice draws from [`seeded_rng`] so that the
 //! same seed gives the same numbers on every machine and thread count.
 
+mod convergence;
 mod error;
 mod evidence;
 pub mod io;
 mod validate;
-mod variational;
 
+pub use convergence::Convergence;
 pub use error::{Error, Result};
 pub use evidence::{Evidence, EvidenceKind};
 pub use io::{load_model, save_model, write_atomic};
 pub use validate::{check_dim, check_finite, check_k};
-pub use variational::LatentVariableModel;
 
 /// The random number generator used throughout unfold: ChaCha with 12 rounds, seeded
 /// explicitly. Its output is specified by the algorithm, not by the platform.

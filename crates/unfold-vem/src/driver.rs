@@ -1,7 +1,8 @@
 //! The variational EM loop, its stopping rules and parallel seeded restarts.
 
 use rayon::prelude::*;
-use unfold_core::{seeded_rng, Error, Evidence, EvidenceKind, LatentVariableModel, Result};
+use crate::LatentVariableModel;
+use unfold_core::{seeded_rng, Error, Evidence, EvidenceKind, Result};
 
 /// Settings of a variational EM fit.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -7,7 +7,8 @@
 //! parallel and keeps the best bound; the result does not depend on the number of threads.
 //!
 //! ```
-//! # use unfold_core::{Evidence, EvidenceKind, LatentVariableModel, Result, Rng};
+//! # use unfold_core::{Evidence, EvidenceKind, Result, Rng};
+# use unfold_vem::LatentVariableModel;
 //! # struct Toy;
 //! # impl LatentVariableModel for Toy {
 //! #     type Posterior = f64;
@@ -26,5 +27,7 @@
 //! ```
 
 mod driver;
+mod model;
 
 pub use driver::{fit, run_from, Fit, Observer, Run, Silent, Stop, VemOptions};
+pub use model::LatentVariableModel;

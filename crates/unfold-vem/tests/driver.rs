@@ -1,7 +1,8 @@
 //! The driver on small models whose EM path is known exactly.
 
 use std::sync::Mutex;
-use unfold_core::{Evidence, EvidenceKind, LatentVariableModel, Result, Rng};
+use unfold_core::{Evidence, EvidenceKind, Result, Rng};
+use unfold_vem::LatentVariableModel;
 use unfold_vem::{fit, run_from, Observer, Silent, Stop, VemOptions};
 
 /// Coordinate ascent on the concave bound -(a - b)^2 - (a - 1)^2 - 0.1 (b - 2)^2 with the

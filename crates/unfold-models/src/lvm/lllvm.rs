@@ -34,9 +34,10 @@ use moments::{Form, Graph};
 use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, EvidenceKind, LatentVariableModel, Result, Rng};
+use unfold_core::{Error, Evidence, EvidenceKind, Result, Rng};
 use unfold_graph::{NeighbourGraph, Weighting};
 use unfold_linalg::Cholesky;
+use unfold_vem::LatentVariableModel;
 use unfold_vem::{Observer, Silent, VemOptions};
 
 /// How the precision `alpha` of the prior on x is set in the M-step (spec §3.4).

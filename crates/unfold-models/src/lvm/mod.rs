@@ -5,4 +5,4 @@
 
 pub mod lllvm;
 
-pub use unfold_core::LatentVariableModel;
+pub use unfold_vem::LatentVariableModel;

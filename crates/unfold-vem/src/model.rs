@@ -2,7 +2,7 @@
 //! driver in `unfold-vem` runs any model that implements it: initialisation, E-steps,
 //! M-step, the bound after each M-step, convergence, restarts and observers.
 
-use crate::{Evidence, Result, Rng};
+use unfold_core::{Evidence, Result, Rng};
 
 /// A latent variable model fitted by variational EM: a variational posterior `q` over the
 /// latent variables and hyperparameters `h`, with a lower bound on the log evidence that
@@ -19,6 +19,6 @@ pub trait LatentVariableModel: Sync {
     fn e_step(&self, q: &mut Self::Posterior, h: &Self::Hyper) -> Result<()>;
     /// Updates the hyperparameters with the posterior fixed.
     fn m_step(&self, q: &Self::Posterior, h: &mut Self::Hyper) -> Result<()>;
-    /// The evidence lower bound with its terms, of kind [`crate::EvidenceKind::Elbo`].
+    /// The evidence lower bound with its terms, of kind [`unfold_core::EvidenceKind::Elbo`].
     fn elbo(&self, q: &Self::Posterior, h: &Self::Hyper) -> Result<Evidence>;
 }
