@@ -1,7 +1,7 @@
 //! The variational EM loop, its stopping rules and parallel seeded restarts.
 
-use rayon::prelude::*;
 use crate::LatentVariableModel;
+use rayon::prelude::*;
 use unfold_core::{seeded_rng, Error, Evidence, EvidenceKind, Result};
 
 /// Settings of a variational EM fit.

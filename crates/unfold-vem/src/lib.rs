@@ -8,7 +8,7 @@
 //!
 //! ```
 //! # use unfold_core::{Evidence, EvidenceKind, Result, Rng};
-# use unfold_vem::LatentVariableModel;
+//! # use unfold_vem::LatentVariableModel;
 //! # struct Toy;
 //! # impl LatentVariableModel for Toy {
 //! #     type Posterior = f64;
