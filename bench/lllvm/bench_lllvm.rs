@@ -9,8 +9,8 @@ use std::time::Instant;
 use unfold::data::synthetic::swiss_roll;
 use unfold::models::lvm::lllvm::{LlLvmParams, LlLvmProblem};
 use unfold::models::GraphSpec;
+use unfold::vem::LatentVariableModel;
 use unfold::vem::{run_from, Silent, VemOptions};
-use unfold_core::LatentVariableModel;
 
 /// The authors' MATLAB code under Octave on this kind of machine (fixture README, k = 9).
 fn reference_seconds(n: usize) -> Option<f64> {
