@@ -7,7 +7,8 @@
 
 use unfold::data::synthetic::swiss_roll;
 use unfold::eval::{procrustes_error, trustworthiness};
-use unfold::models::{Embedding, FittedModel, IsomapParams, LleParams, OutOfSample};
+use unfold::models::registry::Registry;
+use unfold::models::{Embedding, IsomapParams, LleParams, OutOfSample};
 
 fn main() -> unfold::Result<()> {
     // 1000 training points and 5 new ones from the same roll (different seed).
@@ -30,8 +31,8 @@ fn main() -> unfold::Result<()> {
 
     // Save, load, and project new points with the loaded model.
     let path = std::env::temp_dir().join("unfold-quickstart-isomap.bin");
-    FittedModel::Isomap(iso.clone()).save(&path)?;
-    let loaded = FittedModel::load(&path)?;
+    Registry::save(&iso, &path)?;
+    let loaded = Registry::builtin().load(&path)?;
     let rule = loaded
         .out_of_sample()
         .expect("Isomap has an out-of-sample rule");

@@ -3,6 +3,7 @@
 //! Probabilistic spectral dimensionality reduction in Rust. This facade re-exports the
 //! workspace crates; see the README and `docs/` for a guided tour.
 
+pub use unfold_cli as cli;
 pub use unfold_core as core;
 pub use unfold_data as data;
 pub use unfold_eval as eval;

@@ -300,7 +300,7 @@ fn field_models_fit_save_and_project_with_variances() {
         assert!(vars.iter().all(|v| *v >= 0.0 && v.is_finite()), "{method}");
     }
     let e = fit_error("rho", &sheet_csv(50), &["--method", "drill", "--rho=-1"]);
-    assert!(e.contains("rho") && e.contains(">= 0"), "{e}");
+    assert!(e.contains("`rho`") && e.contains("[0, inf)"), "{e}");
     let e = fit_error("mvu-big", &sheet_csv(700), &["--method", "mvu", "--k", "6"]);
     assert!(e.contains("600 points") || e.contains("max_points"), "{e}");
     std::fs::remove_dir_all(&dir).ok();

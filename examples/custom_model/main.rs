@@ -1,17 +1,20 @@
 //! A new model in under 100 lines: the field `L(lambda, beta) + gamma I`, L the kNN Laplacian
-//! with heat weights, fitted by maximum likelihood, selected over k, saved, loaded, projected.
+//! with heat weights, fitted by maximum likelihood and registered, so that `unfold`'s own
+//! `fit`, `select`, `project`, model files and demo work for it:
+//! `cargo run --release --example custom_model -- select --method heat --input data.csv`.
 use nalgebra::DMatrix;
-use unfold::core::{load_model, save_model, Evidence, Result};
-use unfold::models::grf::{self, FieldFitOptions, FieldScaling::UnitVariance};
-use unfold::models::grf::{GaussianRandomField, Precision};
-use unfold::models::{Embedding, GraphSpec, OutOfSample, Projection};
+use unfold::core::{Evidence, EvidenceKind, Result};
+use unfold::models::grf::{self, FieldFitOptions, FieldScaling::UnitVariance, Precision};
+use unfold::models::registry::{decode, Family, FitData, Method, MethodInfo, Model};
+use unfold::models::registry::{ParamSpec, Registry, Settings};
+use unfold::models::{Embedding, GaussianRandomField, GraphSpec, OutOfSample, Projection};
 use unfold::{graph::knn_query, linalg::spd_inverse};
 const GAMMA: f64 = 1e-3;
-/// The weight `lambda exp(-beta d^2)` of an edge, `t = [lambda, beta]`; the field below holds
-/// the data and the edges `(i, j, d^2)`.
+/// The weight `lambda exp(-beta d^2)` of an edge, `t = [lambda, beta]`.
 fn heat(d2: f64, t: &[f64]) -> f64 {
     t[0] * (-t[1] * d2).exp()
 }
+/// The data and the kNN edges `(i, j, d^2)`.
 struct HeatField<'a>(&'a DMatrix<f64>, Vec<(usize, usize, f64)>);
 impl GaussianRandomField for HeatField<'_> {
     fn shape(&self) -> (usize, usize) {
@@ -32,10 +35,11 @@ impl GaussianRandomField for HeatField<'_> {
     fn log_likelihood(&self, t: &[f64]) -> Result<Evidence> {
         grf::field_log_likelihood(&self.precision(t)?, self.0, "heat field")
     }
-    /// d/dt of `(p/2) log|P| - 1/2 tr(P Y Y^T)` is `1/2 sum_e dw_e/dt (p r_e - d_e^2)`
-    /// with `r_e = K_ii + K_jj - 2 K_ij` and `K = P^{-1}`.
+    /// `1/2 sum_e dw_e/dt (p r_e - d_e^2)`, `r_e = K_ii + K_jj - 2 K_ij`, `K = P^{-1}`.
     fn log_likelihood_gradient(&self, t: &[f64], grad: &mut [f64]) -> Result<f64> {
-        let Precision::Dense(k) = self.precision(t)? else { unreachable!() };
+        let Precision::Dense(k) = self.precision(t)? else {
+            unreachable!()
+        };
         let (k, p) = (spd_inverse(&k, "heat field")?, self.n_features() as f64);
         grad.fill(0.0);
         for &(i, j, d2) in &self.1 {
@@ -66,34 +70,77 @@ impl OutOfSample for HeatEigenmaps {
     fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection> {
         let nn = knn_query(&self.y, y_new, self.k)?;
         let w = |r: usize, m: usize| heat(nn.distances[r][m].powi(2), &self.theta);
-        let x = DMatrix::from_fn(y_new.nrows(), 2, |r, c| {
-            let num: f64 = (0..self.k).map(|m| w(r, m) * self.coords[(nn.indices[r][m], c)]).sum();
+        let x = DMatrix::from_fn(y_new.nrows(), self.coords.ncols(), |r, c| {
+            let num: f64 = (0..self.k)
+                .map(|m| w(r, m) * self.coords[(nn.indices[r][m], c)])
+                .sum();
             num / ((0..self.k).map(|m| w(r, m)).sum::<f64>() + GAMMA)
         });
         Ok(Projection::point(x))
     }
 }
-fn fit(y: &DMatrix<f64>, k: usize) -> Result<HeatEigenmaps> {
-    let (_, graph) = GraphSpec::knn(k).build(y, Default::default(), "heat eigenmaps")?;
-    let d2 = |i: usize, j: usize| (y.row(i) - y.row(j)).norm_squared();
-    let edges: Vec<_> = graph.edges().iter().map(|&(i, j, _)| (i, j, d2(i, j))).collect();
-    let beta0 = edges.len() as f64 / edges.iter().map(|e| e.2).sum::<f64>();
-    let field = HeatField(y, edges);
-    let (theta, _) = grf::maximise_likelihood(&field, &[1.0, beta0], &FieldFitOptions::default())?;
-    let Precision::Dense(prec) = field.precision(&theta)? else { unreachable!() };
-    let coords = grf::covariance_embedding(spd_inverse(&prec, "heat")?, 2, UnitVariance)?.coords;
-    Ok(HeatEigenmaps { evidence: field.log_likelihood(&theta)?, y: y.clone(), coords, theta, k })
+impl Model for HeatEigenmaps {
+    fn method(&self) -> &'static str {
+        "heat"
+    }
+    fn out_of_sample(&self) -> Option<&dyn OutOfSample> {
+        Some(self)
+    }
 }
-pub fn main() -> Result<()> {
-    let roll = unfold::data::synthetic::swiss_roll(300, 0.05, 0)?.points;
-    let y = &roll - DMatrix::from_fn(300, 3, |_, c| roll.column(c).mean());
-    let candidates = unfold::select::grid(&[6, 8, 10, 12], &[Default::default()], &[2], 1, 0);
-    let selection = unfold::select::search(&candidates, |c| Ok(fit(&y, c.setting.k)?.evidence))?;
-    let model = fit(&y, selection.settings[selection.best].setting.k)?;
-    let path = std::env::temp_dir().join("unfold-heat-eigenmaps.bin");
-    save_model(&path, "heat-eigenmaps", &model)?;
-    let p = load_model::<HeatEigenmaps>(&path, "heat-eigenmaps")?.project(&y.rows(0, 3).into())?;
-    println!("{}best k = {}, theta = {:?}", selection.to_csv(), model.k, model.theta);
-    println!("projected {:.3}fitted at {:.3}", p.mean, model.coords.rows(0, 3));
-    Ok(())
+pub struct Heat;
+impl Method for Heat {
+    fn info(&self) -> MethodInfo {
+        MethodInfo::new(
+            "heat",
+            Family::Other,
+            "a Laplacian field with fitted heat weights",
+        )
+        .params([ParamSpec::k()])
+        .evidence(EvidenceKind::LogLikelihood)
+        .projects()
+    }
+    fn fit(
+        &self,
+        data: &FitData,
+        s: &Settings,
+        _: &dyn unfold::vem::Observer,
+    ) -> Result<Box<dyn Model>> {
+        let (y, k) = (data.y, s.count("k")?);
+        let (_, graph) = GraphSpec::knn(k).build(y, Default::default(), "heat eigenmaps")?;
+        let d2 = |i: usize, j: usize| (y.row(i) - y.row(j)).norm_squared();
+        let edges: Vec<_> = graph
+            .edges()
+            .iter()
+            .map(|&(i, j, _)| (i, j, d2(i, j)))
+            .collect();
+        let beta0 = edges.len() as f64 / edges.iter().map(|e| e.2).sum::<f64>();
+        let field = HeatField(y, edges);
+        let (theta, _) =
+            grf::maximise_likelihood(&field, &[1.0, beta0], &FieldFitOptions::default())?;
+        let Precision::Dense(prec) = field.precision(&theta)? else {
+            unreachable!()
+        };
+        let cov = spd_inverse(&prec, "heat")?;
+        let coords = grf::covariance_embedding(cov, s.count("dim")?, UnitVariance)?.coords;
+        let evidence = field.log_likelihood(&theta)?;
+        Ok(Box::new(HeatEigenmaps {
+            evidence,
+            y: y.clone(),
+            coords,
+            theta,
+            k,
+        }))
+    }
+    fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+        decode::<HeatEigenmaps>(payload)
+    }
+}
+/// unfold's methods and this one.
+pub fn registry() -> Registry {
+    Registry::builtin()
+        .with(Box::new(Heat))
+        .expect("`heat` is a new name")
+}
+pub fn main() {
+    std::process::exit(unfold::cli::run_with(registry()));
 }

@@ -1,31 +1,201 @@
-//! Command-line arguments.
+//! Command-line arguments: the fixed options of each command (clap derive) and the method
+//! options, generated from the registry: one flag per parameter name (`--max-iter` for
+//! `max_iter`), parsed into typed [`Settings`] for the chosen method.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, ValueEnum};
 use std::path::PathBuf;
-use unfold_models::AlphaRule;
+use unfold_core::{Error, Result};
+use unfold_models::registry::{DefaultValue, ParamKind, ParamSpec, Registry, Settings};
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "unfold",
-    version,
-    about = "Probabilistic spectral dimensionality reduction"
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
+/// The whole command line for `registry`.
+pub fn command(registry: &Registry) -> Command {
+    let method = || {
+        Arg::new("method")
+            .long("method")
+            .required(true)
+            .value_parser(clap::builder::PossibleValuesParser::new(registry.names()))
+            .help("The method (`unfold methods` lists them with their parameters)")
+    };
+    let fit = FitArgs::augment_args(
+        Command::new("fit")
+            .about("Fit one method to a data file and write the embedding, a report, a model file"),
+    )
+    .arg(method());
+    let select = SelectArgs::augment_args(Command::new("select").about(
+        "Compare a model's evidence over neighbourhood sizes, graphs, latent dimensions and \
+         restarts; write the table and a plot of the evidence against k",
+    ))
+    .arg(method());
+    Command::new("unfold")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("Probabilistic spectral dimensionality reduction")
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+        .subcommand(DemoArgs::augment_args(Command::new("demo").about(
+            "Fit the headline methods on bundled data sets; write plots and a summary table",
+        )))
+        .subcommand(method_options(fit, registry, &[]))
+        .subcommand(ProjectArgs::augment_args(
+            Command::new("project").about("Place new points into the embedding of a saved model"),
+        ))
+        .subcommand(method_options(select, registry, SELECT_OWN))
+        .subcommand(
+            Command::new("methods").about("List the methods, their capabilities and parameters"),
+        )
 }
 
-#[derive(Subcommand, Debug)]
-pub enum Command {
-    /// Fit every method on a bundled data set; write plots and a summary table.
-    Demo(DemoArgs),
-    /// Fit one method to a CSV file and write the embedding, a report, a model file.
-    Fit(FitArgs),
-    /// Place new points into the embedding of a saved model.
-    Project(ProjectArgs),
-    /// Compare a model's evidence over neighbourhood sizes, graphs, latent dimensions and
-    /// restarts; write the table and a plot of the evidence against k.
-    Select(SelectArgs),
+/// The options every method accepts: those without a neighbourhood graph ignore `--k` and
+/// `--graph`, so one command line serves a loop over methods.
+pub const COMMON: &[&str] = &["dim", "k", "graph", "seed"];
+
+/// The parameters `unfold select` sets itself for each candidate (its grid and seeds).
+pub const SELECT_OWN: &[&str] = &["k", "dim", "graph", "seed", "restarts"];
+
+/// The flag of a parameter: `--max-iter` for `max_iter`.
+pub fn flag_name(param: &str) -> String {
+    param.replace('_', "-")
+}
+
+/// Every parameter name of the registry's methods (but `skip`), each with the specs of
+/// the methods that declare it.
+fn parameters(
+    registry: &Registry,
+    skip: &[&str],
+) -> Vec<(&'static str, Vec<(&'static str, ParamSpec)>)> {
+    let mut out: Vec<(&'static str, Vec<(&'static str, ParamSpec)>)> = Vec::new();
+    for m in registry.methods() {
+        let info = m.info();
+        let params = registry.params(info.name).unwrap_or_default();
+        for p in params {
+            if skip.contains(&p.name) {
+                continue;
+            }
+            match out.iter_mut().find(|(n, _)| *n == p.name) {
+                Some((_, specs)) => specs.push((info.name, p)),
+                None => out.push((p.name, vec![(info.name, p)])),
+            }
+        }
+    }
+    out
+}
+
+/// The help of a parameter flag: the meanings, the allowed values and each method's
+/// default.
+fn help(specs: &[(&str, ParamSpec)]) -> String {
+    let mut meanings: Vec<&str> = Vec::new();
+    for (_, p) in specs {
+        if !meanings.contains(&p.help) {
+            meanings.push(p.help);
+        }
+    }
+    let default = |p: &ParamSpec| match &p.default {
+        DefaultValue::Is(v) => v.to_string(),
+        DefaultValue::Auto(how) => how.to_string(),
+    };
+    let first = default(&specs[0].1);
+    let defaults = if specs.iter().all(|(_, p)| default(p) == first) {
+        format!("default {first}")
+    } else {
+        let each: Vec<String> = specs
+            .iter()
+            .map(|(m, p)| format!("{m} {}", default(p)))
+            .collect();
+        format!("defaults: {}", each.join(", "))
+    };
+    let users: Vec<&str> = specs.iter().map(|(m, _)| *m).collect();
+    let users = if specs.len() > 4 {
+        String::new()
+    } else {
+        format!("; for {}", users.join(", "))
+    };
+    format!(
+        "{} ({}; {defaults}{users})",
+        meanings.join("; "),
+        specs[0].1.allowed()
+    )
+}
+
+/// Adds one flag per method parameter (but `skip`) to `cmd`.
+pub fn method_options(cmd: Command, registry: &Registry, skip: &[&str]) -> Command {
+    let mut cmd = cmd.allow_negative_numbers(true);
+    for (name, specs) in parameters(registry, skip) {
+        let arg = Arg::new(name)
+            .long(flag_name(name))
+            .help(help(&specs))
+            .help_heading("Method options");
+        cmd = cmd.arg(match specs[0].1.kind {
+            ParamKind::Flag => arg.action(ArgAction::SetTrue),
+            _ => arg.action(ArgAction::Set).value_name("VALUE"),
+        });
+    }
+    cmd
+}
+
+/// The settings for `method` that the command line gives in `m` (flags added by
+/// [`method_options`] with the same `skip`), parsed into typed values and checked. A flag
+/// of a parameter the method does not have is refused with the method's parameters (but
+/// the [`COMMON`] ones).
+pub fn read_settings(
+    m: &ArgMatches,
+    registry: &Registry,
+    method: &str,
+    skip: &[&str],
+) -> Result<Settings> {
+    let own = registry.params(method)?;
+    let mut settings = Settings::new();
+    for (name, specs) in parameters(registry, skip) {
+        if m.value_source(name) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let Some(spec) = own.iter().find(|p| p.name == name) else {
+            if COMMON.contains(&name) {
+                continue;
+            }
+            let names: Vec<String> = own
+                .iter()
+                .filter(|p| !skip.contains(&p.name))
+                .map(|p| format!("--{}", flag_name(p.name)))
+                .collect();
+            return Err(Error::invalid(
+                name,
+                format!(
+                    "--{} is a parameter of {}, not of {method}; {method} takes {}",
+                    flag_name(name),
+                    specs.iter().map(|(m, _)| *m).collect::<Vec<_>>().join(", "),
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            ));
+        };
+        let value = match spec.kind {
+            ParamKind::Flag => m.get_flag(name).into(),
+            _ => {
+                let text: &String = m.get_one(name).expect("a value was given");
+                spec.parse(text)?
+            }
+        };
+        settings.set(name, value);
+    }
+    Ok(settings)
+}
+
+/// The method's options given in one string (`--method-args "--max-iter 30"`), read as
+/// if they were on the command line.
+pub fn parse_method_args(registry: &Registry, method: &str, text: &str) -> Result<Settings> {
+    let cmd = method_options(
+        Command::new("method-args").no_binary_name(true),
+        registry,
+        &["k", "dim", "graph", "seed"],
+    );
+    let m = cmd
+        .try_get_matches_from(text.split_whitespace())
+        .map_err(|e| Error::invalid("method-args", e.to_string()))?;
+    read_settings(&m, registry, method, &["k", "dim", "graph", "seed"])
+        .map_err(|e| Error::invalid("method-args", e.to_string()))
 }
 
 #[derive(Args, Debug)]
@@ -45,145 +215,9 @@ pub struct DemoArgs {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Method {
-    Pca,
-    Cmds,
-    Kpca,
-    Le,
-    Lle,
-    Isomap,
-    Meu,
-    Alle,
-    #[value(name = "lle-pl")]
-    LlePl,
-    Drill,
-    Mvu,
-    Lllvm,
-    Spl,
-    Mpme,
-    Drtree,
-    Ddrtree,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum GraphKind {
     Union,
     Mutual,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum WeightKind {
-    Binary,
-    Heat,
-}
-
-/// Options shared by `fit` and `demo`: which method, and its settings.
-#[derive(Args, Debug, Clone)]
-pub struct MethodArgs {
-    /// The method to fit.
-    #[arg(long, value_enum)]
-    pub method: Method,
-    /// Latent dimension.
-    #[arg(long, default_value_t = 2)]
-    pub dim: usize,
-    /// Neighbours per point (graph-based methods).
-    #[arg(long, default_value_t = 10)]
-    pub k: usize,
-    /// Symmetrisation of the kNN graph.
-    #[arg(long, value_enum, default_value_t = GraphKind::Union)]
-    pub graph: GraphKind,
-    /// Seed for every random choice.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Kernel PCA: RBF precision in exp(-gamma |y - y'|^2) (default 1/p). MEU: precision
-    /// of the base density, L + gamma I (default 1e-4; 0 for the pseudo-inverse). SPL:
-    /// the weight of the graph term (default 1e-3). DDRTree: gamma (default 10).
-    #[arg(long)]
-    pub gamma: Option<f64>,
-    /// Laplacian eigenmaps: edge weights.
-    #[arg(long, value_enum, default_value_t = WeightKind::Binary)]
-    pub weights: WeightKind,
-    /// Laplacian eigenmaps: heat kernel width (default: mean kNN distance). DDRTree: the
-    /// soft-assignment bandwidth sigma (default 1e-3).
-    #[arg(long)]
-    pub sigma: Option<f64>,
-    /// LLE, ALLE, lle-pl: regulariser of the local Gram matrix, relative to its trace.
-    #[arg(long, default_value_t = 1e-3)]
-    pub reg: f64,
-    /// MEU, ALLE, lle-pl, DRILL: coordinates with unit variance (the author's code) or
-    /// scaled by the square roots of the eigenvalues of H K H.
-    #[arg(long, value_enum, default_value_t = ScalingKind::Unit)]
-    pub scaling: ScalingKind,
-    /// MEU: stop when the largest projected gradient entry (of the scaled multipliers) is
-    /// at most this.
-    #[arg(long, default_value_t = 1e-5)]
-    pub pgtol: f64,
-    /// ALLE: order of the points (parents come later).
-    #[arg(long, value_enum, default_value_t = OrderKind::Random)]
-    pub ordering: OrderKind,
-    /// lle-pl: fix every precision m_ii to 1 (standard LLE) instead of estimating it.
-    #[arg(long)]
-    pub unit_precision: bool,
-    /// DRILL: L1 penalty on the precision (glasso convention on S = Y Y^T / p; default
-    /// 0.1 times the mean diagonal of S). Give several, comma-separated, to pick the best
-    /// by the GP-LVM likelihood score.
-    #[arg(long, value_delimiter = ',')]
-    pub rho: Vec<f64>,
-    /// DRILL: all pairs of points as neighbours (L1 alone picks the structure).
-    #[arg(long)]
-    pub all_pairs: bool,
-    /// MVU: solve in the basis of this many bottom Laplacian eigenvectors (the approximation
-    /// of Weinberger et al. 2006, for n above the exact solver's limit) instead of exactly.
-    #[arg(long)]
-    pub mvu_basis: Option<usize>,
-    /// SPL, MPME: the bound C on the dual variables (`inf` for none; default: SPL 1e3, MPME
-    /// inf).
-    #[arg(long = "C")]
-    pub c: Option<f64>,
-    /// MPME: the weight lambda of the log-determinant (default 1); DRTree: the tree
-    /// penalty (default 1); DDRTree: lambda (default 5 N, the R package's).
-    #[arg(long)]
-    pub lambda: Option<f64>,
-    /// DDRTree: number of centres K (default N, the paper's; large data need K < N).
-    #[arg(long)]
-    pub ncenters: Option<usize>,
-    /// DDRTree: the paper's model (centred, objective checked) or the R package's
-    /// conventions.
-    #[arg(long, value_enum, default_value_t = CompatKind::Paper)]
-    pub compat: CompatKind,
-    /// LL-LVM: the precision alpha of the prior on x, `fixed:VALUE` (the authors' code:
-    /// fixed:1e-3) or `optimise` (the paper's text).
-    #[arg(long, default_value = "fixed:1e-3", value_parser = parse_alpha)]
-    pub alpha: AlphaRule,
-    /// LL-LVM: the fixed epsilon of the prior on the maps and of the likelihood.
-    #[arg(long, default_value_t = 1e-3)]
-    pub epsilon: f64,
-    /// LL-LVM: the most EM iterations per restart.
-    #[arg(long, default_value_t = 50)]
-    pub max_iter: usize,
-    /// LL-LVM: seeded restarts (seeds --seed, --seed + 1, ...); the best bound is kept.
-    #[arg(long, default_value_t = 1)]
-    pub restarts: usize,
-    /// LL-LVM: the start of q(C): the authors' random one or from Laplacian eigenmaps.
-    #[arg(long, value_enum, default_value_t = InitKind::Random)]
-    pub init: InitKind,
-    /// LL-LVM: centre the data and divide by its largest entry (the authors' code), or
-    /// only centre.
-    #[arg(long, value_enum, default_value_t = PreprocessKind::MaxAbs)]
-    pub preprocess: PreprocessKind,
-}
-
-/// `fixed:VALUE` or `optimise`.
-fn parse_alpha(s: &str) -> Result<AlphaRule, String> {
-    match s {
-        "optimise" | "optimize" => Ok(AlphaRule::Optimise),
-        _ => match s.strip_prefix("fixed:").map(str::parse::<f64>) {
-            Some(Ok(v)) if v > 0.0 && v.is_finite() => Ok(AlphaRule::Fixed(v)),
-            _ => Err(format!(
-                "expected `fixed:VALUE` with VALUE > 0 or `optimise`, got `{s}`"
-            )),
-        },
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -194,65 +228,10 @@ pub enum ScoreKind {
     Heldout,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CompatKind {
-    Paper,
-    R,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum InitKind {
-    Random,
-    Spectral,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum PreprocessKind {
-    #[value(name = "maxabs")]
-    MaxAbs,
-    Centre,
-}
-
-impl MethodArgs {
-    /// The settings the command line gives for `method` with the flags `extra` (e.g.
-    /// `["--k", "7"]`) and defaults elsewhere.
-    pub fn parse_with(method: &str, extra: &[&str]) -> Self {
-        Self::try_parse_with(method, extra).expect("the demo passes valid method flags")
-    }
-
-    /// [`MethodArgs::parse_with`] for flags a user gave, with clap's message on an error.
-    pub fn try_parse_with(method: &str, extra: &[&str]) -> Result<Self, String> {
-        #[derive(Parser)]
-        struct Wrapper {
-            #[command(flatten)]
-            m: MethodArgs,
-        }
-        let head = ["unfold", "--method", method];
-        Wrapper::try_parse_from(head.iter().chain(extra))
-            .map(|w| w.m)
-            .map_err(|e| e.to_string())
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ScalingKind {
-    Unit,
-    Eigen,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OrderKind {
-    /// Along the first principal component.
-    Pc,
-    /// A random permutation from --seed.
-    Random,
-}
-
 #[derive(Args, Debug)]
 pub struct FitArgs {
-    #[command(flatten)]
-    pub method: MethodArgs,
-    /// Input CSV: one point per row, optional header row.
+    /// Input data: CSV (one point per row, optional header row, optionally gzip) or
+    /// .npy/.npz.
     #[arg(long)]
     pub input: PathBuf,
     /// A column holding labels rather than features (header name or 0-based index).
@@ -300,11 +279,7 @@ pub struct ProjectArgs {
 
 #[derive(Args, Debug)]
 pub struct SelectArgs {
-    /// The method to compare settings of (one that reports evidence: lllvm, meu, alle,
-    /// lle-pl, drill, le, lle, ...).
-    #[arg(long, value_enum)]
-    pub method: Method,
-    /// Input CSV: one point per row, optional header row.
+    /// Input data: CSV (one point per row, optional header row) or .npy/.npz.
     #[arg(long)]
     pub input: PathBuf,
     /// A column holding labels rather than features.
@@ -320,11 +295,11 @@ pub struct SelectArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_value = "union")]
     pub graph: Vec<GraphKind>,
     /// Compare epsilon-ball graphs of these radii instead of kNN graphs (methods that fit
-    /// on a given graph: lllvm).
+    /// on a given graph).
     #[arg(long, value_delimiter = ',', conflicts_with = "graphs")]
     pub radius: Vec<f64>,
     /// Compare these graphs instead of kNN graphs: CSV edge lists `i,j` (0-based rows),
-    /// e.g. a graph learned by DRILL or MPME (methods that fit on a given graph: lllvm).
+    /// e.g. a graph learned by DRILL or MPME (methods that fit on a given graph).
     #[arg(long, value_delimiter = ',')]
     pub graphs: Vec<PathBuf>,
     /// Seeded restarts per setting (seeds seed, seed + 1, ...).
@@ -344,8 +319,8 @@ pub struct SelectArgs {
     /// every candidate).
     #[arg(long, default_value_t = 0.1)]
     pub holdout: f64,
-    /// Further settings of the method, as `unfold fit` takes them, in one string (e.g.
-    /// `--method-args "--max-iter 200 --preprocess centre"` for lllvm).
+    /// Method options in one string, as `unfold fit` takes them (an alias of the method
+    /// options below; those given directly win), e.g. `--method-args "--max-iter 200"`.
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub method_args: String,
     /// Output CSV, one row per candidate (default: printed).

@@ -5,49 +5,57 @@
 //! Swiss roll; then the posterior-regularised models (SPL and MPME on Iris, DDRTree's
 //! learned tree on a helix).
 
-use crate::args::{DemoArgs, MethodArgs};
-use crate::methods;
+use crate::args::DemoArgs;
 use crate::plot::{scatter_svg, Colouring};
 use nalgebra::DMatrix;
 use std::fmt::Write as _;
-use std::time::Instant;
 use unfold_core::{Error, Result};
 use unfold_eval::{gplvm_score, procrustes_error, trustworthiness, GplvmScoreOptions};
-use unfold_models::FittedModel;
+use unfold_models::registry::{FitData, Fitted, Registry, Settings};
 
 const SPECTRAL: [&str; 6] = ["pca", "cmds", "kpca", "le", "lle", "isomap"];
 
 /// The paper's comparison (§4): LE, LLE, Isomap, MVU, MEU, ALLE, DRILL.
 const FIELDS: [&str; 7] = ["le", "lle", "isomap", "mvu", "meu", "alle", "drill"];
 
-pub fn run(a: &DemoArgs) -> Result<()> {
+pub fn run(registry: &Registry, a: &DemoArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
-    let spectral = spectral_section(a)?;
-    let fields = field_section(a)?;
-    let lllvm = lllvm_section(a)?;
-    let regularised = regularised_section(a)?;
-    let summary = format!("# unfold demo\n\n{spectral}\n{fields}\n{lllvm}\n{regularised}");
+    let spectral = spectral_section(registry, a)?;
+    let fields = field_section(registry, a)?;
+    let lllvm = lllvm_section(registry, a)?;
+    let regularised = regularised_section(registry, a)?;
+    let others = other_section(registry, a)?;
+    let summary = format!("# unfold demo\n\n{spectral}\n{fields}\n{lllvm}\n{regularised}{others}");
     unfold_core::write_atomic(&a.out.join("summary.md"), summary.as_bytes())?;
     eprintln!("wrote {} (plots and summary.md)", a.out.display());
     Ok(())
 }
 
-fn fit_timed(method: &str, k: usize, seed: u64, y: &DMatrix<f64>) -> Result<(FittedModel, f64)> {
-    fit_with(
-        method,
-        &["--k", &k.to_string(), "--seed", &seed.to_string()],
-        y,
-    )
+/// Fits `method` with the neighbourhood size `k` (where it has one) and `seed`.
+fn fit_timed(
+    registry: &Registry,
+    method: &str,
+    k: usize,
+    seed: u64,
+    y: &DMatrix<f64>,
+) -> Result<Fitted> {
+    let mut settings = Settings::new().with("seed", seed);
+    if registry.get(method)?.info().has("k") {
+        settings.set("k", k);
+    }
+    fit_with(registry, method, &settings, y)
 }
 
-fn fit_with(method: &str, flags: &[&str], y: &DMatrix<f64>) -> Result<(FittedModel, f64)> {
-    let settings = MethodArgs::parse_with(method, flags);
-    let start = Instant::now();
-    let model = methods::fit(&settings, y, &unfold_vem::Silent)?;
-    Ok((model, start.elapsed().as_secs_f64()))
+fn fit_with(
+    registry: &Registry,
+    method: &str,
+    settings: &Settings,
+    y: &DMatrix<f64>,
+) -> Result<Fitted> {
+    registry.fit(method, &FitData::points(y), settings, &unfold_vem::Silent)
 }
 
-fn spectral_section(a: &DemoArgs) -> Result<String> {
+fn spectral_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
     let data = unfold_data::synthetic::swiss_roll(a.n, 0.0, a.seed)?;
     let truth = data
         .latent
@@ -65,8 +73,8 @@ fn spectral_section(a: &DemoArgs) -> Result<String> {
         a.n, a.seed, a.k, a.k
     );
     for name in SPECTRAL {
-        let (model, seconds) = fit_timed(name, a.k, a.seed, &data.points)?;
-        let x = model.embedding().coords();
+        let Fitted { model, report } = fit_timed(registry, name, a.k, a.seed, &data.points)?;
+        let (x, seconds) = (model.coords(), report.seconds);
         let tw = trustworthiness(&data.points, x, a.k)?;
         let pe = procrustes_error(x, truth)?;
         let title = format!("{name} (Swiss roll, n = {})", a.n);
@@ -101,7 +109,7 @@ fn first_latent(d: &unfold_data::Dataset) -> Vec<f64> {
     latent.column(0).iter().copied().collect()
 }
 
-fn field_section(a: &DemoArgs) -> Result<String> {
+fn field_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
     let roll = unfold_data::synthetic::swiss_roll(400, 0.0, a.seed)?;
     let ushcn = unfold_data::bundled::ushcn_400(a.seed);
     let sets = [
@@ -140,12 +148,11 @@ fn field_section(a: &DemoArgs) -> Result<String> {
         )
         .ok();
         for name in FIELDS {
-            let (model, seconds) = fit_timed(name, set.k, a.seed, &set.points)?;
-            let emb = model.embedding();
-            let x = emb.coords();
+            let Fitted { model, report } = fit_timed(registry, name, set.k, a.seed, &set.points)?;
+            let (x, seconds) = (model.coords(), report.seconds);
             let score = gplvm_score(x, &set.points, &GplvmScoreOptions::default())?;
             let tw = trustworthiness(&set.points, x, set.k)?;
-            let ev = model.field_evidence(&set.points, 1e-4)?;
+            let ev = model.evidence_on(&set.points)?;
             let value = if ev.value.is_finite() {
                 format!("{:.2}", ev.value)
             } else {
@@ -175,7 +182,7 @@ fn field_section(a: &DemoArgs) -> Result<String> {
 
 /// LL-LVM (Park et al. 2015) on the paper's 400-point Swiss roll: the variational lower
 /// bound for three neighbourhood sizes, and the embedding at the best.
-fn lllvm_section(a: &DemoArgs) -> Result<String> {
+fn lllvm_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
     let roll = unfold_data::synthetic::swiss_roll(400, 0.0, a.seed)?;
     let truth = roll
         .latent
@@ -195,16 +202,13 @@ fn lllvm_section(a: &DemoArgs) -> Result<String> {
     );
     let mut best: Option<(usize, f64, DMatrix<f64>)> = None;
     for k in [6, 9, 12] {
-        let (model, seconds) = fit_timed("lllvm", k, a.seed, &roll.points)?;
-        let FittedModel::LlLvm(fit) = &model else {
-            unreachable!("the lllvm method fits LL-LVM")
-        };
-        let x = model.embedding().coords();
-        let bound = model.embedding().evidence().value;
+        let Fitted { model, report } = fit_timed(registry, "lllvm", k, a.seed, &roll.points)?;
+        let (x, seconds) = (model.coords(), report.seconds);
+        let bound = report.evidence.value;
         writeln!(
             out,
             "| {k} | {bound:.2} | {} | {:.4} | {:.4} | {seconds:.2} |",
-            fit.trace.len(),
+            report.iterations,
             trustworthiness(&roll.points, x, 9)?,
             procrustes_error(x, truth)?
         )
@@ -233,7 +237,7 @@ fn images(names: impl Iterator<Item = String>) -> String {
 
 /// The posterior-regularised models: SPL and MPME on Iris (leave-one-out 1-NN accuracy of
 /// the 2-D embedding, the SPL paper's protocol) and DDRTree's tree on a noisy helix.
-fn regularised_section(a: &DemoArgs) -> Result<String> {
+fn regularised_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
     let iris = unfold_data::bundled::iris();
     let labels = iris.labels.as_ref().expect("iris has labels");
     eprintln!("posterior-regularised models: Iris, helix");
@@ -246,14 +250,14 @@ fn regularised_section(a: &DemoArgs) -> Result<String> {
          | model | data | objective | 1-NN accuracy | seconds |\n|---|---|---|---|---|\n",
     );
     let classes: Vec<usize> = labels.clone();
-    for (name, flags) in [
-        ("spl", vec!["--k", "10"]),
-        ("mpme", vec!["--lambda", "0.1", "--C", "10"]),
+    for (name, settings) in [
+        ("spl", Settings::new().with("k", 10usize)),
+        ("mpme", Settings::new().with("lambda", 0.1).with("C", 10.0)),
     ] {
-        let (model, seconds) = fit_with(name, &flags, &iris.points)?;
-        let x = model.embedding().coords();
+        let Fitted { model, report } = fit_with(registry, name, &settings, &iris.points)?;
+        let (x, seconds) = (model.coords(), report.seconds);
         let acc = unfold_eval::loo_1nn_accuracy(x, labels)?;
-        let value = model.embedding().evidence().value;
+        let value = report.evidence.value;
         writeln!(
             out,
             "| {name} | iris | {value:.3} | {acc:.4} | {seconds:.3} |"
@@ -267,20 +271,26 @@ fn regularised_section(a: &DemoArgs) -> Result<String> {
         )?;
     }
     let curve = unfold_data::synthetic::helix(300, 0.05, a.seed)?;
-    let (model, seconds) = fit_with("ddrtree", &["--ncenters", "30"], &curve.points)?;
-    let FittedModel::DdrTree(tree) = &model else {
-        unreachable!("the ddrtree method fits DDRTree")
-    };
+    let settings = Settings::new().with("ncenters", 30usize);
+    let Fitted { model, report } = fit_with(registry, "ddrtree", &settings, &curve.points)?;
     writeln!(
         out,
-        "| ddrtree | helix, n = 300 | {:.3} | - | {seconds:.3} |",
-        model.embedding().evidence().value
+        "| ddrtree | helix, n = 300 | {:.3} | - | {:.3} |",
+        report.evidence.value, report.seconds
     )
     .ok();
-    let edges: Vec<(usize, usize)> = tree.edges.iter().map(|&(i, j, _)| (i, j)).collect();
+    let tables = model.tables();
+    let table = |name: &str| tables.iter().find(|t| t.name == name).map(|t| &t.rows);
+    let (Some(tree), Some(centres)) = (table("tree"), table("centres")) else {
+        return Err(Error::numerical("the demo", "DDRTree gave no tree"));
+    };
+    let edges: Vec<(usize, usize)> = tree
+        .row_iter()
+        .map(|r| (r[0] as usize, r[1] as usize))
+        .collect();
     crate::plot::graph_svg(
         &a.out.join("ddrtree-helix.svg"),
-        &tree.centres,
+        centres,
         &edges,
         "DDRTree: centres and learned tree (helix)",
     )?;
@@ -290,5 +300,46 @@ fn regularised_section(a: &DemoArgs) -> Result<String> {
             .iter()
             .map(|n| n.to_string()),
     ));
+    Ok(out)
+}
+
+/// Methods registered from outside unfold (a researcher's own models): each fitted with
+/// its defaults to the 400-point Swiss roll with k = 7, with its evidence, GP-LVM score,
+/// trustworthiness and seconds. Empty when the registry holds only unfold's methods.
+fn other_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
+    let builtin = Registry::builtin().names();
+    let others: Vec<&str> = registry
+        .names()
+        .into_iter()
+        .filter(|n| !builtin.contains(n))
+        .collect();
+    if others.is_empty() {
+        return Ok(String::new());
+    }
+    let roll = unfold_data::synthetic::swiss_roll(400, 0.0, a.seed)?;
+    let mut out = String::from(
+        "\n## Registered models\n\nSwiss roll, n = 400, k = 7 (where the model has k), \
+         defaults otherwise.\n\n\
+         | method | evidence kind | evidence | GP-LVM score | trustworthiness (k=7) | seconds |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    for name in others {
+        eprintln!("registered model: {name}");
+        let Fitted { model, report } = fit_timed(registry, name, 7, a.seed, &roll.points)?;
+        let x = model.coords();
+        let ev = model.evidence_on(&roll.points)?;
+        let score = gplvm_score(x, &roll.points, &GplvmScoreOptions::default())?;
+        writeln!(
+            out,
+            "| {name} | {} | {:.2} | {:.2} | {:.4} | {:.3} |",
+            ev.kind,
+            ev.value,
+            score.log_likelihood,
+            trustworthiness(&roll.points, x, 7)?,
+            report.seconds
+        )
+        .ok();
+    }
+    println!("{out}");
     Ok(out)
 }

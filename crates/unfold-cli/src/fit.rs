@@ -1,15 +1,13 @@
 //! `unfold fit`.
 
 use crate::args::FitArgs;
-use crate::methods;
 use crate::plot::{scatter_svg, Colouring};
 use crate::report::Report;
 use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::DMatrix;
-use std::time::Instant;
 use unfold_core::{Evidence, Result};
 use unfold_data::{read_csv, to_csv_string, write_csv, CsvOptions};
-use unfold_models::FittedModel;
+use unfold_models::registry::{FitData, Fitted, Registry, Settings};
 use unfold_vem::Observer;
 
 /// The header of an embedding CSV: `x1,...,xQ`.
@@ -45,59 +43,32 @@ impl Observer for Progress {
     }
 }
 
-pub fn run(a: &FitArgs) -> Result<()> {
+pub fn run(registry: &Registry, method: &str, settings: &Settings, a: &FitArgs) -> Result<()> {
     let data = read_csv(
         &a.input,
         &CsvOptions {
             label_column: a.label_column.clone(),
         },
     )?;
-    let start = Instant::now();
-    let progress = Progress::new(methods::name(a.method.method));
-    let model = methods::fit(&a.method, &data.points, &progress);
+    // Checked before the data are touched, so a bad setting fails at once.
+    let resolved = registry.resolve(method, settings)?;
+    let progress = Progress::new(method);
+    let fitted = registry.fit(method, &FitData::points(&data.points), settings, &progress);
     progress.bar.finish_and_clear();
-    let model = model?;
-    let seconds = start.elapsed().as_secs_f64();
-    let (iterations, converged, trace) = match &model {
-        FittedModel::LlLvm(m) => (m.trace.len(), m.converged, m.trace.clone()),
-        FittedModel::DrTree(m) => (
-            m.objective_history.len(),
-            m.converged,
-            m.objective_history.clone(),
-        ),
-        FittedModel::DdrTree(m) => (
-            m.objective_history.len(),
-            m.converged,
-            m.objective_history.clone(),
-        ),
-        _ => (0, true, Vec::new()),
-    };
-    let embedding = model.embedding();
-    let x = embedding.coords();
+    let Fitted { model, report } = fitted?;
+    let x = model.coords();
     let header = coord_header(x.ncols());
-    let name = methods::name(a.method.method);
 
     // Checked before anything is written, so a bad request leaves no partial output.
     let graph_table = match &a.graph_out {
         None => None,
         Some(_) => {
-            let edges = match &model {
-                // DRILL's learned structure: the non-zero off-diagonal precision entries.
-                FittedModel::Drill(m) => m
-                    .learned_edges()
-                    .into_iter()
-                    .map(|(i, j)| (i, j, -m.precision[(i, j)]))
-                    .collect(),
-                _ => embedding
-                    .graph()
-                    .ok_or_else(|| {
-                        unfold_core::Error::invalid(
-                            "graph-out",
-                            format!("{name} has no graph to write; use a graph-based method"),
-                        )
-                    })?
-                    .edges(),
-            };
+            let edges = model.learned_edges().ok_or_else(|| {
+                unfold_core::Error::invalid(
+                    "graph-out",
+                    format!("{method} has no graph to write; use a graph-based method"),
+                )
+            })?;
             Some(DMatrix::from_fn(edges.len(), 3, |r, c| {
                 let (i, j, w) = edges[r];
                 [i as f64, j as f64, w][c]
@@ -108,49 +79,24 @@ pub fn run(a: &FitArgs) -> Result<()> {
     if let Some(out) = &a.out {
         write_csv(out, x, &header)?;
         wrote.push(format!("embedding {}", out.display()));
-        if let FittedModel::DdrTree(m) = &model {
-            let (tree, centres) = (
-                out.with_extension("tree.csv"),
-                out.with_extension("centres.csv"),
-            );
-            let edges = DMatrix::from_fn(m.edges.len(), 3, |r, c| {
-                let (i, j, d2) = m.edges[r];
-                [i as f64, j as f64, d2][c]
-            });
-            write_csv(
-                &tree,
-                &edges,
-                &[
-                    "centre_i".into(),
-                    "centre_j".into(),
-                    "squared_length".into(),
-                ],
-            )?;
-            write_csv(&centres, &m.centres, &coord_header(m.centres.ncols()))?;
-            wrote.push(format!(
-                "tree {} and centres {}",
-                tree.display(),
-                centres.display()
-            ));
+        for table in model.tables() {
+            let path = out.with_extension(format!("{}.csv", table.name));
+            write_csv(&path, &table.rows, &table.header)?;
+            wrote.push(format!("{} {}", table.name, path.display()));
         }
     }
     if let Some(path) = &a.save {
-        model.save(path)?;
+        Registry::save(model.as_ref(), path)?;
         wrote.push(format!("model {}", path.display()));
     }
     if let Some(path) = &a.report {
-        let report = Report {
-            method: name.to_string(),
-            n: data.points.nrows(),
-            p: data.points.ncols(),
-            dim: a.method.dim,
-            k: methods::uses_graph(a.method.method).then_some(a.method.k),
-            seconds,
-            iterations,
-            converged,
-            evidence: (&embedding.evidence()).into(),
-            trace,
-        };
+        let report = Report::new(
+            &report,
+            data.points.nrows(),
+            data.points.ncols(),
+            x.ncols(),
+            resolved.count("k").ok(),
+        );
         let json = serde_json::to_string_pretty(&report).expect("a report always serialises");
         unfold_core::write_atomic(path, json.as_bytes())?;
         wrote.push(format!("report {}", path.display()));
@@ -168,16 +114,17 @@ pub fn run(a: &FitArgs) -> Result<()> {
             Some(l) => Colouring::Class(l),
             None => Colouring::None,
         };
-        scatter_svg(path, x, colouring, name)?;
+        scatter_svg(path, x, colouring, method)?;
         wrote.push(format!("plot {}", path.display()));
     }
     if wrote.is_empty() {
         print!("{}", to_csv_string(x, &header));
     } else {
         eprintln!(
-            "fitted {name} to {} points x {} features in {seconds:.3} s; wrote {}",
+            "fitted {method} to {} points x {} features in {:.3} s; wrote {}",
             data.points.nrows(),
             data.points.ncols(),
+            report.seconds,
             wrote.join(", ")
         );
     }

@@ -1,5 +1,21 @@
-//! The `unfold` command-line tool: `demo`, `fit`, `project` and `select` (DESIGN.md's
-//! contract).
+//! The `unfold` command-line tool: `demo`, `fit`, `project`, `select` and `methods`
+//! (DESIGN.md's contract), generated from a method registry.
+//!
+//! [`main`] runs it with unfold's own methods; [`run_with`] with any registry, so that a
+//! researcher's crate that registers its own model gets the whole command line for it:
+//!
+//! ```no_run
+//! use unfold_models::registry::Registry;
+//! # struct MyMethod;
+//! # impl unfold_models::registry::Method for MyMethod {
+//! #     fn info(&self) -> unfold_models::registry::MethodInfo { unimplemented!() }
+//! #     fn fit(&self, _: &unfold_models::registry::FitData<'_>, _: &unfold_models::registry::Settings,
+//! #            _: &dyn unfold_vem::Observer) -> unfold_core::Result<Box<dyn unfold_models::registry::Model>> { unimplemented!() }
+//! #     fn decode(&self, _: &[u8]) -> unfold_core::Result<Box<dyn unfold_models::registry::Model>> { unimplemented!() }
+//! # }
+//! let registry = Registry::builtin().with(Box::new(MyMethod)).expect("a new name");
+//! std::process::exit(unfold_cli::run_with(registry));
+//! ```
 //!
 //! Errors go to standard error with a non-zero exit status and a message a user can act on.
 
@@ -12,23 +28,83 @@ mod project;
 mod report;
 mod select;
 
-use clap::Parser;
+use clap::FromArgMatches;
 use std::process::ExitCode;
+use unfold_core::Result;
+use unfold_models::registry::Registry;
 
-/// Runs the command line with the process arguments.
+/// Runs the command line with unfold's own methods and the process arguments.
 pub fn main() -> ExitCode {
-    let cli = args::Cli::parse();
-    let result = match cli.command {
-        args::Command::Demo(a) => demo::run(&a),
-        args::Command::Fit(a) => fit::run(&a),
-        args::Command::Project(a) => project::run(&a),
-        args::Command::Select(a) => select::run(&a),
+    match run_with(Registry::builtin()) {
+        0 => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
+    }
+}
+
+/// Runs the command line with the methods of `registry` and the process arguments;
+/// returns the exit status (0 on success). Errors are printed to standard error.
+pub fn run_with(registry: Registry) -> i32 {
+    run_from(&registry, std::env::args_os())
+}
+
+/// Runs the command line with the methods of `registry` and the arguments `args` (the
+/// first is the program's name); returns the exit status. Help and usage errors are
+/// printed as clap prints them.
+pub fn run_from<I, T>(registry: &Registry, args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = match args::command(registry).try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) => {
+            let code = e.exit_code();
+            e.print().ok();
+            return code;
+        }
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    match dispatch(registry, &matches) {
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::FAILURE
+            1
         }
     }
+}
+
+fn dispatch(registry: &Registry, matches: &clap::ArgMatches) -> Result<()> {
+    match matches.subcommand() {
+        Some(("demo", m)) => demo::run(registry, &from(m)?),
+        Some(("fit", m)) => {
+            let method = method_name(m);
+            let settings = args::read_settings(m, registry, method, &[])?;
+            fit::run(registry, method, &settings, &from(m)?)
+        }
+        Some(("project", m)) => project::run(registry, &from(m)?),
+        Some(("select", m)) => {
+            let method = method_name(m);
+            let a: args::SelectArgs = from(m)?;
+            let mut settings = args::parse_method_args(registry, method, &a.method_args)?;
+            settings =
+                settings.merged(&args::read_settings(m, registry, method, args::SELECT_OWN)?);
+            select::run(registry, method, &settings, &a)
+        }
+        Some(("methods", _)) => {
+            print!("{}", methods::table(registry));
+            Ok(())
+        }
+        _ => unreachable!("clap requires a subcommand"),
+    }
+}
+
+/// The `--method` of a subcommand (clap checked it is a registered name).
+fn method_name(m: &clap::ArgMatches) -> &str {
+    m.get_one::<String>("method")
+        .map(String::as_str)
+        .expect("--method is required")
+}
+
+/// A derive-parsed argument struct from a subcommand's matches.
+fn from<T: FromArgMatches>(m: &clap::ArgMatches) -> Result<T> {
+    T::from_arg_matches(m).map_err(|e| unfold_core::Error::invalid("arguments", e.to_string()))
 }

@@ -4,17 +4,17 @@ use crate::args::ProjectArgs;
 use crate::fit::coord_header;
 use unfold_core::{Error, Result};
 use unfold_data::{read_csv, write_csv, CsvOptions};
-use unfold_models::FittedModel;
+use unfold_models::registry::Registry;
 
-pub fn run(a: &ProjectArgs) -> Result<()> {
-    let model = FittedModel::load(&a.model)?;
+pub fn run(registry: &Registry, a: &ProjectArgs) -> Result<()> {
+    let model = registry.load(&a.model)?;
     let rule = model.out_of_sample().ok_or_else(|| {
         Error::invalid(
             "model",
             format!(
                 "{} has no out-of-sample rule; refit with {} to project new points",
                 model.method(),
-                crate::methods::PROJECT
+                registry.names_where(|i| i.projects)
             ),
         )
     })?;

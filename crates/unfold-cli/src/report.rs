@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 use unfold_core::Evidence;
+use unfold_models::registry::FitReport;
 
 #[derive(Serialize, Debug)]
 pub struct EvidenceReport {
@@ -31,10 +32,33 @@ pub struct Report {
     /// Neighbours per point, for graph-based methods.
     pub k: Option<usize>,
     pub seconds: f64,
-    /// Iterations of an iterative fit (0 for closed-form spectral methods).
+    /// Iterations of an iterative fit (0 for closed-form fits).
     pub iterations: usize,
     pub converged: bool,
+    /// What stopped the fit: `closed_form`, a tolerance (`pgtol`, `factr`, `tolerance`) or
+    /// a limit (`max_iterations`, ...).
+    pub stopped_by: String,
     pub evidence: EvidenceReport,
     /// Objective per iteration, where the fit is iterative.
     pub trace: Vec<f64>,
+}
+
+impl Report {
+    /// The report of a fit of `dim` coordinates to `n` points x `p` features, with `k`
+    /// neighbours where the method uses them.
+    pub fn new(fit: &FitReport, n: usize, p: usize, dim: usize, k: Option<usize>) -> Self {
+        Report {
+            method: fit.method.clone(),
+            n,
+            p,
+            dim,
+            k,
+            seconds: fit.seconds,
+            iterations: fit.iterations,
+            converged: fit.converged,
+            stopped_by: fit.stopped_by.clone(),
+            evidence: (&fit.evidence).into(),
+            trace: fit.trace.clone(),
+        }
+    }
 }

@@ -1,7 +1,6 @@
 //! `unfold select`: a model's evidence over k, graphs, latent dimensions and restarts.
 
 use crate::args::{GraphKind, ScoreKind, SelectArgs};
-use crate::methods;
 use crate::plot::lines_svg;
 use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::DMatrix;
@@ -10,13 +9,11 @@ use unfold_core::{Evidence, EvidenceKind};
 use unfold_data::{read_csv, CsvOptions};
 use unfold_eval::{gplvm_score, heldout_log_density, trustworthiness, GplvmScoreOptions};
 use unfold_graph::{NeighbourGraph, Symmetrisation, Weighting};
-use unfold_models::FittedModel;
+use unfold_models::registry::{FitData, Model, Registry, Settings};
 use unfold_select::{grid, grid_graphs, search, GraphSource, Selection};
 
-/// MEU's base precision, also used for the field likelihood of LE and LLE.
-const GAMMA: f64 = 1e-4;
-
-pub fn run(a: &SelectArgs) -> Result<()> {
+pub fn run(registry: &Registry, name: &str, settings: &Settings, a: &SelectArgs) -> Result<()> {
+    let info = registry.get(name)?.info();
     let data = read_csv(
         &a.input,
         &CsvOptions {
@@ -32,19 +29,34 @@ pub fn run(a: &SelectArgs) -> Result<()> {
             GraphKind::Mutual => Symmetrisation::Mutual,
         })
         .collect();
-    if (!a.radius.is_empty() || !a.graphs.is_empty()) && !methods::takes_graph(a.method) {
+    if (!a.radius.is_empty() || !a.graphs.is_empty()) && !info.takes_graph {
         return Err(Error::invalid(
             "method",
             format!(
-                "{} builds its own kNN graph; epsilon-ball and given graphs are compared with {}",
-                methods::name(a.method),
-                methods::TAKE_GRAPHS
+                "{name} builds its own kNN graph; epsilon-ball and given graphs are compared with {}",
+                registry.names_where(|i| i.takes_graph)
+            ),
+        ));
+    }
+    if a.radius.is_empty() && a.graphs.is_empty() && !info.has("k") {
+        return Err(Error::invalid(
+            "method",
+            format!(
+                "{name} builds no neighbourhood graph, so there are no graphs to compare; \
+                 `unfold select` compares {}",
+                registry.names_where(|i| i.has("k"))
             ),
         ));
     }
     let given = read_graphs(&a.graphs, data.points.nrows())?;
     let split = match a.score {
-        ScoreKind::Heldout => Some(held_out_split(a, &given, data.points.nrows())?),
+        ScoreKind::Heldout => Some(held_out_split(
+            registry,
+            name,
+            a,
+            &given,
+            data.points.nrows(),
+        )?),
         _ => None,
     };
     // Candidates are fitted to the training rows; the held-out rows only score them.
@@ -65,11 +77,8 @@ pub fn run(a: &SelectArgs) -> Result<()> {
     } else {
         grid(&ks, &syms, &a.dim, a.restarts, a.seed)
     };
-    let extra: Vec<&str> = a.method_args.split_whitespace().collect();
     // Check the method's settings once, before any fit.
-    crate::args::MethodArgs::try_parse_with(methods::name(a.method), &extra)
-        .map_err(|e| Error::invalid("method-args", e))?;
-    let name = methods::name(a.method);
+    registry.resolve(name, settings)?;
     let bar = ProgressBar::new(candidates.len() as u64).with_style(
         ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} candidates ({elapsed})")
             .expect("a valid template")
@@ -78,36 +87,31 @@ pub fn run(a: &SelectArgs) -> Result<()> {
     bar.set_message(format!("unfold select {name}"));
     let selection = search(&candidates, |c| {
         let s = &c.setting;
-        let graph = match s.symmetrisation {
-            Symmetrisation::Union => "union",
-            Symmetrisation::Mutual => "mutual",
+        let mut settings = settings.clone().with("dim", s.dim).with("seed", c.seed);
+        if info.has("k") {
+            settings.set("k", s.k.max(1));
+        }
+        if info.has("graph") {
+            let graph = match s.symmetrisation {
+                Symmetrisation::Union => "union",
+                Symmetrisation::Mutual => "mutual",
+            };
+            settings.set("graph", graph);
+        }
+        let fit = |graph: Option<&NeighbourGraph>| {
+            let data = FitData { y: &train, graph };
+            registry.fit(name, &data, &settings, &unfold_vem::Silent)
         };
-        let flags = [
-            "--k".to_string(),
-            s.k.to_string(),
-            "--dim".into(),
-            s.dim.to_string(),
-            "--graph".into(),
-            graph.into(),
-            "--seed".into(),
-            c.seed.to_string(),
-        ];
-        let flags: Vec<&str> = extra
-            .iter()
-            .copied()
-            .chain(flags.iter().map(String::as_str))
-            .collect();
-        let settings = crate::args::MethodArgs::parse_with(name, &flags);
         let fitted = match s.graph {
-            GraphSource::Knn => methods::fit(&settings, &train, &unfold_vem::Silent),
+            GraphSource::Knn => fit(None),
             GraphSource::Radius(r) => NeighbourGraph::epsilon_ball(&train, r, Weighting::Binary)
                 .and_then(|g| {
                     g.ensure_connected()?;
-                    methods::fit_on_graph(&settings, &train, &g)
+                    fit(Some(&g))
                 }),
-            GraphSource::Given(i) => methods::fit_on_graph(&settings, &train, &given[i]),
+            GraphSource::Given(i) => fit(Some(&given[i])),
         };
-        let result = fitted.and_then(|m| score(a.score, &m, &train, test.as_ref()));
+        let result = fitted.and_then(|f| score(a.score, f.model.as_ref(), &train, test.as_ref()));
         bar.inc(1);
         result
     });
@@ -206,6 +210,8 @@ fn plot(selection: &Selection, name: &str, path: &std::path::Path) -> Result<()>
 /// The rows `(train, test)` of `--score heldout`: a seeded random `--holdout` fraction of
 /// the points is left out, the same for every candidate.
 fn held_out_split(
+    registry: &Registry,
+    name: &str,
     a: &SelectArgs,
     given: &[NeighbourGraph],
     n: usize,
@@ -217,14 +223,13 @@ fn held_out_split(
              graph covers all of them; compare given graphs by evidence, or use --k or --radius",
         ));
     }
-    if !methods::projects(a.method) {
+    if !registry.get(name)?.info().projects {
         return Err(Error::invalid(
             "score",
             format!(
-                "held-out scoring projects the left-out points, and {} has no out-of-sample \
+                "held-out scoring projects the left-out points, and {name} has no out-of-sample \
                  rule; use {} (or another --score)",
-                methods::name(a.method),
-                methods::PROJECT
+                registry.names_where(|i| i.projects)
             ),
         ));
     }
@@ -256,11 +261,11 @@ fn held_out_split(
 /// (`--score heldout` only).
 fn score(
     kind: ScoreKind,
-    model: &FittedModel,
+    model: &dyn Model,
     y: &DMatrix<f64>,
     test: Option<&DMatrix<f64>>,
 ) -> Result<Evidence> {
-    let x = model.embedding().coords();
+    let x = model.coords();
     match kind {
         ScoreKind::Heldout => {
             let test = test.expect("held-out rows come with --score heldout");
@@ -272,7 +277,7 @@ fn score(
                 heldout_log_density(x, y, &projected.mean, test, &GplvmScoreOptions::default())?;
             Ok(Evidence::new(EvidenceKind::LogLikelihood, held.log_density))
         }
-        ScoreKind::Evidence => model.field_evidence(y, GAMMA),
+        ScoreKind::Evidence => model.evidence_on(y),
         ScoreKind::Gplvm => Ok(Evidence::new(
             EvidenceKind::LogLikelihood,
             gplvm_score(x, y, &GplvmScoreOptions::default())?.log_likelihood,

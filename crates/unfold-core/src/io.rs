@@ -1,67 +1,59 @@
-//! Safe file output (nothing is ever left half-written) and model files for any
-//! serialisable model.
+//! Safe file output (nothing is ever left half-written) and the one header of model files.
 
 use crate::{Error, Result};
-use serde::{de::DeserializeOwned, Serialize};
 use std::io::Write;
 use std::path::Path;
 
-const MODEL_MAGIC: &[u8; 8] = b"UNFOLDCM";
-/// Version of the layout written by [`save_model`].
-const MODEL_VERSION: u32 = 1;
+const MODEL_MAGIC: &[u8; 8] = b"UNFOLDMD";
+/// Version of the model file layout; bumped whenever the header or a saved model's layout
+/// changes. Version 2: the header names the model's kind.
+pub const MODEL_FORMAT_VERSION: u32 = 2;
 
-/// Saves any serialisable model to `path` atomically: 8 magic bytes `UNFOLDCM`, the format
-/// version (`u32`, little-endian), the length-prefixed `kind` tag, then the model encoded
-/// with bincode 2 through serde. A researcher's own model gets files like the built-in
-/// ones' without writing any of this.
-pub fn save_model<T: Serialize>(path: &Path, kind: &str, model: &T) -> Result<()> {
+/// The bytes of a model file: 8 magic bytes `UNFOLDMD`, the format version (`u32`,
+/// little-endian), the length-prefixed `kind` (the method's name), then the payload (the
+/// model encoded with bincode 2 through serde). Every model, built-in or a researcher's
+/// own, is saved under this one header.
+pub fn model_file_bytes(kind: &str, payload: &[u8]) -> Vec<u8> {
     let mut bytes = MODEL_MAGIC.to_vec();
-    bytes.extend_from_slice(&MODEL_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&MODEL_FORMAT_VERSION.to_le_bytes());
     bytes.extend_from_slice(&(kind.len() as u32).to_le_bytes());
     bytes.extend_from_slice(kind.as_bytes());
-    let payload = bincode::serde::encode_to_vec(model, bincode::config::standard())
-        .map_err(|e| Error::numerical("encoding the model", e.to_string()))?;
-    bytes.extend_from_slice(&payload);
-    write_atomic(path, &bytes)
+    bytes.extend_from_slice(payload);
+    bytes
 }
 
-/// Loads a model saved by [`save_model`] with the same `kind`; a file of another kind,
-/// version or format, or a truncated one, is an error that says which.
-pub fn load_model<T: DeserializeOwned>(path: &Path, kind: &str) -> Result<T> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+/// Reads the header of a model file: the kind and the payload. A file that is not a
+/// model file, of another format version, or truncated is refused with a message that
+/// says which; `path` only names the source in messages.
+pub fn read_model_file<'a>(bytes: &'a [u8], path: &Path) -> Result<(&'a str, &'a [u8])> {
     let bad = |message: String| Error::ModelFile {
         path: path.to_path_buf(),
         message,
     };
-    if bytes.len() < 16 || &bytes[..8] != MODEL_MAGIC {
-        return Err(bad("not a model file written by `save_model`".to_string()));
-    }
-    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-    if word(8) != MODEL_VERSION {
-        return Err(bad(format!(
-            "format version {}, but this build reads version {MODEL_VERSION}",
-            word(8)
-        )));
-    }
-    let len = word(12) as usize;
-    let stored = bytes
-        .get(16..16 + len)
-        .ok_or_else(|| bad("the file is truncated".to_string()))?;
-    if stored != kind.as_bytes() {
-        return Err(bad(format!(
-            "it holds a `{}` model, not `{kind}`",
-            String::from_utf8_lossy(stored)
-        )));
-    }
-    let (model, used) =
-        bincode::serde::decode_from_slice::<T, _>(&bytes[16 + len..], bincode::config::standard())
-            .map_err(|e| bad(format!("the file is corrupt or truncated ({e})")))?;
-    if used != bytes.len() - 16 - len {
+    if bytes.len() < 12 || &bytes[..8] != MODEL_MAGIC {
         return Err(bad(
-            "the file is corrupt: unexpected bytes after the model".to_string()
+            "not an unfold model file (missing the UNFOLDMD header); pass a file written by `unfold fit --save`"
+                .to_string(),
         ));
     }
-    Ok(model)
+    let word =
+        |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    let version = word(8);
+    if version != MODEL_FORMAT_VERSION {
+        return Err(bad(format!(
+            "format version {version}, but this build reads version {MODEL_FORMAT_VERSION}; refit the model with this version"
+        )));
+    }
+    if bytes.len() < 16 {
+        return Err(bad("the file is truncated".to_string()));
+    }
+    let len = word(12) as usize;
+    let kind = bytes
+        .get(16..16usize.saturating_add(len))
+        .ok_or_else(|| bad("the file is truncated".to_string()))?;
+    let kind = std::str::from_utf8(kind)
+        .map_err(|_| bad("the file is corrupt: its model kind is not text".to_string()))?;
+    Ok((kind, &bytes[16 + len..]))
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory, synced and
@@ -96,22 +88,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn models_round_trip_and_wrong_kinds_or_corruption_are_refused() {
-        let dir = std::env::temp_dir().join(format!("unfold-core-model-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("m.bin");
-        let model = (vec![1.5_f64, -2.0], String::from("heat"));
-        save_model(&path, "toy", &model).unwrap();
-        let back: (Vec<f64>, String) = load_model(&path, "toy").unwrap();
-        assert_eq!(back, model);
-        let err = load_model::<(Vec<f64>, String)>(&path, "other").unwrap_err();
-        assert!(err.to_string().contains("`toy` model"), "{err}");
-        let bytes = std::fs::read(&path).unwrap();
-        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
-        assert!(load_model::<(Vec<f64>, String)>(&path, "toy").is_err());
-        std::fs::write(&path, b"not a model at all").unwrap();
-        assert!(load_model::<(Vec<f64>, String)>(&path, "toy").is_err());
-        std::fs::remove_dir_all(&dir).ok();
+    fn model_file_header_round_trips_and_refuses_foreign_old_and_truncated_files() {
+        let p = Path::new("m.bin");
+        let bytes = model_file_bytes("heat", &[1, 2, 3]);
+        let (kind, payload) = read_model_file(&bytes, p).unwrap();
+        assert_eq!((kind, payload), ("heat", &[1u8, 2, 3][..]));
+        let msg = |b: &[u8]| read_model_file(b, p).unwrap_err().to_string();
+        assert!(msg(b"hello world, not a model").contains("not an unfold model"));
+        let mut old = bytes.clone();
+        old[8] = 1;
+        assert!(msg(&old).contains("format version 1, but this build reads version 2"));
+        assert!(msg(&bytes[..17]).contains("truncated"));
+        assert!(msg(&bytes[..13]).contains("truncated"));
     }
 
     #[test]

@@ -13,7 +13,7 @@ mod validate;
 pub use convergence::Convergence;
 pub use error::{Error, Result};
 pub use evidence::{Evidence, EvidenceKind};
-pub use io::{load_model, save_model, write_atomic};
+pub use io::{model_file_bytes, read_model_file, write_atomic, MODEL_FORMAT_VERSION};
 pub use validate::{check_dim, check_finite, check_k};
 
 /// The random number generator used throughout unfold: ChaCha with 12 rounds, seeded

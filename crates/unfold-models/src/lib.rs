@@ -1,19 +1,23 @@
-//! The models of unfold.
+//! The models of unfold, one folder per family, one file per model:
+//!
+//! - [`spectral`]: PCA, classical MDS, kernel PCA, Laplacian eigenmaps, LLE, Isomap, MVU;
+//! - [`grf`]: the Gaussian random fields MEU, ALLE, lle-pl and DRILL
+//!   ([`GaussianRandomField`]);
+//! - [`lvm`]: LL-LVM, fitted by variational EM ([`lvm::LatentVariableModel`]);
+//! - [`regularised`]: the posterior-regularised SPL, MPME, DRTree and DDRTree
+//!   ([`PosteriorRegularised`]).
 //!
 //! Every model is fitted from a `Params` value that is validated before any work starts
 //! (linfa style), and the fitted model implements [`Embedding`] and, where a standard rule
-//! exists, [`OutOfSample`]. Fitted models are saved and loaded through [`FittedModel`].
-//!
-//! Spectral baselines (issue 2): [`Pca`], [`Cmds`], [`KernelPca`],
-//! [`LaplacianEigenmaps`], [`Lle`], [`Isomap`].
-//!
-//! Gaussian random fields (issue 4, [`grf`]): [`Meu`], [`Alle`], [`LlePl`], [`Drill`].
+//! exists, [`OutOfSample`]. Every method is registered in [`registry::Registry`], through
+//! which the command line, model selection, model files and the Python package reach it.
 
 pub mod grf;
 pub mod lvm;
 pub mod neighbourhood;
 mod orient;
-pub mod persist;
+
+pub mod registry;
 pub mod regularised;
 pub mod spectral;
 pub mod traits;
@@ -26,7 +30,7 @@ pub use grf::regression::{LocalRegressions, PrecisionRule};
 pub use grf::{FieldFitOptions, FieldFitReport, FieldScaling, GaussianRandomField, Precision};
 pub use lvm::lllvm::{AlphaRule, LlLvm, LlLvmInit, LlLvmParams, LlLvmProblem, Preprocess};
 pub use neighbourhood::GraphSpec;
-pub use persist::FittedModel;
+
 pub use regularised::ddrtree::{Compat, DdrTree, DdrTreeParams};
 pub use regularised::drtree::{DrTree, DrTreeParams};
 pub use regularised::mpme::{DistanceScale, Mpme, MpmeDual, MpmeEmbedding, MpmeParams};

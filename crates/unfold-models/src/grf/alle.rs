@@ -245,6 +245,83 @@ impl OutOfSample for Alle {
     }
 }
 
+pub use registration::AlleMethod;
+
+/// ALLE in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::EvidenceKind;
+    use unfold_vem::Observer;
+
+    /// Acyclic LLE.
+    pub struct AlleMethod;
+
+    impl Method for AlleMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "alle",
+                family: Family::RandomField,
+                about: "acyclic locally linear embedding: an exact field from regressions on later points",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::k(),
+                    ParamSpec::real(
+                        "reg",
+                        AlleParams::new(2, 10).reg,
+                        Interval::NON_NEGATIVE,
+                        "lle, alle, lle-pl: regulariser of the local Gram matrix, relative to its trace",
+                    ),
+                    crate::grf::scaling_param(),
+                    ParamSpec::choice(
+                        "ordering",
+                        "random",
+                        &["random", "pc"],
+                        "alle: order of the points (parents come later): a random permutation \
+                         from --seed, or along the first principal component",
+                    ),
+                ],
+                evidence: EvidenceKind::LogLikelihood,
+                projects: true,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let ordering = match s.choice("ordering")? {
+                "pc" => Ordering::FirstPrincipalComponent,
+                _ => Ordering::Random(s.count("seed")? as u64),
+            };
+            let params = AlleParams::new(s.count("dim")?, s.count("k")?)
+                .reg(s.real("reg")?)
+                .scaling(crate::grf::scaling_setting(s)?)
+                .ordering(ordering);
+            Ok(Box::new(params.fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<Alle>(payload)
+        }
+    }
+
+    impl Model for Alle {
+        fn method(&self) -> &'static str {
+            "alle"
+        }
+
+        fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
+            Some(self)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

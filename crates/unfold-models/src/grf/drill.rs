@@ -245,6 +245,124 @@ impl Embedding for Drill {
     }
 }
 
+/// The mean diagonal of `S = Y_c Y_c^T / p`: the mean squared norm of a centred point over
+/// p (DRILL's default penalty is a tenth of it).
+pub fn mean_second_moment(y: &DMatrix<f64>) -> f64 {
+    let (n, p) = (y.nrows() as f64, y.ncols() as f64);
+    let total: f64 = y
+        .column_iter()
+        .map(|c| {
+            let m = c.mean();
+            c.iter().map(|v| (v - m).powi(2)).sum::<f64>()
+        })
+        .sum();
+    total / (n * p)
+}
+
+pub use registration::DrillMethod;
+
+/// DRILL in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, DefaultValue, Family, FitData, Interval, Method, MethodInfo, Model, ParamKind,
+        ParamSpec, Settings,
+    };
+    use unfold_core::{Convergence, EvidenceKind};
+    use unfold_vem::Observer;
+
+    /// DRILL.
+    pub struct DrillMethod;
+
+    impl Method for DrillMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "drill",
+                family: Family::RandomField,
+                about: "dimensionality reduction by L1-penalised likelihood (the graphical lasso on points)",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::k(),
+                    ParamSpec::graph(),
+                    ParamSpec {
+                        name: "rho",
+                        help: "drill: L1 penalty on the precision (glasso convention on \
+                               S = Y Y^T / p); several, comma-separated, are compared by the \
+                               GP-LVM likelihood score and the best is kept",
+                        kind: ParamKind::Reals(Interval::NON_NEGATIVE),
+                        default: DefaultValue::Auto("0.1 x the mean diagonal of S"),
+                    },
+                    ParamSpec::flag(
+                        "all_pairs",
+                        "drill: all pairs of points as neighbours (the L1 penalty alone picks the structure)",
+                    ),
+                    crate::grf::scaling_param(),
+                ],
+                evidence: EvidenceKind::LogLikelihood,
+                projects: false,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let mut params =
+                DrillParams::new(s.count("dim")?, 1, 0.0).scaling(crate::grf::scaling_setting(s)?);
+            params.graph = if s.flag("all_pairs")? {
+                None
+            } else {
+                Some(crate::registry::knn_graph(s)?)
+            };
+            let rhos = s
+                .reals_opt("rho")?
+                .unwrap_or_else(|| vec![0.1 * mean_second_moment(data.y)]);
+            if let [rho] = rhos[..] {
+                params.rho = rho;
+                return Ok(Box::new(params.fit(data.y)?));
+            }
+            let score = |d: &Drill| {
+                let options = unfold_eval::GplvmScoreOptions::default();
+                Ok(unfold_eval::gplvm_score(d.coords(), data.y, &options)?.log_likelihood)
+            };
+            Ok(Box::new(params.fit_best(data.y, &rhos, score)?.0))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<Drill>(payload)
+        }
+    }
+
+    impl Model for Drill {
+        fn method(&self) -> &'static str {
+            "drill"
+        }
+
+        fn convergence(&self) -> Convergence {
+            Convergence {
+                iterations: self.sweeps,
+                converged: true,
+                stopped_by: "tolerance".to_string(),
+                trace: Vec::new(),
+            }
+        }
+
+        /// The learned structure: the non-zero off-diagonal precision entries, weighted by
+        /// `-Lambda_ij`.
+        fn learned_edges(&self) -> Option<Vec<(usize, usize, f64)>> {
+            let edges = Drill::learned_edges(self).into_iter();
+            Some(
+                edges
+                    .map(|(i, j)| (i, j, -self.precision[(i, j)]))
+                    .collect(),
+            )
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -127,6 +127,84 @@ impl OutOfSample for LlePl {
     }
 }
 
+pub use registration::LlePlMethod;
+
+/// LLE as a pseudo-likelihood in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::EvidenceKind;
+    use unfold_vem::Observer;
+
+    /// LLE as a pseudo-likelihood field.
+    pub struct LlePlMethod;
+
+    impl Method for LlePlMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "lle-pl",
+                family: Family::RandomField,
+                about: "LLE as a field fitted by pseudo-likelihood",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::k(),
+                    ParamSpec::graph(),
+                    ParamSpec::real(
+                        "reg",
+                        LlePlParams::new(2, 10).reg,
+                        Interval::NON_NEGATIVE,
+                        "lle, alle, lle-pl: regulariser of the local Gram matrix, relative to its trace",
+                    ),
+                    ParamSpec::flag(
+                        "unit_precision",
+                        "lle-pl: fix every precision m_ii to 1 (standard LLE) instead of estimating it",
+                    ),
+                    crate::grf::scaling_param(),
+                ],
+                evidence: EvidenceKind::PseudoLogLikelihood,
+                projects: true,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let params = LlePlParams {
+                dim: s.count("dim")?,
+                graph: crate::registry::knn_graph(s)?,
+                reg: s.real("reg")?,
+                precision: if s.flag("unit_precision")? {
+                    PrecisionRule::Unit
+                } else {
+                    PrecisionRule::Estimated
+                },
+                scaling: crate::grf::scaling_setting(s)?,
+            };
+            Ok(Box::new(params.fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<LlePl>(payload)
+        }
+    }
+
+    impl Model for LlePl {
+        fn method(&self) -> &'static str {
+            "lle-pl"
+        }
+
+        fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
+            Some(self)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,7 +48,7 @@ impl MeuParams {
         MeuParams {
             dim,
             graph: GraphSpec::knn(k),
-            gamma: 1e-4,
+            gamma: DEFAULT_GAMMA,
             scaling: FieldScaling::UnitVariance,
             fit: FieldFitOptions::default(),
         }
@@ -546,6 +546,97 @@ impl GaussianRandomField for NewPointField {
             *g = half_p * (inv[(j, j)] - 2.0 * inv[(j, s)] + inv[(s, s)]) - 0.5 * d;
         }
         Ok(self.value(lambda, chol.log_det()))
+    }
+}
+
+/// The paper's base precision `gamma` of `L + gamma I` (also the base of the field
+/// likelihoods of Laplacian eigenmaps and LLE).
+pub const DEFAULT_GAMMA: f64 = 1e-4;
+
+pub use registration::MeuMethod;
+
+/// MEU in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::{Convergence, EvidenceKind};
+    use unfold_vem::Observer;
+
+    /// Maximum entropy unfolding.
+    pub struct MeuMethod;
+
+    impl Method for MeuMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "meu",
+                family: Family::RandomField,
+                about: "maximum entropy unfolding: a field with one precision per kNN edge, fitted by maximum likelihood",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::k(),
+                    ParamSpec::graph(),
+                    ParamSpec::real(
+                        "gamma",
+                        DEFAULT_GAMMA,
+                        Interval::NON_NEGATIVE,
+                        "meu: precision of the base density, L + gamma I (0 for the pseudo-inverse)",
+                    ),
+                    crate::grf::scaling_param(),
+                    ParamSpec::real(
+                        "pgtol",
+                        FieldFitOptions::default().pgtol,
+                        Interval::POSITIVE,
+                        "meu: stop when the largest projected gradient entry of the scaled \
+                         multipliers is at most this",
+                    ),
+                ],
+                evidence: EvidenceKind::LogLikelihood,
+                projects: true,
+                takes_graph: true,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let mut params = MeuParams::new(s.count("dim")?, 1)
+                .gamma(s.real("gamma")?)
+                .scaling(crate::grf::scaling_setting(s)?)
+                .pgtol(s.real("pgtol")?);
+            params.graph = crate::registry::knn_graph(s)?;
+            Ok(Box::new(match data.graph {
+                None => params.fit(data.y)?,
+                Some(g) => params.fit_graph(data.y, g)?,
+            }))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<Meu>(payload)
+        }
+    }
+
+    impl Model for Meu {
+        fn method(&self) -> &'static str {
+            "meu"
+        }
+
+        fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
+            Some(self)
+        }
+
+        fn convergence(&self) -> Convergence {
+            Convergence {
+                iterations: self.report.iterations,
+                converged: self.report.converged(),
+                stopped_by: self.report.stopped_by.clone(),
+                trace: Vec::new(),
+            }
+        }
     }
 }
 

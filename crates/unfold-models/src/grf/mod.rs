@@ -468,6 +468,26 @@ pub fn latent_scales(prec: &Precision, coords: &DMatrix<f64>) -> DVector<f64> {
     )
 }
 
+/// The `scaling` parameter of the field models in the method registry
+/// ([`FieldScaling`]).
+pub fn scaling_param() -> crate::registry::ParamSpec {
+    crate::registry::ParamSpec::choice(
+        "scaling",
+        "unit",
+        &["unit", "eigen"],
+        "meu, alle, lle-pl, drill: coordinates with unit variance (the author's code) or \
+         scaled by the square roots of the eigenvalues of H K H",
+    )
+}
+
+/// The [`FieldScaling`] of the registry's `scaling` setting.
+pub fn scaling_setting(s: &crate::registry::Settings) -> Result<FieldScaling> {
+    Ok(match s.choice("scaling")? {
+        "eigen" => FieldScaling::Eigenvalue,
+        _ => FieldScaling::UnitVariance,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -855,3 +855,128 @@ impl LlLvm {
 
 #[cfg(test)]
 mod tests;
+
+pub use registration::LlLvmMethod;
+
+/// LL-LVM in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, DefaultValue, Family, FitData, Interval, Method, MethodInfo, Model, ParamKind,
+        ParamSpec, Settings, Value,
+    };
+    use unfold_core::{Convergence, EvidenceKind};
+    use unfold_vem::Observer;
+
+    /// The locally linear latent variable model.
+    pub struct LlLvmMethod;
+
+    impl Method for LlLvmMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "lllvm",
+                family: Family::LatentVariable,
+                about: "the locally linear latent variable model, fitted by variational EM",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::k(),
+                    ParamSpec::graph(),
+                    ParamSpec {
+                        name: "alpha",
+                        help: "lllvm: precision of the prior on x: fixed:VALUE (the authors' code: \
+                               fixed:1e-3) or optimise (the paper's text)",
+                        kind: ParamKind::RealOr(Interval::POSITIVE, &["optimise", "optimize"]),
+                        default: DefaultValue::Is(Value::Real(1e-3)),
+                    },
+                    ParamSpec::real(
+                        "epsilon",
+                        LlLvmParams::new(2, 10).epsilon,
+                        Interval::POSITIVE,
+                        "lllvm: the fixed epsilon of the prior on the maps and of the likelihood",
+                    ),
+                    ParamSpec::count(
+                        "max_iter",
+                        LlLvmParams::new(2, 10).vem.max_iter,
+                        1,
+                        "lllvm: the most EM iterations per restart",
+                    ),
+                    ParamSpec::count(
+                        "restarts",
+                        1,
+                        1,
+                        "lllvm: seeded restarts (seeds seed, seed + 1, ...); the best bound is kept",
+                    ),
+                    ParamSpec::choice(
+                        "init",
+                        "random",
+                        &["random", "spectral"],
+                        "lllvm: the start of q(C): the authors' random one or from Laplacian eigenmaps",
+                    ),
+                    ParamSpec::choice(
+                        "preprocess",
+                        "maxabs",
+                        &["maxabs", "centre"],
+                        "lllvm: centre the data and divide by its largest entry (the authors' \
+                         code), or only centre",
+                    ),
+                ],
+                evidence: EvidenceKind::Elbo,
+                projects: true,
+                takes_graph: true,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let alpha = match s.get("alpha") {
+                Some(Value::Real(v)) => AlphaRule::Fixed(*v),
+                _ => AlphaRule::Optimise,
+            };
+            let mut params = LlLvmParams::new(s.count("dim")?, 1)
+                .alpha(alpha)
+                .epsilon(s.real("epsilon")?)
+                .init(match s.choice("init")? {
+                    "spectral" => LlLvmInit::Spectral,
+                    _ => LlLvmInit::Random,
+                })
+                .preprocess(match s.choice("preprocess")? {
+                    "centre" => Preprocess::Centre,
+                    _ => Preprocess::CentreMaxAbs,
+                })
+                .restarts(s.count("restarts")?, s.count("seed")? as u64)
+                .max_iter(s.count("max_iter")?);
+            params.graph = crate::registry::knn_graph(s)?;
+            Ok(Box::new(match data.graph {
+                None => params.fit_observed(data.y, observer)?,
+                Some(g) => params.fit_graph_observed(data.y, g, observer)?,
+            }))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<LlLvm>(payload)
+        }
+    }
+
+    impl Model for LlLvm {
+        fn method(&self) -> &'static str {
+            "lllvm"
+        }
+
+        fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
+            Some(self)
+        }
+
+        fn convergence(&self) -> Convergence {
+            let stop = if self.converged {
+                "tolerance"
+            } else {
+                "max_iterations"
+            };
+            Convergence::iterative(self.trace.clone(), self.converged, stop)
+        }
+    }
+}

@@ -830,6 +830,127 @@ fn evenly_spaced_row(j: usize, k: usize, n: usize) -> usize {
     (x.floor() as usize).clamp(1, n) - 1
 }
 
+pub use registration::DdrTreeMethod;
+
+/// DDRTree in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings, Table,
+    };
+    use unfold_core::{Convergence, EvidenceKind};
+    use unfold_vem::Observer;
+
+    /// DDRTree.
+    pub struct DdrTreeMethod;
+
+    impl Method for DdrTreeMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "ddrtree",
+                family: Family::Regularised,
+                about: "discriminative dimensionality reduction with a tree over K centres (reversed graph embedding, as in Monocle 2)",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::real_auto(
+                        "lambda",
+                        "5 N (the R package's)",
+                        Interval::POSITIVE,
+                        "mpme: the weight of the log-determinant; drtree: the tree penalty; \
+                         ddrtree: the weight of the tree term",
+                    ),
+                    ParamSpec::real(
+                        "sigma",
+                        DdrTreeParams::new(2).sigma,
+                        Interval::POSITIVE,
+                        "ddrtree: the bandwidth of the soft assignment of points to centres",
+                    ),
+                    ParamSpec::real(
+                        "gamma",
+                        DdrTreeParams::new(2).gamma,
+                        Interval::POSITIVE,
+                        "ddrtree: the weight of the clustering term",
+                    ),
+                    ParamSpec::count_auto(
+                        "ncenters",
+                        "N (the paper's; large data need K < N)",
+                        1,
+                        "ddrtree: the number of centres K",
+                    ),
+                    ParamSpec::choice(
+                        "compat",
+                        "paper",
+                        &["paper", "r"],
+                        "ddrtree: the paper's model (centred, objective checked) or the R package's conventions",
+                    ),
+                ],
+                evidence: EvidenceKind::Objective,
+                projects: false,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let mut params = DdrTreeParams::new(s.count("dim")?);
+            params.lambda = s.real_opt("lambda")?;
+            params.sigma = s.real("sigma")?;
+            params.gamma = s.real("gamma")?;
+            params.ncenters = s.count_opt("ncenters")?;
+            params.compat = match s.choice("compat")? {
+                "r" => Compat::R,
+                _ => Compat::Paper,
+            };
+            Ok(Box::new(params.fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<DdrTree>(payload)
+        }
+    }
+
+    impl Model for DdrTree {
+        fn method(&self) -> &'static str {
+            "ddrtree"
+        }
+
+        fn convergence(&self) -> Convergence {
+            let stop = if self.converged {
+                "tolerance"
+            } else {
+                "max_iterations"
+            };
+            Convergence::iterative(self.objective_history.clone(), self.converged, stop)
+        }
+
+        /// The learned tree over the centres and the centres themselves.
+        fn tables(&self) -> Vec<Table> {
+            let tree = DMatrix::from_fn(self.edges.len(), 3, |r, c| {
+                let (i, j, d2) = self.edges[r];
+                [i as f64, j as f64, d2][c]
+            });
+            let names = ["centre_i", "centre_j", "squared_length"];
+            let axes = (1..=self.centres.ncols()).map(|j| format!("x{j}"));
+            vec![
+                Table {
+                    name: "tree",
+                    header: names.iter().map(|s| s.to_string()).collect(),
+                    rows: tree,
+                },
+                Table {
+                    name: "centres",
+                    header: axes.collect(),
+                    rows: self.centres.clone(),
+                },
+            ]
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -181,6 +181,73 @@ impl Embedding for DrTree {
     }
 }
 
+pub use registration::DrTreeMethod;
+
+/// DRTree in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::{Convergence, EvidenceKind};
+    use unfold_vem::Observer;
+
+    /// DRTree.
+    pub struct DrTreeMethod;
+
+    impl Method for DrTreeMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "drtree",
+                family: Family::Regularised,
+                about: "dimensionality reduction with a spanning tree over the embedded points (lambda = 0 is PCA)",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::real(
+                        "lambda",
+                        1.0,
+                        Interval::NON_NEGATIVE,
+                        "mpme: the weight of the log-determinant; drtree: the tree penalty; \
+                         ddrtree: the weight of the tree term",
+                    ),
+                ],
+                evidence: EvidenceKind::Objective,
+                projects: false,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let params = DrTreeParams::new(s.count("dim")?, s.real("lambda")?);
+            Ok(Box::new(params.fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<DrTree>(payload)
+        }
+    }
+
+    impl Model for DrTree {
+        fn method(&self) -> &'static str {
+            "drtree"
+        }
+
+        fn convergence(&self) -> Convergence {
+            let stop = if self.converged {
+                "tolerance"
+            } else {
+                "max_iterations"
+            };
+            Convergence::iterative(self.objective_history.clone(), self.converged, stop)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

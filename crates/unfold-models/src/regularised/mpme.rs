@@ -540,3 +540,83 @@ mod tests {
 }
 
 crate::traits::embedding_with_graph_and_evidence!(Mpme);
+
+pub use registration::MpmeMethod;
+
+/// MPME in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::{Convergence, EvidenceKind};
+    use unfold_vem::Observer;
+
+    /// Maximum posterior manifold embedding.
+    pub struct MpmeMethod;
+
+    impl Method for MpmeMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "mpme",
+                family: Family::Regularised,
+                about: "maximum posterior manifold embedding: a graph learned over all pairs with a log-determinant prior",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::real(
+                        "lambda",
+                        MpmeParams::new(2).lambda,
+                        Interval::POSITIVE,
+                        "mpme: the weight of the log-determinant; drtree: the tree penalty; \
+                         ddrtree: the weight of the tree term",
+                    ),
+                    ParamSpec::real(
+                        "C",
+                        MpmeParams::new(2).c,
+                        Interval::POSITIVE_OR_INF,
+                        "spl, mpme: the bound C on the dual variables (slack penalty; inf for hard constraints)",
+                    ),
+                ],
+                evidence: EvidenceKind::Objective,
+                projects: false,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let mut params = MpmeParams::new(s.count("dim")?);
+            params.lambda = s.real("lambda")?;
+            params.c = s.real("C")?;
+            Ok(Box::new(params.fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<Mpme>(payload)
+        }
+    }
+
+    impl Model for Mpme {
+        fn method(&self) -> &'static str {
+            "mpme"
+        }
+
+        fn convergence(&self) -> Convergence {
+            let stop = if self.solution.converged {
+                "pgtol"
+            } else {
+                "max_iterations"
+            };
+            Convergence {
+                iterations: self.solution.iterations,
+                converged: self.solution.converged,
+                stopped_by: stop.to_string(),
+                trace: Vec::new(),
+            }
+        }
+    }
+}

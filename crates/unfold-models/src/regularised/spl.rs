@@ -579,3 +579,80 @@ mod tests {
 }
 
 crate::traits::embedding_with_graph_and_evidence!(Spl);
+
+pub use registration::SplMethod;
+
+/// SPL in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::{Convergence, EvidenceKind};
+    use unfold_vem::Observer;
+
+    /// Structure-preserving learning.
+    pub struct SplMethod;
+
+    impl Method for SplMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "spl",
+                family: Family::Regularised,
+                about: "structure-preserving learning: a posterior regularised by expected kNN distances",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::k(),
+                    ParamSpec::graph(),
+                    ParamSpec::real(
+                        "gamma",
+                        SplParams::new(2).gamma,
+                        Interval::NON_NEGATIVE,
+                        "spl: the noise precision, the weight of the graph term",
+                    ),
+                    ParamSpec::real(
+                        "C",
+                        SplParams::new(2).c,
+                        Interval::POSITIVE_OR_INF,
+                        "spl, mpme: the bound C on the dual variables (slack penalty; inf for hard constraints)",
+                    ),
+                ],
+                evidence: EvidenceKind::Objective,
+                projects: false,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let mut params = SplParams::new(s.count("dim")?);
+            params.graph = crate::registry::knn_graph(s)?;
+            params.gamma = s.real("gamma")?;
+            params.c = s.real("C")?;
+            Ok(Box::new(params.fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<Spl>(payload)
+        }
+    }
+
+    impl Model for Spl {
+        fn method(&self) -> &'static str {
+            "spl"
+        }
+
+        fn convergence(&self) -> Convergence {
+            Convergence {
+                iterations: self.iterations,
+                converged: true,
+                stopped_by: "tolerance".to_string(),
+                trace: self.trace.clone(),
+            }
+        }
+    }
+}

@@ -98,6 +98,58 @@ impl OutOfSample for Cmds {
     }
 }
 
+pub use registration::CmdsMethod;
+
+/// Classical MDS in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::EvidenceKind;
+    use unfold_vem::Observer;
+
+    /// Classical MDS.
+    pub struct CmdsMethod;
+
+    impl Method for CmdsMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "cmds",
+                family: Family::Spectral,
+                about: "classical multidimensional scaling of Euclidean distances",
+                params: vec![ParamSpec::dim()],
+                evidence: EvidenceKind::None,
+                projects: true,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            Ok(Box::new(CmdsParams::new(s.count("dim")?).fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<Cmds>(payload)
+        }
+    }
+
+    impl Model for Cmds {
+        fn method(&self) -> &'static str {
+            "cmds"
+        }
+
+        fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
+            Some(self)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

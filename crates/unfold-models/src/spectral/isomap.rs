@@ -103,6 +103,62 @@ impl OutOfSample for Isomap {
     }
 }
 
+pub use registration::IsomapMethod;
+
+/// Isomap in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::EvidenceKind;
+    use unfold_vem::Observer;
+
+    /// Isomap.
+    pub struct IsomapMethod;
+
+    impl Method for IsomapMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "isomap",
+                family: Family::Spectral,
+                about: "classical MDS of geodesic distances on the kNN graph",
+                params: vec![ParamSpec::dim(), ParamSpec::k(), ParamSpec::graph()],
+                evidence: EvidenceKind::None,
+                projects: true,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let params = IsomapParams {
+                dim: s.count("dim")?,
+                graph: crate::registry::knn_graph(s)?,
+            };
+            Ok(Box::new(params.fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<Isomap>(payload)
+        }
+    }
+
+    impl Model for Isomap {
+        fn method(&self) -> &'static str {
+            "isomap"
+        }
+
+        fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
+            Some(self)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

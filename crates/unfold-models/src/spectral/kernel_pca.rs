@@ -208,6 +208,70 @@ impl OutOfSample for KernelPca {
     }
 }
 
+pub use registration::KernelPcaMethod;
+
+/// Kernel PCA in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::EvidenceKind;
+    use unfold_vem::Observer;
+
+    /// Kernel PCA (RBF kernel).
+    pub struct KernelPcaMethod;
+
+    impl Method for KernelPcaMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "kpca",
+                family: Family::Spectral,
+                about: "kernel PCA with the RBF kernel exp(-gamma |y - y'|^2)",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::real_auto(
+                        "gamma",
+                        "1/p",
+                        Interval::POSITIVE,
+                        "kpca: the RBF precision in exp(-gamma |y - y'|^2)",
+                    ),
+                ],
+                evidence: EvidenceKind::None,
+                projects: true,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let params = KernelPcaParams {
+                dim: s.count("dim")?,
+                gamma: s.real_opt("gamma")?,
+            };
+            Ok(Box::new(params.fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<KernelPca>(payload)
+        }
+    }
+
+    impl Model for KernelPca {
+        fn method(&self) -> &'static str {
+            "kpca"
+        }
+
+        fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
+            Some(self)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

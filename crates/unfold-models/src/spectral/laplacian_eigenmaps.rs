@@ -57,13 +57,7 @@ impl LaplacianEigenmapsParams {
             LeWeights::Binary => binary,
             LeWeights::Heat { sigma } => {
                 let sigma = match sigma {
-                    Some(s) if s.is_finite() && s > 0.0 => s,
-                    Some(s) => {
-                        return Err(Error::invalid(
-                            "sigma",
-                            format!("must be positive, got {s}"),
-                        ))
-                    }
+                    Some(s) => check_sigma(s)?,
                     None => {
                         let all: Vec<f64> = nn.distances.iter().flatten().copied().collect();
                         all.iter().sum::<f64>() / all.len() as f64
@@ -76,7 +70,9 @@ impl LaplacianEigenmapsParams {
     }
 
     /// Laplacian eigenmaps on a given connected graph (an epsilon-ball graph, a graph
-    /// learned by DRILL or MPME) with its own edge weights, instead of the kNN graph.
+    /// learned by DRILL or MPME) instead of the kNN graph: with binary weights the graph
+    /// keeps its own edge weights; with heat weights they are put on its edges (`sigma`
+    /// by default the mean edge length).
     ///
     /// # Errors
     /// Invalid `y` or dimension, a graph on a different number of points, a disconnected
@@ -94,7 +90,16 @@ impl LaplacianEigenmapsParams {
                 y.nrows()
             )));
         }
-        self.on_graph(graph.clone())
+        match self.weights {
+            LeWeights::Binary => self.on_graph(graph.clone()),
+            LeWeights::Heat { sigma } => {
+                let sigma = match sigma {
+                    Some(s) => check_sigma(s)?,
+                    None => mean_edge_length(y, graph)?,
+                };
+                self.on_graph(graph.reweighted(y, Weighting::Heat { sigma })?)
+            }
+        }
     }
 
     fn on_graph(&self, graph: NeighbourGraph) -> Result<LaplacianEigenmaps> {
@@ -119,6 +124,34 @@ impl LaplacianEigenmapsParams {
         orient_columns(&mut coords);
         Ok((coords, eig.values.rows(1, dim).into_owned()))
     }
+}
+
+/// A heat-kernel width must be finite and positive.
+fn check_sigma(sigma: f64) -> Result<f64> {
+    if sigma.is_finite() && sigma > 0.0 {
+        Ok(sigma)
+    } else {
+        Err(Error::invalid(
+            "sigma",
+            format!("must be finite and > 0, got {sigma}"),
+        ))
+    }
+}
+
+/// The mean Euclidean length of the edges of `g` on the points `y`.
+fn mean_edge_length(y: &DMatrix<f64>, g: &NeighbourGraph) -> Result<f64> {
+    let edges = g.edges();
+    if edges.is_empty() {
+        return Err(Error::invalid(
+            "graph",
+            "it has no edges; give a connected graph",
+        ));
+    }
+    let total: f64 = edges
+        .iter()
+        .map(|&(i, j, _)| (y.row(i) - y.row(j)).norm())
+        .sum();
+    Ok(total / edges.len() as f64)
 }
 
 /// A fitted Laplacian eigenmap.
@@ -167,6 +200,88 @@ impl Embedding for LaplacianEigenmaps {
 
     fn graph(&self) -> Option<&NeighbourGraph> {
         Some(&self.graph)
+    }
+}
+
+pub use registration::LaplacianEigenmapsMethod;
+
+/// Laplacian eigenmaps in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::EvidenceKind;
+    use unfold_vem::Observer;
+
+    /// Laplacian eigenmaps.
+    pub struct LaplacianEigenmapsMethod;
+
+    impl Method for LaplacianEigenmapsMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "le",
+                family: Family::Spectral,
+                about: "Laplacian eigenmaps (evidence: the field s L + gamma I with s fitted)",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::k(),
+                    ParamSpec::graph(),
+                    ParamSpec::choice(
+                        "weights",
+                        "binary",
+                        &["binary", "heat"],
+                        "le: edge weights, binary or the heat kernel exp(-d^2 / (2 sigma^2))",
+                    ),
+                    ParamSpec::real_auto(
+                        "sigma",
+                        "the mean edge length",
+                        Interval::POSITIVE,
+                        "le: width of the heat kernel",
+                    ),
+                ],
+                evidence: EvidenceKind::LogLikelihood,
+                projects: false,
+                takes_graph: true,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let sigma = s.real_opt("sigma")?;
+            let params = LaplacianEigenmapsParams {
+                dim: s.count("dim")?,
+                graph: crate::registry::knn_graph(s)?,
+                weights: match s.choice("weights")? {
+                    "heat" => LeWeights::Heat { sigma },
+                    _ => LeWeights::Binary,
+                },
+            };
+            Ok(Box::new(match data.graph {
+                None => params.fit(data.y)?,
+                Some(g) => params.fit_graph(data.y, g)?,
+            }))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<LaplacianEigenmaps>(payload)
+        }
+    }
+
+    impl Model for LaplacianEigenmaps {
+        fn method(&self) -> &'static str {
+            "le"
+        }
+
+        /// The exact likelihood of the field with the eigenmap's Laplacian and a fitted
+        /// scale, with MEU's base precision.
+        fn evidence_on(&self, y: &DMatrix<f64>) -> Result<unfold_core::Evidence> {
+            self.field_evidence(y, crate::grf::meu::DEFAULT_GAMMA)
+        }
     }
 }
 

@@ -200,6 +200,79 @@ impl OutOfSample for Lle {
     }
 }
 
+pub use registration::LleMethod;
+
+/// LLE in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::EvidenceKind;
+    use unfold_vem::Observer;
+
+    /// Locally linear embedding.
+    pub struct LleMethod;
+
+    impl Method for LleMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "lle",
+                family: Family::Spectral,
+                about: "locally linear embedding (evidence: the field s M + gamma I with s fitted)",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::k(),
+                    ParamSpec::graph(),
+                    ParamSpec::real(
+                        "reg",
+                        LleParams::new(2, 10).reg,
+                        Interval::NON_NEGATIVE,
+                        "lle, alle, lle-pl: regulariser of the local Gram matrix, relative to its trace",
+                    ),
+                ],
+                evidence: EvidenceKind::LogLikelihood,
+                projects: true,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let params = LleParams {
+                dim: s.count("dim")?,
+                graph: crate::registry::knn_graph(s)?,
+                reg: s.real("reg")?,
+            };
+            Ok(Box::new(params.fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<Lle>(payload)
+        }
+    }
+
+    impl Model for Lle {
+        fn method(&self) -> &'static str {
+            "lle"
+        }
+
+        fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
+            Some(self)
+        }
+
+        /// The exact likelihood of the field with LLE's precision shape and a fitted scale,
+        /// with MEU's base precision.
+        fn evidence_on(&self, _y: &DMatrix<f64>) -> Result<unfold_core::Evidence> {
+            self.field_evidence(crate::grf::meu::DEFAULT_GAMMA)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

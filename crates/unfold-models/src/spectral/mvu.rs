@@ -297,6 +297,68 @@ struct SdpSolution {
     relative_gap: f64,
 }
 
+pub use registration::MvuMethod;
+
+/// MVU in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::EvidenceKind;
+    use unfold_vem::Observer;
+
+    /// Maximum variance unfolding.
+    pub struct MvuMethod;
+
+    impl Method for MvuMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "mvu",
+                family: Family::Spectral,
+                about: "maximum variance unfolding (exact SDP, or in a Laplacian basis)",
+                params: vec![
+                    ParamSpec::dim(),
+                    ParamSpec::k(),
+                    ParamSpec::graph(),
+                    ParamSpec::count_auto(
+                        "mvu_basis",
+                        "none: the exact SDP",
+                        1,
+                        "mvu: solve in the basis of this many bottom Laplacian eigenvectors \
+                         (Weinberger et al. 2006) instead of exactly",
+                    ),
+                ],
+                evidence: EvidenceKind::None,
+                projects: false,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let mut params = MvuParams::new(s.count("dim")?, 1);
+            params.graph = crate::registry::knn_graph(s)?;
+            params.basis = s.count_opt("mvu_basis")?;
+            Ok(Box::new(params.fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<Mvu>(payload)
+        }
+    }
+
+    impl Model for Mvu {
+        fn method(&self) -> &'static str {
+            "mvu"
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -96,6 +96,58 @@ impl OutOfSample for Pca {
     }
 }
 
+pub use registration::PcaMethod;
+
+/// PCA in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::registry::{
+        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
+    use unfold_core::EvidenceKind;
+    use unfold_vem::Observer;
+
+    /// Principal component analysis.
+    pub struct PcaMethod;
+
+    impl Method for PcaMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo {
+                name: "pca",
+                family: Family::Spectral,
+                about: "principal component analysis",
+                params: vec![ParamSpec::dim()],
+                evidence: EvidenceKind::None,
+                projects: true,
+                takes_graph: false,
+            }
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            Ok(Box::new(PcaParams::new(s.count("dim")?).fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<Pca>(payload)
+        }
+    }
+
+    impl Model for Pca {
+        fn method(&self) -> &'static str {
+            "pca"
+        }
+
+        fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
+            Some(self)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,223 @@
+//! The interface every model implements once: [`Method`] (what it is, what it takes, how
+//! it fits and decodes) and [`Model`] (what a fitted model offers).
+
+use super::params::{ParamSpec, Settings};
+use crate::traits::{Embedding, OutOfSample};
+use nalgebra::DMatrix;
+use serde::{de::DeserializeOwned, Serialize};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
+use unfold_graph::NeighbourGraph;
+use unfold_vem::Observer;
+
+/// The family a method belongs to (its folder in unfold-models).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// PCA, CMDS, kernel PCA, Laplacian eigenmaps, LLE, Isomap, MVU.
+    Spectral,
+    /// Gaussian random fields: MEU, ALLE, lle-pl, DRILL.
+    RandomField,
+    /// Latent variable models fitted by variational EM: LL-LVM.
+    LatentVariable,
+    /// Posterior-regularised embeddings: SPL, MPME, DRTree, DDRTree.
+    Regularised,
+    /// A model from outside the library.
+    Other,
+}
+
+impl Family {
+    /// The family's name in tables and help.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Spectral => "spectral",
+            Family::RandomField => "random field",
+            Family::LatentVariable => "latent variable",
+            Family::Regularised => "posterior-regularised",
+            Family::Other => "other",
+        }
+    }
+}
+
+/// What a method is and what it can do.
+#[derive(Clone, Debug)]
+pub struct MethodInfo {
+    /// The name on the command line and in model files (`meu`, `lle-pl`, ...).
+    pub name: &'static str,
+    pub family: Family,
+    /// One line for help texts.
+    pub about: &'static str,
+    /// Its parameters (the registry adds `seed` to every method).
+    pub params: Vec<ParamSpec>,
+    /// The kind of evidence [`Model::evidence_on`] gives ([`EvidenceKind::None`] if none).
+    pub evidence: EvidenceKind,
+    /// Whether its fitted models project new points ([`Model::out_of_sample`]).
+    pub projects: bool,
+    /// Whether it fits on a given graph ([`FitData::graph`]) instead of building its own.
+    pub takes_graph: bool,
+}
+
+impl MethodInfo {
+    /// A method with the parameter `dim` only, no evidence, no projection and no given
+    /// graph; the builders below add the rest.
+    pub fn new(name: &'static str, family: Family, about: &'static str) -> Self {
+        MethodInfo {
+            name,
+            family,
+            about,
+            params: vec![ParamSpec::dim()],
+            evidence: EvidenceKind::None,
+            projects: false,
+            takes_graph: false,
+        }
+    }
+
+    /// These parameters after `dim`.
+    pub fn params(mut self, params: impl IntoIterator<Item = ParamSpec>) -> Self {
+        self.params.extend(params);
+        self
+    }
+
+    /// The kind of evidence the fitted models report.
+    pub fn evidence(mut self, kind: EvidenceKind) -> Self {
+        self.evidence = kind;
+        self
+    }
+
+    /// The fitted models project new points.
+    pub fn projects(mut self) -> Self {
+        self.projects = true;
+        self
+    }
+
+    /// The method fits on a given graph.
+    pub fn takes_graph(mut self) -> Self {
+        self.takes_graph = true;
+        self
+    }
+
+    /// Whether the method has the parameter `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.params.iter().any(|p| p.name == name)
+    }
+}
+
+/// The data a method is fitted to: the points (n x p, one per row) and, for methods that
+/// take one, a neighbourhood graph on them.
+#[derive(Clone, Copy)]
+pub struct FitData<'a> {
+    pub y: &'a DMatrix<f64>,
+    pub graph: Option<&'a NeighbourGraph>,
+}
+
+impl<'a> FitData<'a> {
+    /// Points only: the method builds its own graph if it needs one.
+    pub fn points(y: &'a DMatrix<f64>) -> Self {
+        FitData { y, graph: None }
+    }
+}
+
+/// A method of unfold: implement this once (plus [`Model`] for the fitted model) and
+/// register it; the command line's `fit`, `project`, `select` and `demo`, model files and
+/// model selection then work for it.
+pub trait Method: Send + Sync {
+    /// Name, family, parameters and capabilities.
+    fn info(&self) -> MethodInfo;
+
+    /// Fits the method. `settings` hold every declared parameter, checked and with the
+    /// defaults filled in (those with an automatic default only when given); iterative
+    /// fits report each iteration to `observer`.
+    fn fit(
+        &self,
+        data: &FitData<'_>,
+        settings: &Settings,
+        observer: &dyn Observer,
+    ) -> Result<Box<dyn Model>>;
+
+    /// Decodes a fitted model from the payload [`Encode::encode`] wrote (use [`decode`]).
+    fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>>;
+}
+
+/// An extra output table of a fitted model (DDRTree's tree and centres), written beside
+/// the embedding as `<out>.<name>.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub name: &'static str,
+    pub header: Vec<String>,
+    pub rows: DMatrix<f64>,
+}
+
+/// The bytes of a model for its model file; every serialisable model has them.
+pub trait Encode {
+    /// The model encoded with bincode 2 (standard configuration) through serde.
+    fn encode(&self) -> Result<Vec<u8>>;
+}
+
+impl<T: Serialize> Encode for T {
+    fn encode(&self) -> Result<Vec<u8>> {
+        bincode::serde::encode_to_vec(self, bincode::config::standard())
+            .map_err(|e| Error::numerical("encoding the model", e.to_string()))
+    }
+}
+
+/// A fitted model.
+pub trait Model: Embedding + Encode + Send + Sync {
+    /// The name of the method that fitted it ([`MethodInfo::name`]).
+    fn method(&self) -> &'static str;
+
+    /// How the fit ended.
+    fn convergence(&self) -> Convergence {
+        Convergence::closed_form()
+    }
+
+    /// The out-of-sample rule, for methods that have one.
+    fn out_of_sample(&self) -> Option<&dyn OutOfSample> {
+        None
+    }
+
+    /// The model's labelled evidence on its training data `y`. By default the evidence
+    /// of the fit; Laplacian eigenmaps and LLE compute theirs here, on demand.
+    fn evidence_on(&self, _y: &DMatrix<f64>) -> Result<Evidence> {
+        Ok(self.evidence())
+    }
+
+    /// The edges `(i, j, weight)` of the graph the model fitted or learned, if any.
+    fn learned_edges(&self) -> Option<Vec<(usize, usize, f64)>> {
+        self.graph().map(|g| g.edges())
+    }
+
+    /// Extra output tables.
+    fn tables(&self) -> Vec<Table> {
+        Vec::new()
+    }
+}
+
+/// How a fit went: the common report of every method.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FitReport {
+    pub method: String,
+    pub iterations: usize,
+    pub converged: bool,
+    /// What stopped the fit ([`Convergence::stopped_by`]).
+    pub stopped_by: String,
+    pub seconds: f64,
+    pub evidence: Evidence,
+    /// The objective after each iteration (empty for closed-form fits).
+    pub trace: Vec<f64>,
+}
+
+/// A model of type `T` from the bytes [`Encode::encode`] wrote; every byte must be used.
+pub fn decode<T: DeserializeOwned + Model + 'static>(payload: &[u8]) -> Result<Box<dyn Model>> {
+    let (model, used) =
+        bincode::serde::decode_from_slice::<T, _>(payload, bincode::config::standard()).map_err(
+            |e| Error::invalid("model", format!("the file is corrupt or truncated ({e})")),
+        )?;
+    if used != payload.len() {
+        return Err(Error::invalid(
+            "model",
+            format!(
+                "the file is corrupt: {} unexpected bytes after the model",
+                payload.len() - used
+            ),
+        ));
+    }
+    Ok(Box::new(model))
+}

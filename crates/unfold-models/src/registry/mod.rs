@@ -1,0 +1,286 @@
+//! The method registry: one list of every method, through which the command line, model
+//! selection, the demo, model files and the Python package reach the models.
+//!
+//! A method implements [`Method`] (and its fitted model [`Model`]) in its own file and is
+//! added to [`Registry::builtin`]'s list; a researcher's crate adds its own with
+//! [`Registry::register`] and gets the same `fit`, `project`, `select`, model files and
+//! demo table. Settings are typed ([`Settings`]) and checked against each method's
+//! declared parameters ([`ParamSpec`]) before any work starts.
+//!
+//! ```
+//! use unfold_models::registry::{FitData, Registry, Settings};
+//! use unfold_models::Embedding;
+//! let y = unfold_data::synthetic::swiss_roll(200, 0.0, 0).unwrap().points;
+//! let registry = Registry::builtin();
+//! let settings = Settings::new().with("k", 8usize);
+//! let fitted = registry.fit("meu", &FitData::points(&y), &settings, &unfold_vem::Silent).unwrap();
+//! assert!(fitted.report.iterations > 0 && fitted.report.converged);
+//! assert_eq!(fitted.model.coords().shape(), (200, 2));
+//! // Bad values are refused with the parameter's name and range, before any work.
+//! let bad = Settings::new().with("gamma", -1.0);
+//! let err = registry.fit("meu", &FitData::points(&y), &bad, &unfold_vem::Silent).err().unwrap();
+//! assert!(err.to_string().contains("`gamma`"));
+//! ```
+
+mod method;
+mod params;
+
+pub use method::{decode, Encode, Family, FitData, FitReport, Method, MethodInfo, Model, Table};
+pub use params::{DefaultValue, Interval, ParamKind, ParamSpec, Settings, Value};
+
+use crate::GraphSpec;
+use std::path::Path;
+use std::time::Instant;
+use unfold_core::{Error, Result};
+use unfold_graph::Symmetrisation;
+use unfold_vem::Observer;
+
+/// A fitted model with the report of its fit.
+pub struct Fitted {
+    pub model: Box<dyn Model>,
+    pub report: FitReport,
+}
+
+/// The methods a program knows.
+pub struct Registry {
+    methods: Vec<Box<dyn Method>>,
+}
+
+impl Registry {
+    /// No methods.
+    pub fn empty() -> Self {
+        Registry {
+            methods: Vec::new(),
+        }
+    }
+
+    /// Every method of unfold: the one registration list.
+    pub fn builtin() -> Self {
+        let all: Vec<Box<dyn Method>> = vec![
+            Box::new(crate::spectral::pca::PcaMethod),
+            Box::new(crate::spectral::cmds::CmdsMethod),
+            Box::new(crate::spectral::kernel_pca::KernelPcaMethod),
+            Box::new(crate::spectral::laplacian_eigenmaps::LaplacianEigenmapsMethod),
+            Box::new(crate::spectral::lle::LleMethod),
+            Box::new(crate::spectral::isomap::IsomapMethod),
+            Box::new(crate::spectral::mvu::MvuMethod),
+            Box::new(crate::grf::meu::MeuMethod),
+            Box::new(crate::grf::alle::AlleMethod),
+            Box::new(crate::grf::lle_pl::LlePlMethod),
+            Box::new(crate::grf::drill::DrillMethod),
+            Box::new(crate::lvm::lllvm::LlLvmMethod),
+            Box::new(crate::regularised::spl::SplMethod),
+            Box::new(crate::regularised::mpme::MpmeMethod),
+            Box::new(crate::regularised::drtree::DrTreeMethod),
+            Box::new(crate::regularised::ddrtree::DdrTreeMethod),
+        ];
+        let mut registry = Registry::empty();
+        for m in all {
+            registry
+                .register(m)
+                .expect("the built-in methods have distinct names and consistent parameters");
+        }
+        registry
+    }
+
+    /// Adds a method. Fails if its name is taken, or if it declares a parameter under a
+    /// name another method uses with a different type (the command line has one flag per
+    /// parameter name).
+    pub fn register(&mut self, method: Box<dyn Method>) -> Result<()> {
+        let info = method.info();
+        if self.methods.iter().any(|m| m.info().name == info.name) {
+            return Err(Error::invalid(
+                "method",
+                format!("a method named `{}` is already registered", info.name),
+            ));
+        }
+        for p in info.params.iter().chain([&ParamSpec::seed()]) {
+            for other in self.methods.iter().map(|m| m.info()) {
+                if let Some(q) = other.params.iter().find(|q| q.name == p.name) {
+                    if std::mem::discriminant(&q.kind) != std::mem::discriminant(&p.kind) {
+                        return Err(Error::invalid(
+                            p.name,
+                            format!(
+                                "`{}` declares it as {} but `{}` as {}; use another name",
+                                info.name,
+                                p.allowed(),
+                                other.name,
+                                q.allowed()
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        self.methods.push(method);
+        Ok(())
+    }
+
+    /// These methods and `method`.
+    pub fn with(mut self, method: Box<dyn Method>) -> Result<Self> {
+        self.register(method)?;
+        Ok(self)
+    }
+
+    /// Every method, in registration order.
+    pub fn methods(&self) -> impl Iterator<Item = &dyn Method> {
+        self.methods.iter().map(|m| m.as_ref())
+    }
+
+    /// Every method's name, in registration order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.methods().map(|m| m.info().name).collect()
+    }
+
+    /// The names of the methods whose info satisfies `keep`, as `a, b or c`.
+    pub fn names_where(&self, keep: impl Fn(&MethodInfo) -> bool) -> String {
+        let names: Vec<&str> = self
+            .methods()
+            .map(|m| m.info())
+            .filter(|i| keep(i))
+            .map(|i| i.name)
+            .collect();
+        match names.split_last() {
+            None => String::new(),
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        }
+    }
+
+    /// The method called `name`.
+    pub fn get(&self, name: &str) -> Result<&dyn Method> {
+        self.methods()
+            .find(|m| m.info().name == name)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "method",
+                    format!(
+                        "no method `{name}`; the methods are {}",
+                        self.names().join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// The parameters of `name`: its own and `seed`.
+    pub fn params(&self, name: &str) -> Result<Vec<ParamSpec>> {
+        let mut params = self.get(name)?.info().params;
+        if !params.iter().any(|p| p.name == "seed") {
+            params.push(ParamSpec::seed());
+        }
+        Ok(params)
+    }
+
+    /// Checks `given` against the parameters of `name` (every name known, every value of
+    /// its type and in its range) and fills in the defaults.
+    pub fn resolve(&self, name: &str, given: &Settings) -> Result<Settings> {
+        let params = self.params(name)?;
+        let mut settings = Settings::new();
+        for (key, value) in given.iter() {
+            let spec = params.iter().find(|p| p.name == key).ok_or_else(|| {
+                let names: Vec<&str> = params.iter().map(|p| p.name).collect();
+                Error::invalid(
+                    key,
+                    format!(
+                        "`{name}` has no such parameter; its parameters are {}",
+                        names.join(", ")
+                    ),
+                )
+            })?;
+            spec.check(value)?;
+            settings.set(key, value.clone());
+        }
+        for p in &params {
+            if let (None, DefaultValue::Is(v)) = (settings.get(p.name), &p.default) {
+                settings.set(p.name, v.clone());
+            }
+        }
+        Ok(settings)
+    }
+
+    /// Fits the method `name` with the settings `given` (checked first) and reports how
+    /// the fit went.
+    pub fn fit(
+        &self,
+        name: &str,
+        data: &FitData<'_>,
+        given: &Settings,
+        observer: &dyn Observer,
+    ) -> Result<Fitted> {
+        let method = self.get(name)?;
+        let info = method.info();
+        let settings = self.resolve(name, given)?;
+        if data.graph.is_some() && !info.takes_graph {
+            return Err(Error::invalid(
+                "method",
+                format!(
+                    "{name} builds its own graph; given and epsilon-ball graphs are fitted by {}",
+                    self.names_where(|i| i.takes_graph)
+                ),
+            ));
+        }
+        let start = Instant::now();
+        let model = method.fit(data, &settings, observer)?;
+        let seconds = start.elapsed().as_secs_f64();
+        let c = model.convergence();
+        let report = FitReport {
+            method: name.to_string(),
+            iterations: c.iterations,
+            converged: c.converged,
+            stopped_by: c.stopped_by,
+            seconds,
+            evidence: model.evidence(),
+            trace: c.trace,
+        };
+        Ok(Fitted { model, report })
+    }
+
+    /// The model file of `model`: the one header, then its payload.
+    pub fn to_bytes(model: &dyn Model) -> Result<Vec<u8>> {
+        Ok(unfold_core::model_file_bytes(
+            model.method(),
+            &model.encode()?,
+        ))
+    }
+
+    /// Saves `model` to `path` (atomically: a temporary file, then a rename).
+    pub fn save(model: &dyn Model, path: &Path) -> Result<()> {
+        unfold_core::write_atomic(path, &Self::to_bytes(model)?)
+    }
+
+    /// Reads a model from the bytes of a model file; `path` names the source in messages.
+    pub fn from_bytes(&self, bytes: &[u8], path: &Path) -> Result<Box<dyn Model>> {
+        let (kind, payload) = unfold_core::read_model_file(bytes, path)?;
+        let bad = |message: String| Error::ModelFile {
+            path: path.to_path_buf(),
+            message,
+        };
+        let method = self.get(kind).map_err(|_| {
+            bad(format!(
+                "it holds a `{kind}` model, which this program does not know (it knows {})",
+                self.names().join(", ")
+            ))
+        })?;
+        method.decode(payload).map_err(|e| match e {
+            Error::InvalidParameter { message, .. } => bad(message),
+            other => other,
+        })
+    }
+
+    /// Loads a model saved by [`Registry::save`].
+    pub fn load(&self, path: &Path) -> Result<Box<dyn Model>> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        self.from_bytes(&bytes, path)
+    }
+}
+
+/// The kNN graph of the settings `k` and `graph` ([`ParamSpec::k`], [`ParamSpec::graph`]).
+pub fn knn_graph(s: &Settings) -> Result<GraphSpec> {
+    Ok(GraphSpec {
+        k: s.count("k")?,
+        symmetrisation: match s.choice("graph")? {
+            "mutual" => Symmetrisation::Mutual,
+            _ => Symmetrisation::Union,
+        },
+    })
+}
