@@ -305,7 +305,7 @@ mod registration {
     use crate::registry::{
         decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
     };
-    use unfold_core::EvidenceKind;
+    use unfold_core::{Convergence, EvidenceKind};
     use unfold_vem::Observer;
 
     /// Maximum variance unfolding.
@@ -355,6 +355,17 @@ mod registration {
     impl Model for Mvu {
         fn method(&self) -> &'static str {
             "mvu"
+        }
+
+        /// The interior-point iterations (exact) or Newton steps (basis variant); a fit
+        /// that does not reach the tolerance is an error, so a fitted MVU converged.
+        fn convergence(&self) -> Convergence {
+            Convergence {
+                iterations: self.iterations,
+                converged: true,
+                stopped_by: "tolerance".to_string(),
+                trace: Vec::new(),
+            }
         }
     }
 }
