@@ -93,26 +93,27 @@ fn help(specs: &[(&str, ParamSpec)]) -> String {
         DefaultValue::Is(v) => v.to_string(),
         DefaultValue::Auto(how) => how.to_string(),
     };
-    let first = default(&specs[0].1);
-    let defaults = if specs.iter().all(|(_, p)| default(p) == first) {
-        format!("default {first}")
-    } else {
-        let each: Vec<String> = specs
-            .iter()
-            .map(|(m, p)| format!("{m} {}", default(p)))
-            .collect();
-        format!("defaults: {}", each.join(", "))
+    // One phrase when every method agrees, else one entry per method.
+    let per_method = |what: &str, f: &dyn Fn(&ParamSpec) -> String| {
+        let first = f(&specs[0].1);
+        if specs.iter().all(|(_, p)| f(p) == first) {
+            format!("{what}: {first}")
+        } else {
+            let each: Vec<String> = specs.iter().map(|(m, p)| format!("{m} {}", f(p))).collect();
+            format!("{what}: {}", each.join(", "))
+        }
     };
-    let users: Vec<&str> = specs.iter().map(|(m, _)| *m).collect();
     let users = if specs.len() > 4 {
         String::new()
     } else {
-        format!("; for {}", users.join(", "))
+        let names: Vec<&str> = specs.iter().map(|(m, _)| *m).collect();
+        format!("; for {}", names.join(", "))
     };
     format!(
-        "{} ({}; {defaults}{users})",
+        "{} ({}; {}{users})",
         meanings.join("; "),
-        specs[0].1.allowed()
+        per_method("allowed", &|p| p.allowed()),
+        per_method("default", &default)
     )
 }
 
