@@ -725,3 +725,104 @@ fn posterior_regularised_models_fit_save_and_report() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn method_options_are_typed_flags_checked_against_the_method() {
+    let (dir, input) = sheet_input("options", 80);
+    // Negative numbers reach the parameter's own range check.
+    for (method, flag, value, says) in [
+        (
+            "spl",
+            "--C",
+            "-1",
+            "invalid value for `C`: expected a number in (0, inf], got -1",
+        ),
+        ("drill", "--rho", "-1", "invalid value for `rho`"),
+        ("meu", "--gamma", "-0.5", "invalid value for `gamma`"),
+        ("lllvm", "--max-iter", "0", "invalid value for `max_iter`"),
+    ] {
+        fails_with(
+            &["fit", "--method", method, "--input", s(&input), flag, value],
+            says,
+        );
+    }
+    // An option of another method is refused with this method's options.
+    fails_with(
+        &[
+            "fit",
+            "--method",
+            "meu",
+            "--input",
+            s(&input),
+            "--rho",
+            "0.1",
+        ],
+        "--rho is a parameter of drill, not of meu; meu takes --dim",
+    );
+    // select takes the method's options directly, typed.
+    let table = dir.join("t.csv");
+    succeeds(&[
+        "select",
+        "--method",
+        "lllvm",
+        "--input",
+        s(&input),
+        "--k",
+        "7,8",
+        "--max-iter",
+        "3",
+        "--alpha",
+        "fixed:1e-3",
+        "--out",
+        s(&table),
+    ]);
+    let text = std::fs::read_to_string(&table).unwrap();
+    assert_eq!(text.lines().count(), 3, "{text}");
+    fails_with(
+        &[
+            "select",
+            "--method",
+            "lllvm",
+            "--input",
+            s(&input),
+            "--alpha",
+            "fixed:-1",
+        ],
+        "invalid value for `alpha`",
+    );
+    // The methods and their parameters, from the registry.
+    let o = unfold(&["methods"]);
+    let listing = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && listing.contains("meu (random field)"),
+        "{listing}"
+    );
+    assert!(listing.contains("--max-iter") && listing.contains("(0, inf]"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn reports_give_the_iterations_of_iterative_fits() {
+    let (dir, input) = sheet_input("reports", 80);
+    let report = dir.join("r.json");
+    for method in [
+        "meu", "spl", "mpme", "drtree", "ddrtree", "lllvm", "drill", "mvu",
+    ] {
+        let mut args = vec!["fit", "--method", method, "--input", s(&input), "--k", "8"];
+        args.extend(["--report", s(&report)]);
+        if method == "lllvm" {
+            args.extend(["--max-iter", "5"]);
+        }
+        succeeds(&args);
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        let iterations = r["iterations"].as_u64().unwrap();
+        assert!(iterations > 0, "{method}: {r}");
+        assert!(
+            r["trace"].as_array().unwrap().len() as u64 <= iterations,
+            "{method}"
+        );
+        assert_ne!(r["stopped_by"], "closed_form", "{method}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
