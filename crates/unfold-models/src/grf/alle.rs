@@ -261,13 +261,8 @@ mod registration {
 
     impl Method for AlleMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "alle",
-                family: Family::RandomField,
-                about: "acyclic locally linear embedding: an exact field from regressions on later points",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::k(),
+            MethodInfo::new("alle", Family::RandomField, "acyclic locally linear embedding: an exact field from regressions on later points")
+.params([ParamSpec::k(),
                     ParamSpec::real(
                         "reg",
                         AlleParams::new(2, 10).reg,
@@ -281,12 +276,9 @@ mod registration {
                         &["random", "pc"],
                         "alle: order of the points (parents come later): a random permutation \
                          from --seed, or along the first principal component",
-                    ),
-                ],
-                evidence: EvidenceKind::LogLikelihood,
-                projects: true,
-                takes_graph: false,
-            }
+                    ),])
+.evidence(EvidenceKind::LogLikelihood)
+.projects()
         }
 
         fn fit(

@@ -276,13 +276,8 @@ mod registration {
 
     impl Method for DrillMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "drill",
-                family: Family::RandomField,
-                about: "dimensionality reduction by L1-penalised likelihood (the graphical lasso on points)",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::k(),
+            MethodInfo::new("drill", Family::RandomField, "dimensionality reduction by L1-penalised likelihood (the graphical lasso on points)")
+.params([ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec {
                         name: "rho",
@@ -296,12 +291,8 @@ mod registration {
                         "all_pairs",
                         "drill: all pairs of points as neighbours (the L1 penalty alone picks the structure)",
                     ),
-                    crate::grf::scaling_param(),
-                ],
-                evidence: EvidenceKind::LogLikelihood,
-                projects: false,
-                takes_graph: false,
-            }
+                    crate::grf::scaling_param(),])
+.evidence(EvidenceKind::LogLikelihood)
         }
 
         fn fit(

@@ -143,13 +143,8 @@ mod registration {
 
     impl Method for LlePlMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "lle-pl",
-                family: Family::RandomField,
-                about: "LLE as a field fitted by pseudo-likelihood",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::k(),
+            MethodInfo::new("lle-pl", Family::RandomField, "LLE as a field fitted by pseudo-likelihood")
+.params([ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec::real(
                         "reg",
@@ -161,12 +156,9 @@ mod registration {
                         "unit_precision",
                         "lle-pl: fix every precision m_ii to 1 (standard LLE) instead of estimating it",
                     ),
-                    crate::grf::scaling_param(),
-                ],
-                evidence: EvidenceKind::PseudoLogLikelihood,
-                projects: true,
-                takes_graph: false,
-            }
+                    crate::grf::scaling_param(),])
+.evidence(EvidenceKind::PseudoLogLikelihood)
+.projects()
         }
 
         fn fit(

@@ -569,13 +569,8 @@ mod registration {
 
     impl Method for MeuMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "meu",
-                family: Family::RandomField,
-                about: "maximum entropy unfolding: a field with one precision per kNN edge, fitted by maximum likelihood",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::k(),
+            MethodInfo::new("meu", Family::RandomField, "maximum entropy unfolding: a field with one precision per kNN edge, fitted by maximum likelihood")
+.params([ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec::real(
                         "gamma",
@@ -590,12 +585,10 @@ mod registration {
                         Interval::POSITIVE,
                         "meu: stop when the largest projected gradient entry of the scaled \
                          multipliers is at most this",
-                    ),
-                ],
-                evidence: EvidenceKind::LogLikelihood,
-                projects: true,
-                takes_graph: true,
-            }
+                    ),])
+.evidence(EvidenceKind::LogLikelihood)
+.projects()
+.takes_graph()
         }
 
         fn fit(

@@ -873,57 +873,56 @@ mod registration {
 
     impl Method for LlLvmMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "lllvm",
-                family: Family::LatentVariable,
-                about: "the locally linear latent variable model, fitted by variational EM",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::k(),
-                    ParamSpec::graph(),
-                    ParamSpec {
-                        name: "alpha",
-                        help: "lllvm: precision of the prior on x: fixed:VALUE (the authors' code: \
+            MethodInfo::new(
+                "lllvm",
+                Family::LatentVariable,
+                "the locally linear latent variable model, fitted by variational EM",
+            )
+            .params([
+                ParamSpec::k(),
+                ParamSpec::graph(),
+                ParamSpec {
+                    name: "alpha",
+                    help: "lllvm: precision of the prior on x: fixed:VALUE (the authors' code: \
                                fixed:1e-3) or optimise (the paper's text)",
-                        kind: ParamKind::RealOr(Interval::POSITIVE, &["optimise", "optimize"]),
-                        default: DefaultValue::Is(Value::Real(1e-3)),
-                    },
-                    ParamSpec::real(
-                        "epsilon",
-                        LlLvmParams::new(2, 10).epsilon,
-                        Interval::POSITIVE,
-                        "lllvm: the fixed epsilon of the prior on the maps and of the likelihood",
-                    ),
-                    ParamSpec::count(
-                        "max_iter",
-                        LlLvmParams::new(2, 10).vem.max_iter,
-                        1,
-                        "lllvm: the most EM iterations per restart",
-                    ),
-                    ParamSpec::count(
-                        "restarts",
-                        1,
-                        1,
-                        "lllvm: seeded restarts (seeds seed, seed + 1, ...); the best bound is kept",
-                    ),
-                    ParamSpec::choice(
-                        "init",
-                        "random",
-                        &["random", "spectral"],
-                        "lllvm: the start of q(C): the authors' random one or from Laplacian eigenmaps",
-                    ),
-                    ParamSpec::choice(
-                        "preprocess",
-                        "maxabs",
-                        &["maxabs", "centre"],
-                        "lllvm: centre the data and divide by its largest entry (the authors' \
+                    kind: ParamKind::RealOr(Interval::POSITIVE, &["optimise", "optimize"]),
+                    default: DefaultValue::Is(Value::Real(1e-3)),
+                },
+                ParamSpec::real(
+                    "epsilon",
+                    LlLvmParams::new(2, 10).epsilon,
+                    Interval::POSITIVE,
+                    "lllvm: the fixed epsilon of the prior on the maps and of the likelihood",
+                ),
+                ParamSpec::count(
+                    "max_iter",
+                    LlLvmParams::new(2, 10).vem.max_iter,
+                    1,
+                    "lllvm: the most EM iterations per restart",
+                ),
+                ParamSpec::count(
+                    "restarts",
+                    1,
+                    1,
+                    "lllvm: seeded restarts (seeds seed, seed + 1, ...); the best bound is kept",
+                ),
+                ParamSpec::choice(
+                    "init",
+                    "random",
+                    &["random", "spectral"],
+                    "lllvm: the start of q(C): the authors' random one or from Laplacian eigenmaps",
+                ),
+                ParamSpec::choice(
+                    "preprocess",
+                    "maxabs",
+                    &["maxabs", "centre"],
+                    "lllvm: centre the data and divide by its largest entry (the authors' \
                          code), or only centre",
-                    ),
-                ],
-                evidence: EvidenceKind::Elbo,
-                projects: true,
-                takes_graph: true,
-            }
+                ),
+            ])
+            .evidence(EvidenceKind::Elbo)
+            .projects()
+            .takes_graph()
         }
 
         fn fit(

@@ -846,13 +846,8 @@ mod registration {
 
     impl Method for DdrTreeMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "ddrtree",
-                family: Family::Regularised,
-                about: "discriminative dimensionality reduction with a tree over K centres (reversed graph embedding, as in Monocle 2)",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::real_auto(
+            MethodInfo::new("ddrtree", Family::Regularised, "discriminative dimensionality reduction with a tree over K centres (reversed graph embedding, as in Monocle 2)")
+.params([ParamSpec::real_auto(
                         "lambda",
                         "5 N (the R package's)",
                         Interval::POSITIVE,
@@ -882,12 +877,8 @@ mod registration {
                         "paper",
                         &["paper", "r"],
                         "ddrtree: the paper's model (centred, objective checked) or the R package's conventions",
-                    ),
-                ],
-                evidence: EvidenceKind::Objective,
-                projects: false,
-                takes_graph: false,
-            }
+                    ),])
+.evidence(EvidenceKind::Objective)
         }
 
         fn fit(

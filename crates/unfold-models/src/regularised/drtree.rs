@@ -197,24 +197,15 @@ mod registration {
 
     impl Method for DrTreeMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "drtree",
-                family: Family::Regularised,
-                about: "dimensionality reduction with a spanning tree over the embedded points (lambda = 0 is PCA)",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::real(
+            MethodInfo::new("drtree", Family::Regularised, "dimensionality reduction with a spanning tree over the embedded points (lambda = 0 is PCA)")
+.params([ParamSpec::real(
                         "lambda",
                         1.0,
                         Interval::NON_NEGATIVE,
                         "mpme: the weight of the log-determinant; drtree: the tree penalty; \
                          ddrtree: the weight of the tree term",
-                    ),
-                ],
-                evidence: EvidenceKind::Objective,
-                projects: false,
-                takes_graph: false,
-            }
+                    ),])
+.evidence(EvidenceKind::Objective)
         }
 
         fn fit(

@@ -557,13 +557,8 @@ mod registration {
 
     impl Method for MpmeMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "mpme",
-                family: Family::Regularised,
-                about: "maximum posterior manifold embedding: a graph learned over all pairs with a log-determinant prior",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::real(
+            MethodInfo::new("mpme", Family::Regularised, "maximum posterior manifold embedding: a graph learned over all pairs with a log-determinant prior")
+.params([ParamSpec::real(
                         "lambda",
                         MpmeParams::new(2).lambda,
                         Interval::POSITIVE,
@@ -575,12 +570,8 @@ mod registration {
                         MpmeParams::new(2).c,
                         Interval::POSITIVE_OR_INF,
                         "spl, mpme: the bound C on the dual variables (slack penalty; inf for hard constraints)",
-                    ),
-                ],
-                evidence: EvidenceKind::Objective,
-                projects: false,
-                takes_graph: false,
-            }
+                    ),])
+.evidence(EvidenceKind::Objective)
         }
 
         fn fit(

@@ -596,13 +596,8 @@ mod registration {
 
     impl Method for SplMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "spl",
-                family: Family::Regularised,
-                about: "structure-preserving learning: a posterior regularised by expected kNN distances",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::k(),
+            MethodInfo::new("spl", Family::Regularised, "structure-preserving learning: a posterior regularised by expected kNN distances")
+.params([ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec::real(
                         "gamma",
@@ -615,12 +610,8 @@ mod registration {
                         SplParams::new(2).c,
                         Interval::POSITIVE_OR_INF,
                         "spl, mpme: the bound C on the dual variables (slack penalty; inf for hard constraints)",
-                    ),
-                ],
-                evidence: EvidenceKind::Objective,
-                projects: false,
-                takes_graph: false,
-            }
+                    ),])
+.evidence(EvidenceKind::Objective)
         }
 
         fn fit(

@@ -103,10 +103,7 @@ pub use registration::CmdsMethod;
 /// Classical MDS in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
-        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
-    use unfold_core::EvidenceKind;
+    use crate::registry::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
     use unfold_vem::Observer;
 
     /// Classical MDS.
@@ -114,15 +111,12 @@ mod registration {
 
     impl Method for CmdsMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "cmds",
-                family: Family::Spectral,
-                about: "classical multidimensional scaling of Euclidean distances",
-                params: vec![ParamSpec::dim()],
-                evidence: EvidenceKind::None,
-                projects: true,
-                takes_graph: false,
-            }
+            MethodInfo::new(
+                "cmds",
+                Family::Spectral,
+                "classical multidimensional scaling of Euclidean distances",
+            )
+            .projects()
         }
 
         fn fit(

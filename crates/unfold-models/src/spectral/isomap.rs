@@ -111,7 +111,6 @@ mod registration {
     use crate::registry::{
         decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
     };
-    use unfold_core::EvidenceKind;
     use unfold_vem::Observer;
 
     /// Isomap.
@@ -119,15 +118,13 @@ mod registration {
 
     impl Method for IsomapMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "isomap",
-                family: Family::Spectral,
-                about: "classical MDS of geodesic distances on the kNN graph",
-                params: vec![ParamSpec::dim(), ParamSpec::k(), ParamSpec::graph()],
-                evidence: EvidenceKind::None,
-                projects: true,
-                takes_graph: false,
-            }
+            MethodInfo::new(
+                "isomap",
+                Family::Spectral,
+                "classical MDS of geodesic distances on the kNN graph",
+            )
+            .params([ParamSpec::k(), ParamSpec::graph()])
+            .projects()
         }
 
         fn fit(

@@ -216,7 +216,6 @@ mod registration {
     use crate::registry::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
-    use unfold_core::EvidenceKind;
     use unfold_vem::Observer;
 
     /// Kernel PCA (RBF kernel).
@@ -224,23 +223,18 @@ mod registration {
 
     impl Method for KernelPcaMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "kpca",
-                family: Family::Spectral,
-                about: "kernel PCA with the RBF kernel exp(-gamma |y - y'|^2)",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::real_auto(
-                        "gamma",
-                        "1/p",
-                        Interval::POSITIVE,
-                        "kpca: the RBF precision in exp(-gamma |y - y'|^2)",
-                    ),
-                ],
-                evidence: EvidenceKind::None,
-                projects: true,
-                takes_graph: false,
-            }
+            MethodInfo::new(
+                "kpca",
+                Family::Spectral,
+                "kernel PCA with the RBF kernel exp(-gamma |y - y'|^2)",
+            )
+            .params([ParamSpec::real_auto(
+                "gamma",
+                "1/p",
+                Interval::POSITIVE,
+                "kpca: the RBF precision in exp(-gamma |y - y'|^2)",
+            )])
+            .projects()
         }
 
         fn fit(

@@ -219,31 +219,29 @@ mod registration {
 
     impl Method for LaplacianEigenmapsMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "le",
-                family: Family::Spectral,
-                about: "Laplacian eigenmaps (evidence: the field s L + gamma I with s fitted)",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::k(),
-                    ParamSpec::graph(),
-                    ParamSpec::choice(
-                        "weights",
-                        "binary",
-                        &["binary", "heat"],
-                        "le: edge weights, binary or the heat kernel exp(-d^2 / (2 sigma^2))",
-                    ),
-                    ParamSpec::real_auto(
-                        "sigma",
-                        "the mean edge length",
-                        Interval::POSITIVE,
-                        "le: width of the heat kernel",
-                    ),
-                ],
-                evidence: EvidenceKind::LogLikelihood,
-                projects: false,
-                takes_graph: true,
-            }
+            MethodInfo::new(
+                "le",
+                Family::Spectral,
+                "Laplacian eigenmaps (evidence: the field s L + gamma I with s fitted)",
+            )
+            .params([
+                ParamSpec::k(),
+                ParamSpec::graph(),
+                ParamSpec::choice(
+                    "weights",
+                    "binary",
+                    &["binary", "heat"],
+                    "le: edge weights, binary or the heat kernel exp(-d^2 / (2 sigma^2))",
+                ),
+                ParamSpec::real_auto(
+                    "sigma",
+                    "the mean edge length",
+                    Interval::POSITIVE,
+                    "le: width of the heat kernel",
+                ),
+            ])
+            .evidence(EvidenceKind::LogLikelihood)
+            .takes_graph()
         }
 
         fn fit(

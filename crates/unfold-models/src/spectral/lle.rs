@@ -216,25 +216,17 @@ mod registration {
 
     impl Method for LleMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "lle",
-                family: Family::Spectral,
-                about: "locally linear embedding (evidence: the field s M + gamma I with s fitted)",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::k(),
+            MethodInfo::new("lle", Family::Spectral, "locally linear embedding (evidence: the field s M + gamma I with s fitted)")
+.params([ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec::real(
                         "reg",
                         LleParams::new(2, 10).reg,
                         Interval::NON_NEGATIVE,
                         "lle, alle, lle-pl: regulariser of the local Gram matrix, relative to its trace",
-                    ),
-                ],
-                evidence: EvidenceKind::LogLikelihood,
-                projects: true,
-                takes_graph: false,
-            }
+                    ),])
+.evidence(EvidenceKind::LogLikelihood)
+.projects()
         }
 
         fn fit(

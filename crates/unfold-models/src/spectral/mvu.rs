@@ -305,7 +305,7 @@ mod registration {
     use crate::registry::{
         decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
     };
-    use unfold_core::{Convergence, EvidenceKind};
+    use unfold_core::Convergence;
     use unfold_vem::Observer;
 
     /// Maximum variance unfolding.
@@ -313,26 +313,22 @@ mod registration {
 
     impl Method for MvuMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "mvu",
-                family: Family::Spectral,
-                about: "maximum variance unfolding (exact SDP, or in a Laplacian basis)",
-                params: vec![
-                    ParamSpec::dim(),
-                    ParamSpec::k(),
-                    ParamSpec::graph(),
-                    ParamSpec::count_auto(
-                        "mvu_basis",
-                        "none: the exact SDP",
-                        1,
-                        "mvu: solve in the basis of this many bottom Laplacian eigenvectors \
+            MethodInfo::new(
+                "mvu",
+                Family::Spectral,
+                "maximum variance unfolding (exact SDP, or in a Laplacian basis)",
+            )
+            .params([
+                ParamSpec::k(),
+                ParamSpec::graph(),
+                ParamSpec::count_auto(
+                    "mvu_basis",
+                    "none: the exact SDP",
+                    1,
+                    "mvu: solve in the basis of this many bottom Laplacian eigenvectors \
                          (Weinberger et al. 2006) instead of exactly",
-                    ),
-                ],
-                evidence: EvidenceKind::None,
-                projects: false,
-                takes_graph: false,
-            }
+                ),
+            ])
         }
 
         fn fit(

@@ -101,10 +101,7 @@ pub use registration::PcaMethod;
 /// PCA in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
-        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
-    use unfold_core::EvidenceKind;
+    use crate::registry::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
     use unfold_vem::Observer;
 
     /// Principal component analysis.
@@ -112,15 +109,7 @@ mod registration {
 
     impl Method for PcaMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo {
-                name: "pca",
-                family: Family::Spectral,
-                about: "principal component analysis",
-                params: vec![ParamSpec::dim()],
-                evidence: EvidenceKind::None,
-                projects: true,
-                takes_graph: false,
-            }
+            MethodInfo::new("pca", Family::Spectral, "principal component analysis").projects()
         }
 
         fn fit(
