@@ -1,6 +1,7 @@
 //! The linear constraint map `A(X)_k = <A_k, X>` of a semidefinite program.
 
 use crate::dense::{inner, mul};
+use crate::error::Error;
 use nalgebra::{DMatrix, DVector};
 
 /// The linear map `A: S^r -> R^m`, `A(X)_k = <A_k, X>`, with symmetric `A_k`, and what the
@@ -36,17 +37,36 @@ pub struct DenseConstraints {
 }
 
 impl DenseConstraints {
-    /// The constraints `<A_k, X> = b_k` for the given `A_k`; only their symmetric parts
-    /// `(A_k + A_k^T) / 2` matter, and those are what is stored.
-    pub fn new(a: Vec<DMatrix<f64>>) -> Self {
-        DenseConstraints {
-            a: a.into_iter().map(|m| (&m + m.transpose()) * 0.5).collect(),
+    /// The constraints `<A_k, X> = b_k` for the given `A_k`, all r x r; only their
+    /// symmetric parts `(A_k + A_k^T) / 2` matter, and those are what is stored.
+    ///
+    /// # Errors
+    /// [`Error::Malformed`] when there is no matrix, or one is not square or not of the
+    /// size of the first.
+    pub fn new(a: Vec<DMatrix<f64>>) -> Result<Self, Error> {
+        let r = a.first().map_or(0, |m| m.nrows());
+        if r == 0 {
+            return Err(Error::Malformed {
+                reason: "give at least one non-empty constraint matrix".to_string(),
+            });
         }
+        if let Some((k, m)) = a.iter().enumerate().find(|(_, m)| m.shape() != (r, r)) {
+            return Err(Error::Malformed {
+                reason: format!(
+                    "constraint matrix {k} is {} x {}, not {r} x {r}",
+                    m.nrows(),
+                    m.ncols()
+                ),
+            });
+        }
+        Ok(DenseConstraints {
+            a: a.into_iter().map(|m| (&m + m.transpose()) * 0.5).collect(),
+        })
     }
 
-    /// The dimension r of the `A_k` (None without constraints).
-    pub fn dim(&self) -> Option<usize> {
-        self.a.first().map(|m| m.nrows())
+    /// The dimension r of the `A_k`.
+    pub fn dim(&self) -> usize {
+        self.a[0].nrows()
     }
 
     /// The matrices `A_k`.
@@ -65,7 +85,7 @@ impl Constraints for DenseConstraints {
     }
 
     fn adjoint(&self, y: &DVector<f64>) -> DMatrix<f64> {
-        let r = self.dim().unwrap_or(0);
+        let r = self.dim();
         let mut s = DMatrix::zeros(r, r);
         for (a, &w) in self.a.iter().zip(y.iter()) {
             s += a * w;

@@ -18,7 +18,7 @@
 //!
 //! // min <C, X> s.t. tr X = 1, X PSD has the optimum lambda_min(C) = 1.
 //! let c = DMatrix::from_row_slice(2, 2, &[2.0, 1.0, 1.0, 2.0]);
-//! let a = DenseConstraints::new(vec![DMatrix::identity(2, 2)]);
+//! let a = DenseConstraints::new(vec![DMatrix::identity(2, 2)]).unwrap();
 //! let sol = solve(&c, &a, &[1.0], &SdpOptions { tol: 1e-9, ..SdpOptions::default() }).unwrap();
 //! assert!((sol.primal_objective - 1.0).abs() < 1e-7);
 //! ```

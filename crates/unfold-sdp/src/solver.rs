@@ -126,9 +126,26 @@ fn validate(
             ),
         });
     }
+    if a.is_empty() {
+        return Err(Error::Malformed {
+            reason: "give at least one constraint".to_string(),
+        });
+    }
     if b.len() != a.len() {
         return Err(Error::Malformed {
             reason: format!("b has {} entries for {} constraints", b.len(), a.len()),
+        });
+    }
+    let shape = a.adjoint(&DVector::zeros(a.len())).shape();
+    if shape != c.shape() {
+        return Err(Error::Malformed {
+            reason: format!(
+                "the constraints act on {} x {} matrices but C is {} x {}",
+                shape.0,
+                shape.1,
+                c.nrows(),
+                c.ncols()
+            ),
         });
     }
     if c.iter().chain(b).any(|v| !v.is_finite()) {
@@ -172,7 +189,8 @@ fn validate(
 /// interior point and `y` is unbounded).
 ///
 /// # Errors
-/// [`Error::Malformed`] / [`Error::InvalidOption`] for bad input; [`Error::Stalled`] when
+/// [`Error::Malformed`] (no constraints, sizes that disagree, non-finite data) /
+/// [`Error::InvalidOption`] for bad input; [`Error::Stalled`] when
 /// the iterates stall and no iterate came within `100 tol`; [`Error::SingularSchur`];
 /// [`Error::NotConverged`] after `max_iter` iterations.
 pub fn solve(

@@ -22,7 +22,7 @@ fn trace_constraint_gives_the_smallest_eigenvalue() {
         .enumerate()
         .min_by(|a: &(usize, &f64), b| a.1.total_cmp(b.1))
         .unwrap();
-    let a = DenseConstraints::new(vec![DMatrix::identity(3, 3)]);
+    let a = DenseConstraints::new(vec![DMatrix::identity(3, 3)]).unwrap();
     let sol = solve(&c, &a, &[1.0], &tight()).unwrap();
     assert!(
         (sol.primal_objective - lmin).abs() < 1e-8,
@@ -45,7 +45,7 @@ fn two_point_max_cut() {
     // min 2 X_12 s.t. X_11 = X_22 = 1: X = [1 -1; -1 1], optimum -2, dual y = (-1, -1).
     let c = DMatrix::from_row_slice(2, 2, &[0.0, 1.0, 1.0, 0.0]);
     let e = |i: usize| DMatrix::from_fn(2, 2, |r, s| if r == i && s == i { 1.0 } else { 0.0 });
-    let a = DenseConstraints::new(vec![e(0), e(1)]);
+    let a = DenseConstraints::new(vec![e(0), e(1)]).unwrap();
     let sol = solve(&c, &a, &[1.0, 1.0], &tight()).unwrap();
     assert!((sol.primal_objective + 2.0).abs() < 1e-8);
     assert!(
@@ -96,7 +96,8 @@ fn rank_one_constraints_agree_with_dense_ones() {
     let b = [1.0, 4.0, 1.0];
     let c = -DMatrix::<f64>::identity(3, 3);
     let structured = solve(&c, &RankOne { u: u.clone() }, &b, &tight()).unwrap();
-    let dense = DenseConstraints::new(u.column_iter().map(|c| c * c.transpose()).collect());
+    let dense =
+        DenseConstraints::new(u.column_iter().map(|c| c * c.transpose()).collect()).unwrap();
     let plain = solve(&c, &dense, &b, &tight()).unwrap();
     assert!((structured.primal_objective - plain.primal_objective).abs() < 1e-7);
     assert!((&structured.x - &plain.x).amax() < 1e-5);
@@ -107,11 +108,19 @@ fn rank_one_constraints_agree_with_dense_ones() {
 #[test]
 fn bad_input_and_the_iteration_limit_are_errors() {
     let c = DMatrix::from_row_slice(2, 2, &[2.0, 1.0, 1.0, 2.0]);
-    let a = DenseConstraints::new(vec![DMatrix::identity(2, 2)]);
+    let a = DenseConstraints::new(vec![DMatrix::identity(2, 2)]).unwrap();
     assert!(matches!(
         solve(&c, &a, &[1.0, 2.0], &tight()),
         Err(Error::Malformed { .. })
     ));
+    let c3 = DMatrix::<f64>::identity(3, 3);
+    assert!(matches!(
+        solve(&c3, &a, &[1.0], &tight()),
+        Err(Error::Malformed { .. })
+    ));
+    assert!(DenseConstraints::new(vec![]).is_err());
+    let mixed = vec![DMatrix::identity(2, 2), DMatrix::identity(3, 3)];
+    assert!(DenseConstraints::new(mixed).is_err());
     let bad = SdpOptions {
         tol: 0.0,
         ..SdpOptions::default()
