@@ -12,6 +12,7 @@ pub use unfold_graph as graph;
 pub use unfold_lbfgsb as lbfgsb;
 pub use unfold_linalg as linalg;
 pub use unfold_models as models;
+pub use unfold_sdp as sdp;
 pub use unfold_select as select;
 pub use unfold_subgradient as subgradient;
 pub use unfold_vem as vem;

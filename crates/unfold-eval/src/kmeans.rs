@@ -1,4 +1,5 @@
-//! k-means clustering: Lloyd's algorithm with k-means++ seeding and seeded restarts.
+//! k-means clustering: Lloyd's algorithm with k-means++ seeding and seeded restarts, or
+//! with the evenly spaced start of the R package DDRTree.
 
 use nalgebra::DMatrix;
 use rand::{Rng, RngCore};
@@ -19,6 +20,33 @@ pub struct KMeansOptions {
     pub tol: f64,
     /// Seed of all random choices. Default 0.
     pub seed: u64,
+    /// How the centres start. Default [`KMeansInit::PlusPlus`].
+    pub init: KMeansInit,
+    /// What happens to a cluster an assignment leaves empty. Default
+    /// [`EmptyClusters::Reseed`].
+    pub empty: EmptyClusters,
+}
+
+/// The start of Lloyd's iterations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KMeansInit {
+    /// k-means++ seeding (Arthur & Vassilvitskii 2007), a new draw per restart.
+    PlusPlus,
+    /// The rows `floor(1 + j (n-1)/(k-1)) - 1`, `j = 0..k` (0-based): the R package
+    /// DDRTree's `seq(1, N, length.out = K)` subset of the points. Deterministic, so one run
+    /// is made whatever [`KMeansOptions::restarts`] says.
+    EvenlySpaced,
+}
+
+/// The treatment of a cluster that an assignment leaves empty.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmptyClusters {
+    /// The cluster takes the point farthest from its centre among clusters with more than
+    /// one point, so that all `k` clusters are always used.
+    Reseed,
+    /// The cluster keeps its previous centre (the R package DDRTree's rule); it may stay
+    /// empty.
+    KeepCentre,
 }
 
 impl Default for KMeansOptions {
@@ -28,6 +56,8 @@ impl Default for KMeansOptions {
             max_iter: 300,
             tol: 1e-4,
             seed: 0,
+            init: KMeansInit::PlusPlus,
+            empty: EmptyClusters::Reseed,
         }
     }
 }
@@ -53,7 +83,8 @@ impl KMeansOptions {
 /// The best of the k-means restarts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KMeansFit {
-    /// Cluster of each point, in `0..k`; every cluster has at least one point.
+    /// Cluster of each point, in `0..k`; with [`EmptyClusters::Reseed`] every cluster has at
+    /// least one point.
     pub labels: Vec<usize>,
     /// Cluster centres, one per row (k x p); each point's label is its nearest centre.
     pub centres: DMatrix<f64>,
@@ -68,11 +99,11 @@ pub struct KMeansFit {
 ///
 /// Each restart seeds the centres with k-means++ (Arthur & Vassilvitskii 2007: the first
 /// centre uniformly, each next one with probability proportional to the squared distance to
-/// the nearest centre chosen so far), then runs Lloyd's algorithm (assign every point to its
-/// nearest centre, ties to the smaller centre index; move every centre to the mean of its
-/// points) until convergence (see [`KMeansOptions::tol`]) or `max_iter` iterations. A
-/// cluster left empty by an assignment is re-seeded with the point farthest from its
-/// centre among clusters with more than one point, so all `k` clusters are always used.
+/// the nearest centre chosen so far) or takes evenly spaced points ([`KMeansInit`]), then
+/// runs Lloyd's algorithm (assign every point to its nearest centre, ties to the smaller
+/// centre index; move every centre to the mean of its points) until convergence (see
+/// [`KMeansOptions::tol`]) or `max_iter` iterations. A cluster left empty by an assignment
+/// is re-seeded or keeps its centre ([`EmptyClusters`]).
 ///
 /// Restarts draw their seeds in order from `seeded_rng(opts.seed)` and run in parallel; the
 /// fit with the lowest inertia is kept (the earliest restart on a tie), so the result
@@ -80,6 +111,31 @@ pub struct KMeansFit {
 ///
 /// Errors: empty or non-finite `x`, `k == 0`, `k > n`, or invalid options.
 pub fn kmeans(x: &DMatrix<f64>, k: usize, opts: &KMeansOptions) -> Result<KMeansFit> {
+    run(x, k, opts, None)
+}
+
+/// The labels of the assignment step: for points `x` (n x p) and centres `c` (k x p), the
+/// index of each point's nearest centre, the smaller index on ties.
+pub type NearestCentres<'a> = &'a (dyn Fn(&DMatrix<f64>, &DMatrix<f64>) -> Vec<usize> + Sync);
+
+/// [`kmeans`] with the assignment step's labels computed by `nearest` (a vectorised kernel
+/// of the caller's, say); it must return what the plain loop would, up to rounding of the
+/// distances. The inertia and the re-seeding of empty clusters use the plain distances.
+pub fn kmeans_with(
+    x: &DMatrix<f64>,
+    k: usize,
+    opts: &KMeansOptions,
+    nearest: NearestCentres<'_>,
+) -> Result<KMeansFit> {
+    run(x, k, opts, Some(nearest))
+}
+
+fn run(
+    x: &DMatrix<f64>,
+    k: usize,
+    opts: &KMeansOptions,
+    nearest: Option<NearestCentres<'_>>,
+) -> Result<KMeansFit> {
     check_finite(x, "points")?;
     opts.check()?;
     let n = x.nrows();
@@ -95,13 +151,17 @@ pub fn kmeans(x: &DMatrix<f64>, k: usize, opts: &KMeansOptions) -> Result<KMeans
             format!("cannot make {k} non-empty clusters from {n} points; use k <= {n}"),
         ));
     }
-    let points = Points::new(x);
+    let points = Points::new(x, nearest.map(|f| (x, f)));
     let tol = opts.tol * points.mean_feature_variance();
     let mut master = seeded_rng(opts.seed);
-    let seeds: Vec<u64> = (0..opts.restarts).map(|_| master.next_u64()).collect();
+    let restarts = match opts.init {
+        KMeansInit::PlusPlus => opts.restarts,
+        KMeansInit::EvenlySpaced => 1,
+    };
+    let seeds: Vec<u64> = (0..restarts).map(|_| master.next_u64()).collect();
     let fits: Vec<KMeansFit> = seeds
         .par_iter()
-        .map(|&seed| lloyd(&points, k, opts.max_iter, tol, seed))
+        .map(|&seed| lloyd(&points, k, opts, tol, seed))
         .collect();
     // The earliest restart wins ties, whatever order the threads finished in.
     fits.into_iter()
@@ -115,20 +175,23 @@ pub fn kmeans(x: &DMatrix<f64>, k: usize, opts: &KMeansOptions) -> Result<KMeans
         .ok_or_else(|| Error::invalid("restarts", "must be at least 1"))
 }
 
-/// The data as contiguous rows (point-major), for cache-friendly distance loops.
-struct Points {
+/// The data as contiguous rows (point-major), for cache-friendly distance loops, and the
+/// caller's labelling kernel with the data as it takes them.
+struct Points<'a> {
     rows: Vec<f64>,
     n: usize,
     p: usize,
+    nearest: Option<(&'a DMatrix<f64>, NearestCentres<'a>)>,
 }
 
-impl Points {
-    fn new(x: &DMatrix<f64>) -> Self {
+impl<'a> Points<'a> {
+    fn new(x: &DMatrix<f64>, nearest: Option<(&'a DMatrix<f64>, NearestCentres<'a>)>) -> Self {
         let (n, p) = x.shape();
         Points {
             rows: x.transpose().as_slice().to_vec(),
             n,
             p,
+            nearest,
         }
     }
 
@@ -153,16 +216,21 @@ fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
 }
 
-/// One restart: k-means++ seeding, then Lloyd iterations.
-fn lloyd(x: &Points, k: usize, max_iter: usize, tol: f64, seed: u64) -> KMeansFit {
-    let mut rng = seeded_rng(seed);
-    let mut centres = kmeans_plus_plus(x, k, &mut rng);
-    let (mut labels, mut dist) = assign(x, &mut centres, k);
+/// One restart: the start, then Lloyd iterations.
+fn lloyd(x: &Points, k: usize, opts: &KMeansOptions, tol: f64, seed: u64) -> KMeansFit {
+    let mut centres = match opts.init {
+        KMeansInit::PlusPlus => kmeans_plus_plus(x, k, &mut seeded_rng(seed)),
+        KMeansInit::EvenlySpaced => (0..k)
+            .flat_map(|j| x.row(evenly_spaced_row(j, k, x.n)).to_vec())
+            .collect(),
+    };
+    let reseed = opts.empty == EmptyClusters::Reseed;
+    let (mut labels, mut dist) = assign(x, &mut centres, k, reseed);
     let mut iterations = 0;
-    while iterations < max_iter {
+    while iterations < opts.max_iter {
         iterations += 1;
         let moved = update_centres(x, &labels, &mut centres, k);
-        let (new_labels, new_dist) = assign(x, &mut centres, k);
+        let (new_labels, new_dist) = assign(x, &mut centres, k, reseed);
         let unchanged = new_labels == labels;
         labels = new_labels;
         dist = new_dist;
@@ -176,6 +244,21 @@ fn lloyd(x: &Points, k: usize, max_iter: usize, tol: f64, seed: u64) -> KMeansFi
         inertia: dist.iter().sum(),
         iterations,
     }
+}
+
+/// Row `floor(1 + j (n-1)/(k-1)) - 1` (0-based) for centre `j` of `k` over `n` rows, as
+/// numpy's `linspace` computes it: `1 + j step` with `step = (n - 1) / (k - 1)`, the last
+/// one exactly `n`.
+fn evenly_spaced_row(j: usize, k: usize, n: usize) -> usize {
+    if k == 1 {
+        return 0;
+    }
+    if j == k - 1 {
+        return n - 1;
+    }
+    let step = (n as f64 - 1.0) / (k as f64 - 1.0);
+    let x = j as f64 * step + 1.0;
+    (x.floor() as usize).clamp(1, n) - 1
 }
 
 /// k-means++ seeding; centres as contiguous rows (k x p).
@@ -212,25 +295,39 @@ fn kmeans_plus_plus(x: &Points, k: usize, rng: &mut impl Rng) -> Vec<f64> {
     chosen.iter().flat_map(|&i| x.row(i).to_vec()).collect()
 }
 
-/// Nearest centre of every point (ties to the smaller index) and the squared distance to
-/// it; then every empty cluster takes the point farthest from its centre among clusters
-/// with more than one point (ties to the smaller point index), and that point becomes the
-/// cluster's centre.
-fn assign(x: &Points, centres: &mut [f64], k: usize) -> (Vec<usize>, Vec<f64>) {
+/// Nearest centre of every point (ties to the smaller index; by the caller's kernel if it
+/// gave one) and the squared distance to it; then, with `reseed`, every empty cluster
+/// takes the point farthest from its centre among clusters with more than one point (ties
+/// to the smaller point index), and that point becomes the cluster's centre.
+fn assign(x: &Points, centres: &mut [f64], k: usize, reseed: bool) -> (Vec<usize>, Vec<f64>) {
     let p = x.p;
-    let (mut labels, mut dist): (Vec<usize>, Vec<f64>) = (0..x.n)
-        .into_par_iter()
-        .map(|i| {
-            let mut best = (0, f64::INFINITY);
-            for c in 0..k {
-                let d = sq_dist(x.row(i), &centres[c * p..(c + 1) * p]);
-                if d < best.1 {
-                    best = (c, d);
+    let (mut labels, mut dist): (Vec<usize>, Vec<f64>) = match x.nearest {
+        Some((data, nearest)) => {
+            let labels = nearest(data, &DMatrix::from_row_slice(k, p, centres));
+            let dist = labels
+                .par_iter()
+                .enumerate()
+                .map(|(i, &c)| sq_dist(x.row(i), &centres[c * p..(c + 1) * p]))
+                .collect();
+            (labels, dist)
+        }
+        None => (0..x.n)
+            .into_par_iter()
+            .map(|i| {
+                let mut best = (0, f64::INFINITY);
+                for c in 0..k {
+                    let d = sq_dist(x.row(i), &centres[c * p..(c + 1) * p]);
+                    if d < best.1 {
+                        best = (c, d);
+                    }
                 }
-            }
-            best
-        })
-        .unzip();
+                best
+            })
+            .unzip(),
+    };
+    if !reseed {
+        return (labels, dist);
+    }
     let mut counts = vec![0usize; k];
     for &l in &labels {
         counts[l] += 1;
@@ -256,8 +353,8 @@ fn assign(x: &Points, centres: &mut [f64], k: usize) -> (Vec<usize>, Vec<f64>) {
     (labels, dist)
 }
 
-/// Moves every centre to the mean of its points (all clusters are non-empty) and returns
-/// the sum of squared moves.
+/// Moves every centre to the mean of its points (an empty cluster keeps its centre) and
+/// returns the sum over clusters of their squared moves.
 fn update_centres(x: &Points, labels: &[usize], centres: &mut [f64], k: usize) -> f64 {
     let p = x.p;
     let mut sums = vec![0.0; k * p];
@@ -270,11 +367,16 @@ fn update_centres(x: &Points, labels: &[usize], centres: &mut [f64], k: usize) -
     }
     let mut moved = 0.0;
     for c in 0..k {
+        if counts[c] == 0 {
+            continue;
+        }
+        let mut own = 0.0;
         for f in 0..p {
             let mean = sums[c * p + f] / counts[c] as f64;
-            moved += (mean - centres[c * p + f]).powi(2);
+            own += (mean - centres[c * p + f]).powi(2);
             centres[c * p + f] = mean;
         }
+        moved += own;
     }
     moved
 }
@@ -365,6 +467,59 @@ mod tests {
         labels.sort_unstable();
         assert_eq!(labels, (0..7).collect::<Vec<_>>());
         assert_eq!(fit.inertia, 0.0);
+    }
+
+    #[test]
+    fn evenly_spaced_start_rows() {
+        let rows: Vec<usize> = (0..7).map(|j| evenly_spaced_row(j, 7, 37)).collect();
+        assert_eq!(rows, [0, 6, 12, 18, 24, 30, 36]);
+        // linspace(1, 100, 30): 1, 4.41.., 7.82.., 11.24.. -> 0-based 0, 3, 6, 10.
+        let rows: Vec<usize> = (0..4).map(|j| evenly_spaced_row(j, 30, 100)).collect();
+        assert_eq!(rows, [0, 3, 6, 10]);
+        assert_eq!(evenly_spaced_row(29, 30, 100), 99);
+    }
+
+    #[test]
+    fn evenly_spaced_start_with_kept_empty_centres_and_a_caller_kernel() {
+        // k = 3 starts from rows 0, 2, 4 = (0, 0, 9): ties go to the first centre at 0, so
+        // the second one is left empty and keeps its place.
+        let x = DMatrix::from_column_slice(5, 1, &[0.0, 0.0, 0.0, 8.0, 9.0]);
+        let opts = KMeansOptions {
+            init: KMeansInit::EvenlySpaced,
+            empty: EmptyClusters::KeepCentre,
+            ..KMeansOptions::default()
+        };
+        let fit = kmeans(&x, 3, &opts).unwrap();
+        assert_eq!(fit.labels, [0, 0, 0, 2, 2]);
+        assert_eq!(fit.centres.as_slice(), &[0.0, 0.0, 8.5]);
+        // The same through a caller's labelling kernel.
+        let nearest = |x: &DMatrix<f64>, c: &DMatrix<f64>| -> Vec<usize> {
+            x.row_iter()
+                .map(|r| {
+                    (0..c.nrows())
+                        .min_by(|&a, &b| {
+                            (r - c.row(a))
+                                .norm_squared()
+                                .total_cmp(&(r - c.row(b)).norm_squared())
+                        })
+                        .unwrap()
+                })
+                .collect()
+        };
+        assert_eq!(kmeans_with(&x, 3, &opts, &nearest).unwrap(), fit);
+        // With re-seeding every cluster is used.
+        let reseeded = kmeans(
+            &x,
+            3,
+            &KMeansOptions {
+                empty: EmptyClusters::Reseed,
+                ..opts
+            },
+        )
+        .unwrap();
+        for c in 0..3 {
+            assert!(reseeded.labels.contains(&c));
+        }
     }
 
     #[test]

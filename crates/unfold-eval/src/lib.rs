@@ -58,7 +58,9 @@ pub use gplvm_score::{
     gplvm_log_likelihood, gplvm_score, GplvmHyperparameters, GplvmScore, GplvmScoreOptions,
 };
 pub use heldout::{heldout_log_density, HeldOutScore};
-pub use kmeans::{kmeans, KMeansFit, KMeansOptions};
+pub use kmeans::{
+    kmeans, kmeans_with, EmptyClusters, KMeansFit, KMeansInit, KMeansOptions, NearestCentres,
+};
 pub use knn::loo_1nn_accuracy;
 pub use neighbourhood::{continuity, trustworthiness};
 pub use procrustes::{procrustes, procrustes_error, Procrustes};

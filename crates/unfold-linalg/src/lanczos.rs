@@ -17,7 +17,7 @@
 //! that a single-vector Krylov space cannot separate.
 
 use crate::check::check_q;
-use crate::eigen::{fix_signs, small_sym_eigen, SymEigen};
+use crate::dense_eigen::{fix_signs, small_sym_eigen, SymEigen};
 use crate::operator::SymOperator;
 use faer::linalg::matmul::matmul;
 use faer::Par;
@@ -689,7 +689,7 @@ fn random_column(n: usize, rng: &mut impl Rng) -> DMatrix<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eigen::sym_eigen;
+    use crate::dense_eigen::sym_eigen;
     use crate::test_util::*;
 
     /// Checks `got` against the full decomposition at positions `idx`: values to 1e-8,

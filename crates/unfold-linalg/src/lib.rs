@@ -35,6 +35,7 @@
 
 mod check;
 pub mod cholesky;
+pub mod dense_eigen;
 pub mod distance;
 pub mod eigen;
 pub mod lanczos;

@@ -44,6 +44,7 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::ops::Range;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_eval::{kmeans_with, EmptyClusters, KMeansInit, KMeansOptions};
 use unfold_graph::minimum_spanning_tree_dense;
 use unfold_linalg::view::{as_faer, as_faer_mut, par_for};
 use unfold_linalg::{
@@ -162,7 +163,7 @@ impl DdrTreeParams {
         let c = if k == n {
             z.clone()
         } else {
-            kmeans_evenly_started(&z, k)
+            kmeans_evenly_started(&z, k)?
         };
         let state = State { w, z, c };
         let run = match self.compat {
@@ -771,64 +772,27 @@ pub(crate) fn mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
     out
 }
 
-/// Lloyd's k-means on the rows of `z` started from the rows `floor(linspace(1, N, K)) - 1`
-/// (the R package's `seq(1, N, length.out = K)` subsetting), at most [`KMEANS_ROUNDS`]
-/// rounds, stopping early when the assignments no longer change or the squared centre
-/// shift is at most `1e-4` times the mean per-column variance. An empty cluster keeps its
-/// previous centre.
-pub(crate) fn kmeans_evenly_started(z: &DMatrix<f64>, k: usize) -> DMatrix<f64> {
-    let (n, d) = z.shape();
-    let mut c = DMatrix::from_fn(k, d, |j, col| z[(evenly_spaced_row(j, k, n), col)]);
-    let mean_var = (0..d).map(|col| z.column(col).variance()).sum::<f64>() / d as f64;
-    let threshold = KMEANS_TOL * mean_var;
-    let mut labels = vec![usize::MAX; n];
-    for _ in 0..KMEANS_ROUNDS {
-        let nearest = nearest_centres(z, &c);
-        let changed = nearest != labels;
-        labels = nearest;
-        if !changed {
-            break;
-        }
-        let mut sums = DMatrix::zeros(k, d);
-        let mut counts = vec![0usize; k];
-        for (i, &l) in labels.iter().enumerate() {
-            counts[l] += 1;
-            let mut row = sums.row_mut(l);
-            row += z.row(i);
-        }
-        let mut shift = 0.0;
-        for (j, &count) in counts.iter().enumerate() {
-            if count > 0 {
-                let new = sums.row(j) / count as f64;
-                shift += (&new - c.row(j)).norm_squared();
-                c.row_mut(j).copy_from(&new);
-            }
-        }
-        if shift <= threshold {
-            break;
-        }
-    }
-    c
+/// The R package's k-means start of the centres: Lloyd's k-means on the rows of `z`
+/// (`unfold_eval::kmeans_with`) started from the rows `floor(linspace(1, N, K)) - 1` (the
+/// package's `seq(1, N, length.out = K)` subsetting), at most [`KMEANS_ROUNDS`] rounds,
+/// stopping early when the assignments no longer change or the squared centre shift is at
+/// most [`KMEANS_TOL`] times the mean per-column variance. An empty cluster keeps its
+/// previous centre. The labels come from the vectorised [`nearest_centres`].
+pub(crate) fn kmeans_evenly_started(z: &DMatrix<f64>, k: usize) -> Result<DMatrix<f64>> {
+    let opts = KMeansOptions {
+        max_iter: KMEANS_ROUNDS,
+        tol: KMEANS_TOL,
+        init: KMeansInit::EvenlySpaced,
+        empty: EmptyClusters::KeepCentre,
+        ..KMeansOptions::default()
+    };
+    Ok(kmeans_with(z, k, &opts, &nearest_centres)?.centres)
 }
 
 /// Rounds of Lloyd's k-means in the centre initialisation (the R port's `max_iter = 10`).
 const KMEANS_ROUNDS: usize = 10;
 /// Relative centre-shift tolerance of the k-means initialisation.
 const KMEANS_TOL: f64 = 1e-4;
-
-/// Row `floor(1 + j (N-1)/(K-1)) - 1` (0-based) for centre `j` of `K` over `N` rows.
-fn evenly_spaced_row(j: usize, k: usize, n: usize) -> usize {
-    if k == 1 {
-        return 0;
-    }
-    if j == k - 1 {
-        return n - 1;
-    }
-    // numpy's linspace: start + j * step with step = (stop - start) / (K - 1).
-    let step = (n as f64 - 1.0) / (k as f64 - 1.0);
-    let x = j as f64 * step + 1.0;
-    (x.floor() as usize).clamp(1, n) - 1
-}
 
 pub use registration::DdrTreeMethod;
 
@@ -980,7 +944,7 @@ mod tests {
         let problem = Problem::new(y, 3.0, sigma, 2.0, 2);
         let w = top_eigenvectors(&problem.yty, 2).unwrap();
         let z = y * &w;
-        let c = kmeans_evenly_started(&z, k);
+        let c = kmeans_evenly_started(&z, k).unwrap();
         let edges = spanning_tree(&c).unwrap();
         let lap = tree_laplacian(&edges, k);
         let assign = soft_assign_to(&z, &c, sigma, tree_order(&edges, k));
@@ -1330,16 +1294,6 @@ mod tests {
         assert!((r_residual_term(&e, 2).unwrap() - top2 * top2).abs() < 1e-10);
         let s = svd.singular_values.max();
         assert!((r_residual_term(&e, 4).unwrap() - s.powi(4)).abs() < 1e-9 * s.powi(4));
-    }
-
-    #[test]
-    fn centres_start_at_evenly_spaced_rows() {
-        let rows: Vec<usize> = (0..7).map(|j| evenly_spaced_row(j, 7, 37)).collect();
-        assert_eq!(rows, [0, 6, 12, 18, 24, 30, 36]);
-        // linspace(1, 100, 30): 1, 4.41.., 7.82.., 11.24.. -> 0-based 0, 3, 6, 10.
-        let rows: Vec<usize> = (0..4).map(|j| evenly_spaced_row(j, 30, 100)).collect();
-        assert_eq!(rows, [0, 3, 6, 10]);
-        assert_eq!(evenly_spaced_row(29, 30, 100), 99);
     }
 
     #[test]

@@ -10,13 +10,13 @@
 //!
 //! and embeds with the top-q eigenpairs of `K`, `X = V Lambda^{1/2}` (CMDS scaling).
 //!
-//! **Exact solver** (submodule `interior_point`). `K = V X V^T` with `V` an orthonormal basis of
+//! **Exact solver** (submodule `exact`). `K = V X V^T` with `V` an orthonormal basis of
 //! the face of the PSD cone that holds every feasible `K` (submodule `face`: the complement of `1`
 //! and of the affine dependencies within graph cliques), so that the program in `X` has a
 //! strictly feasible point. The dual is strictly feasible whenever `G` is connected and
-//! the data's own centred Gram matrix is feasible, so the optimum exists. It is found by an
-//! infeasible primal-dual path-following method with the HKM direction and Mehrotra's
-//! predictor-corrector; for rank-one constraints the Schur complement is an m x m Hadamard
+//! the data's own centred Gram matrix is feasible, so the optimum exists. It is found by
+//! `unfold_sdp`'s infeasible primal-dual path-following method (HKM direction, Mehrotra's
+//! predictor-corrector); for rank-one constraints the Schur complement is an m x m Hadamard
 //! product for m edges, so one iteration costs `O(n^3 + m^3)`.
 //!
 //! **Laplacian-basis approximation** (submodule `laplacian_basis`; Weinberger, Sha, Zhu & Saul,
@@ -29,21 +29,18 @@
 //! (`blas-src`/`lapack-src`), none of which builds without a system library, Fortran or a
 //! download (see `docs/methods/mvu.md`).
 
+mod exact;
 mod face;
-mod interior_point;
 mod laplacian_basis;
 
 use crate::neighbourhood::GraphSpec;
 use crate::orient::orient_columns;
 use crate::traits::{check_fit_input, Embedding};
-use faer::linalg::matmul::matmul;
-use faer::Accum;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
 use unfold_graph::{NeighbourGraph, Weighting};
 use unfold_linalg::sym_eigen;
-use unfold_linalg::view::{as_faer, as_faer_mut, par};
 
 /// Default largest number of points for the exact SDP (see [`MvuParams::max_points`] and
 /// the timings in `docs/methods/mvu.md`).
@@ -164,7 +161,7 @@ impl MvuParams {
         let b: Vec<f64> = d.iter().map(|v| v / scale).collect();
         let (solution, solver) = match self.basis {
             None => (
-                interior_point::solve_exact(
+                exact::solve_exact(
                     face::face_basis(y, &graph)?,
                     &edges,
                     &b,
@@ -267,26 +264,6 @@ fn embed(k: &DMatrix<f64>, q: usize) -> Result<(DVector<f64>, DMatrix<f64>)> {
         col *= l.sqrt();
     }
     Ok((values, coords))
-}
-
-/// `op(a) op(b)` on faer, `op` the transpose when the flag is set.
-fn mul(a: &DMatrix<f64>, ta: bool, b: &DMatrix<f64>, tb: bool) -> DMatrix<f64> {
-    let (fa, fb) = (as_faer(a), as_faer(b));
-    let fa = if ta { fa.transpose() } else { fa };
-    let fb = if tb { fb.transpose() } else { fb };
-    let mut c = DMatrix::zeros(fa.nrows(), fb.ncols());
-    matmul(as_faer_mut(&mut c), Accum::Replace, fa, fb, 1.0, par());
-    c
-}
-
-/// `(a + a^T) / 2`.
-fn sym(a: &DMatrix<f64>) -> DMatrix<f64> {
-    (a + a.transpose()) * 0.5
-}
-
-/// `<a, b> = tr(a^T b)`.
-fn inner(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
-    a.iter().zip(b.iter()).map(|(x, y)| x * y).sum()
 }
 
 /// What an SDP solver returns: `K` (n x n, in units of the mean squared edge length), the

@@ -1,11 +1,11 @@
 //! Facial reduction of the MVU program: the face of the PSD cone that holds every
 //! feasible Gram matrix, from centring and the affine dependencies of graph cliques.
 
-use super::mul;
 use nalgebra::{DMatrix, DVector};
 use unfold_core::{Error, Result};
 use unfold_graph::NeighbourGraph;
 use unfold_linalg::sym_eigen;
+use unfold_sdp::dense::mul;
 
 /// Maximal cliques of the graph (Bron & Kerbosch 1973 with Tomita's pivot), each listed
 /// once from its lowest-numbered vertex.

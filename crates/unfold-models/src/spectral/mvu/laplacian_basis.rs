@@ -1,10 +1,11 @@
 //! The graph-Laplacian-basis approximation of MVU (Weinberger, Sha, Zhu & Saul 2006).
 
-use super::{mul, sym, MvuParams, SdpSolution};
+use super::{MvuParams, SdpSolution};
 use nalgebra::{DMatrix, DVector};
 use unfold_core::{Error, Result};
 use unfold_graph::NeighbourGraph;
 use unfold_linalg::{smallest_eigenpairs, Cholesky, CsrMatrix, SymMatrix};
+use unfold_sdp::dense::{mul, sym};
 
 /// Newton's method on the barrier stops when half the squared Newton decrement, a bound on
 /// the distance to the central point, is below this.
@@ -171,10 +172,11 @@ pub(super) fn solve_basis(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spectral::mvu::{inner, MvuSolver};
+    use crate::spectral::mvu::MvuSolver;
     use unfold_data::synthetic::swiss_roll;
     use unfold_graph::Weighting;
     use unfold_linalg::sym_eigen;
+    use unfold_sdp::dense::inner;
 
     #[test]
     fn basis_variant_meets_its_optimality_conditions() {
