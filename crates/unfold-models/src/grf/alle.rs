@@ -256,12 +256,15 @@ mod registration {
     use unfold_core::EvidenceKind;
     use unfold_vem::Observer;
 
+    const ABOUT: &str =
+        "acyclic locally linear embedding: an exact field from regressions on later points";
+
     /// Acyclic LLE.
     pub struct AlleMethod;
 
     impl Method for AlleMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo::new("alle", Family::RandomField, "acyclic locally linear embedding: an exact field from regressions on later points")
+            MethodInfo::new("alle", Family::RandomField, ABOUT)
 .params([ParamSpec::k(),
                     ParamSpec::real(
                         "reg",

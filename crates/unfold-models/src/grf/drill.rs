@@ -271,12 +271,15 @@ mod registration {
     use unfold_core::{Convergence, EvidenceKind};
     use unfold_vem::Observer;
 
+    const ABOUT: &str =
+        "dimensionality reduction by L1-penalised likelihood (the graphical lasso on points)";
+
     /// DRILL.
     pub struct DrillMethod;
 
     impl Method for DrillMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo::new("drill", Family::RandomField, "dimensionality reduction by L1-penalised likelihood (the graphical lasso on points)")
+            MethodInfo::new("drill", Family::RandomField, ABOUT)
 .params([ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec {

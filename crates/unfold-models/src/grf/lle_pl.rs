@@ -138,12 +138,14 @@ mod registration {
     use unfold_core::EvidenceKind;
     use unfold_vem::Observer;
 
+    const ABOUT: &str = "LLE as a field fitted by pseudo-likelihood";
+
     /// LLE as a pseudo-likelihood field.
     pub struct LlePlMethod;
 
     impl Method for LlePlMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo::new("lle-pl", Family::RandomField, "LLE as a field fitted by pseudo-likelihood")
+            MethodInfo::new("lle-pl", Family::RandomField, ABOUT)
 .params([ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec::real(

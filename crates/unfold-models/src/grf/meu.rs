@@ -564,12 +564,14 @@ mod registration {
     use unfold_core::{Convergence, EvidenceKind};
     use unfold_vem::Observer;
 
+    const ABOUT: &str = "maximum entropy unfolding: a field with one precision per kNN edge, fitted by maximum likelihood";
+
     /// Maximum entropy unfolding.
     pub struct MeuMethod;
 
     impl Method for MeuMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo::new("meu", Family::RandomField, "maximum entropy unfolding: a field with one precision per kNN edge, fitted by maximum likelihood")
+            MethodInfo::new("meu", Family::RandomField, ABOUT)
 .params([ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec::real(

@@ -805,12 +805,14 @@ mod registration {
     use unfold_core::{Convergence, EvidenceKind};
     use unfold_vem::Observer;
 
+    const ABOUT: &str = "discriminative dimensionality reduction with a tree over K centres (reversed graph embedding, as in Monocle 2)";
+
     /// DDRTree.
     pub struct DdrTreeMethod;
 
     impl Method for DdrTreeMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo::new("ddrtree", Family::Regularised, "discriminative dimensionality reduction with a tree over K centres (reversed graph embedding, as in Monocle 2)")
+            MethodInfo::new("ddrtree", Family::Regularised, ABOUT)
 .params([ParamSpec::real_auto(
                         "lambda",
                         "5 N (the R package's)",

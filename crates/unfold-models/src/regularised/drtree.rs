@@ -192,20 +192,22 @@ mod registration {
     use unfold_core::{Convergence, EvidenceKind};
     use unfold_vem::Observer;
 
+    const ABOUT: &str = "dimensionality reduction with a spanning tree over the embedded points (lambda = 0 is PCA)";
+
     /// DRTree.
     pub struct DrTreeMethod;
 
     impl Method for DrTreeMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo::new("drtree", Family::Regularised, "dimensionality reduction with a spanning tree over the embedded points (lambda = 0 is PCA)")
-.params([ParamSpec::real(
-                        "lambda",
-                        1.0,
-                        Interval::NON_NEGATIVE,
-                        "mpme: the weight of the log-determinant; drtree: the tree penalty; \
+            MethodInfo::new("drtree", Family::Regularised, ABOUT)
+                .params([ParamSpec::real(
+                    "lambda",
+                    1.0,
+                    Interval::NON_NEGATIVE,
+                    "mpme: the weight of the log-determinant; drtree: the tree penalty; \
                          ddrtree: the weight of the tree term",
-                    ),])
-.evidence(EvidenceKind::Objective)
+                )])
+                .evidence(EvidenceKind::Objective)
         }
 
         fn fit(

@@ -552,12 +552,14 @@ mod registration {
     use unfold_core::{Convergence, EvidenceKind};
     use unfold_vem::Observer;
 
+    const ABOUT: &str = "maximum posterior manifold embedding: a graph learned over all pairs with a log-determinant prior";
+
     /// Maximum posterior manifold embedding.
     pub struct MpmeMethod;
 
     impl Method for MpmeMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo::new("mpme", Family::Regularised, "maximum posterior manifold embedding: a graph learned over all pairs with a log-determinant prior")
+            MethodInfo::new("mpme", Family::Regularised, ABOUT)
 .params([ParamSpec::real(
                         "lambda",
                         MpmeParams::new(2).lambda,

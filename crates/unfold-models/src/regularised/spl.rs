@@ -591,12 +591,15 @@ mod registration {
     use unfold_core::{Convergence, EvidenceKind};
     use unfold_vem::Observer;
 
+    const ABOUT: &str =
+        "structure-preserving learning: a posterior regularised by expected kNN distances";
+
     /// Structure-preserving learning.
     pub struct SplMethod;
 
     impl Method for SplMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo::new("spl", Family::Regularised, "structure-preserving learning: a posterior regularised by expected kNN distances")
+            MethodInfo::new("spl", Family::Regularised, ABOUT)
 .params([ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec::real(

@@ -211,12 +211,15 @@ mod registration {
     use unfold_core::EvidenceKind;
     use unfold_vem::Observer;
 
+    const ABOUT: &str =
+        "locally linear embedding (evidence: the field s M + gamma I with s fitted)";
+
     /// Locally linear embedding.
     pub struct LleMethod;
 
     impl Method for LleMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo::new("lle", Family::Spectral, "locally linear embedding (evidence: the field s M + gamma I with s fitted)")
+            MethodInfo::new("lle", Family::Spectral, ABOUT)
 .params([ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec::real(

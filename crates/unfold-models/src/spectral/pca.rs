@@ -104,12 +104,14 @@ mod registration {
     use crate::registry::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
     use unfold_vem::Observer;
 
+    const ABOUT: &str = "principal component analysis";
+
     /// Principal component analysis.
     pub struct PcaMethod;
 
     impl Method for PcaMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo::new("pca", Family::Spectral, "principal component analysis").projects()
+            MethodInfo::new("pca", Family::Spectral, ABOUT).projects()
         }
 
         fn fit(
