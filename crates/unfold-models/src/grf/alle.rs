@@ -265,12 +265,14 @@ mod registration {
     impl Method for AlleMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("alle", Family::RandomField, ABOUT)
-.params([ParamSpec::k(),
+                .params([
+                    ParamSpec::k(),
                     ParamSpec::real(
                         "reg",
                         AlleParams::new(2, 10).reg,
                         Interval::NON_NEGATIVE,
-                        "lle, alle, lle-pl: regulariser of the local Gram matrix, relative to its trace",
+                        "lle, alle, lle-pl: regulariser of the local Gram matrix, \
+                         relative to its trace",
                     ),
                     crate::grf::scaling_param(),
                     ParamSpec::choice(
@@ -279,9 +281,10 @@ mod registration {
                         &["random", "pc"],
                         "alle: order of the points (parents come later): a random permutation \
                          from --seed, or along the first principal component",
-                    ),])
-.evidence(EvidenceKind::LogLikelihood)
-.projects()
+                    ),
+                ])
+                .evidence(EvidenceKind::LogLikelihood)
+                .projects()
         }
 
         fn fit(

@@ -280,7 +280,8 @@ mod registration {
     impl Method for DrillMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("drill", Family::RandomField, ABOUT)
-.params([ParamSpec::k(),
+                .params([
+                    ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec {
                         name: "rho",
@@ -292,10 +293,12 @@ mod registration {
                     },
                     ParamSpec::flag(
                         "all_pairs",
-                        "drill: all pairs of points as neighbours (the L1 penalty alone picks the structure)",
+                        "drill: all pairs of points as neighbours (the L1 penalty \
+                         alone picks the structure)",
                     ),
-                    crate::grf::scaling_param(),])
-.evidence(EvidenceKind::LogLikelihood)
+                    crate::grf::scaling_param(),
+                ])
+                .evidence(EvidenceKind::LogLikelihood)
         }
 
         fn fit(

@@ -146,21 +146,25 @@ mod registration {
     impl Method for LlePlMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("lle-pl", Family::RandomField, ABOUT)
-.params([ParamSpec::k(),
+                .params([
+                    ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec::real(
                         "reg",
                         LlePlParams::new(2, 10).reg,
                         Interval::NON_NEGATIVE,
-                        "lle, alle, lle-pl: regulariser of the local Gram matrix, relative to its trace",
+                        "lle, alle, lle-pl: regulariser of the local Gram matrix, \
+                         relative to its trace",
                     ),
                     ParamSpec::flag(
                         "unit_precision",
-                        "lle-pl: fix every precision m_ii to 1 (standard LLE) instead of estimating it",
+                        "lle-pl: fix every precision m_ii to 1 (standard LLE) instead \
+                         of estimating it",
                     ),
-                    crate::grf::scaling_param(),])
-.evidence(EvidenceKind::PseudoLogLikelihood)
-.projects()
+                    crate::grf::scaling_param(),
+                ])
+                .evidence(EvidenceKind::PseudoLogLikelihood)
+                .projects()
         }
 
         fn fit(

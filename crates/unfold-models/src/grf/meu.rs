@@ -572,13 +572,15 @@ mod registration {
     impl Method for MeuMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("meu", Family::RandomField, ABOUT)
-.params([ParamSpec::k(),
+                .params([
+                    ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec::real(
                         "gamma",
                         DEFAULT_GAMMA,
                         Interval::NON_NEGATIVE,
-                        "meu: precision of the base density, L + gamma I (0 for the pseudo-inverse)",
+                        "meu: precision of the base density, L + gamma I (0 for the \
+                         pseudo-inverse)",
                     ),
                     crate::grf::scaling_param(),
                     ParamSpec::real(
@@ -587,10 +589,11 @@ mod registration {
                         Interval::POSITIVE,
                         "meu: stop when the largest projected gradient entry of the scaled \
                          multipliers is at most this",
-                    ),])
-.evidence(EvidenceKind::LogLikelihood)
-.projects()
-.takes_graph()
+                    ),
+                ])
+                .evidence(EvidenceKind::LogLikelihood)
+                .projects()
+                .takes_graph()
         }
 
         fn fit(

@@ -876,7 +876,8 @@ mod registration {
             MethodInfo::new(
                 "lllvm",
                 Family::LatentVariable,
-                "the locally linear latent variable model, fitted by variational EM",
+                "the locally linear latent variable model, fitted by \
+                 variational EM",
             )
             .params([
                 ParamSpec::k(),
@@ -892,7 +893,8 @@ mod registration {
                     "epsilon",
                     LlLvmParams::new(2, 10).epsilon,
                     Interval::POSITIVE,
-                    "lllvm: the fixed epsilon of the prior on the maps and of the likelihood",
+                    "lllvm: the fixed epsilon of the prior on the maps and of the \
+                     likelihood",
                 ),
                 ParamSpec::count(
                     "max_iter",
@@ -904,13 +906,15 @@ mod registration {
                     "restarts",
                     1,
                     1,
-                    "lllvm: seeded restarts (seeds seed, seed + 1, ...); the best bound is kept",
+                    "lllvm: seeded restarts (seeds seed, seed + 1, ...); the best \
+                     bound is kept",
                 ),
                 ParamSpec::choice(
                     "init",
                     "random",
                     &["random", "spectral"],
-                    "lllvm: the start of q(C): the authors' random one or from Laplacian eigenmaps",
+                    "lllvm: the start of q(C): the authors' random one or from \
+                     Laplacian eigenmaps",
                 ),
                 ParamSpec::choice(
                     "preprocess",

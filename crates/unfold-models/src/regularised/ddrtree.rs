@@ -813,7 +813,8 @@ mod registration {
     impl Method for DdrTreeMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("ddrtree", Family::Regularised, ABOUT)
-.params([ParamSpec::real_auto(
+                .params([
+                    ParamSpec::real_auto(
                         "lambda",
                         "5 N (the R package's)",
                         Interval::POSITIVE,
@@ -824,7 +825,8 @@ mod registration {
                         "sigma",
                         DdrTreeParams::new(2).sigma,
                         Interval::POSITIVE,
-                        "ddrtree: the bandwidth of the soft assignment of points to centres",
+                        "ddrtree: the bandwidth of the soft assignment of points to \
+                         centres",
                     ),
                     ParamSpec::real(
                         "gamma",
@@ -842,9 +844,11 @@ mod registration {
                         "compat",
                         "paper",
                         &["paper", "r"],
-                        "ddrtree: the paper's model (centred, objective checked) or the R package's conventions",
-                    ),])
-.evidence(EvidenceKind::Objective)
+                        "ddrtree: the paper's model (centred, objective checked) or \
+                         the R package's conventions",
+                    ),
+                ])
+                .evidence(EvidenceKind::Objective)
         }
 
         fn fit(

@@ -560,7 +560,8 @@ mod registration {
     impl Method for MpmeMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("mpme", Family::Regularised, ABOUT)
-.params([ParamSpec::real(
+                .params([
+                    ParamSpec::real(
                         "lambda",
                         MpmeParams::new(2).lambda,
                         Interval::POSITIVE,
@@ -571,9 +572,11 @@ mod registration {
                         "C",
                         MpmeParams::new(2).c,
                         Interval::POSITIVE_OR_INF,
-                        "spl, mpme: the bound C on the dual variables (slack penalty; inf for hard constraints)",
-                    ),])
-.evidence(EvidenceKind::Objective)
+                        "spl, mpme: the bound C on the dual variables (slack penalty; \
+                         inf for hard constraints)",
+                    ),
+                ])
+                .evidence(EvidenceKind::Objective)
         }
 
         fn fit(

@@ -600,7 +600,8 @@ mod registration {
     impl Method for SplMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("spl", Family::Regularised, ABOUT)
-.params([ParamSpec::k(),
+                .params([
+                    ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec::real(
                         "gamma",
@@ -612,9 +613,11 @@ mod registration {
                         "C",
                         SplParams::new(2).c,
                         Interval::POSITIVE_OR_INF,
-                        "spl, mpme: the bound C on the dual variables (slack penalty; inf for hard constraints)",
-                    ),])
-.evidence(EvidenceKind::Objective)
+                        "spl, mpme: the bound C on the dual variables (slack penalty; \
+                         inf for hard constraints)",
+                    ),
+                ])
+                .evidence(EvidenceKind::Objective)
         }
 
         fn fit(

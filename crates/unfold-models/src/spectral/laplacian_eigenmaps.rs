@@ -222,7 +222,8 @@ mod registration {
             MethodInfo::new(
                 "le",
                 Family::Spectral,
-                "Laplacian eigenmaps (evidence: the field s L + gamma I with s fitted)",
+                "Laplacian eigenmaps (evidence: the field s L + gamma I with \
+                 s fitted)",
             )
             .params([
                 ParamSpec::k(),
@@ -231,7 +232,8 @@ mod registration {
                     "weights",
                     "binary",
                     &["binary", "heat"],
-                    "le: edge weights, binary or the heat kernel exp(-d^2 / (2 sigma^2))",
+                    "le: edge weights, binary or the heat kernel exp(-d^2 / (2 \
+                     sigma^2))",
                 ),
                 ParamSpec::real_auto(
                     "sigma",

@@ -220,16 +220,19 @@ mod registration {
     impl Method for LleMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("lle", Family::Spectral, ABOUT)
-.params([ParamSpec::k(),
+                .params([
+                    ParamSpec::k(),
                     ParamSpec::graph(),
                     ParamSpec::real(
                         "reg",
                         LleParams::new(2, 10).reg,
                         Interval::NON_NEGATIVE,
-                        "lle, alle, lle-pl: regulariser of the local Gram matrix, relative to its trace",
-                    ),])
-.evidence(EvidenceKind::LogLikelihood)
-.projects()
+                        "lle, alle, lle-pl: regulariser of the local Gram matrix, \
+                         relative to its trace",
+                    ),
+                ])
+                .evidence(EvidenceKind::LogLikelihood)
+                .projects()
         }
 
         fn fit(

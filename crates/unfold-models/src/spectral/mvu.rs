@@ -293,7 +293,8 @@ mod registration {
             MethodInfo::new(
                 "mvu",
                 Family::Spectral,
-                "maximum variance unfolding (exact SDP, or in a Laplacian basis)",
+                "maximum variance unfolding (exact SDP, or in a Laplacian \
+                 basis)",
             )
             .params([
                 ParamSpec::k(),
