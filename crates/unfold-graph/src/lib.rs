@@ -13,6 +13,7 @@
 mod brute;
 mod components;
 mod graph;
+mod graph_spec;
 mod kdtree;
 mod knn;
 mod mst;
@@ -23,6 +24,7 @@ mod weights;
 
 pub use components::Components;
 pub use graph::NeighbourGraph;
+pub use graph_spec::GraphSpec;
 pub use knn::{
     duplicate_pairs, knn, knn_query, knn_query_with, knn_with, Knn, KnnAlgorithm, KD_TREE_MAX_DIM,
     MIN_TREE_QUERIES,

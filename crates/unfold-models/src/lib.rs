@@ -11,7 +11,6 @@
 
 pub mod grf;
 pub mod lvm;
-pub mod neighbourhood;
 mod orient;
 pub mod persist;
 pub mod regularised;
@@ -25,7 +24,6 @@ pub use grf::meu::{Meu, MeuField, MeuParams};
 pub use grf::regression::{LocalRegressions, PrecisionRule};
 pub use grf::{FieldFitOptions, FieldFitReport, FieldScaling, GaussianRandomField, Precision};
 pub use lvm::lllvm::{AlphaRule, LlLvm, LlLvmInit, LlLvmParams, LlLvmProblem, Preprocess};
-pub use neighbourhood::GraphSpec;
 pub use persist::FittedModel;
 pub use regularised::ddrtree::{Compat, DdrTree, DdrTreeParams};
 pub use regularised::drtree::{DrTree, DrTreeParams};
@@ -40,3 +38,4 @@ pub use spectral::lle::{Lle, LleParams};
 pub use spectral::mvu::{Mvu, MvuParams, MvuSolver};
 pub use spectral::pca::{Pca, PcaParams};
 pub use traits::{Embedding, OutOfSample, Projection};
+pub use unfold_graph::GraphSpec;

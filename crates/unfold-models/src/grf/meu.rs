@@ -24,11 +24,11 @@ use crate::grf::{
     laplacian_embedding, latent_scales, maximise_likelihood, FieldFitOptions, FieldFitReport,
     FieldScaling, GaussianRandomField, Precision, LOG_TAU,
 };
-use crate::neighbourhood::GraphSpec;
 use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_graph::GraphSpec;
 use unfold_graph::{duplicate_pairs, knn_query, NeighbourGraph, Weighting};
 use unfold_linalg::{Cholesky, CsrMatrix, SparseCholesky};
 

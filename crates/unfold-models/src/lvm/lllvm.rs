@@ -28,13 +28,13 @@ mod project;
 
 pub use project::LlLvmProjection;
 
-use crate::neighbourhood::GraphSpec;
 use crate::traits::{check_fit_input, embedding_with_graph_and_evidence};
 use moments::{Form, Graph};
 use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result, Rng};
+use unfold_graph::GraphSpec;
 use unfold_graph::{NeighbourGraph, Weighting};
 use unfold_linalg::Cholesky;
 use unfold_vem::LatentVariableModel;

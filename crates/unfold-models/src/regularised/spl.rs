@@ -21,7 +21,6 @@
 //! for `gamma = 0` kernel PCA on `(4L + I)^{-1}` (23).
 
 use crate::grf::{laplacian_embedding, FieldScaling};
-use crate::neighbourhood::GraphSpec;
 use crate::regularised::mpme::DistanceScale;
 use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
@@ -30,6 +29,7 @@ use crate::regularised::{
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
+use unfold_graph::GraphSpec;
 use unfold_graph::{knn, NeighbourGraph, Weighting};
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{sym_eigen, Cholesky};

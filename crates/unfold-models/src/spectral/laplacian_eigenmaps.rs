@@ -5,12 +5,12 @@
 //! `L f = mu D f`: the eigenvectors of the q smallest non-zero `mu` (the constant vector
 //! with `mu = 0` is dropped), normalised so that `F^T D F = I`.
 
-use crate::neighbourhood::GraphSpec;
 use crate::orient::orient_columns;
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
+use unfold_graph::GraphSpec;
 use unfold_graph::{NeighbourGraph, Weighting};
 use unfold_linalg::{smallest_generalized_eigenpairs, SymMatrix};
 

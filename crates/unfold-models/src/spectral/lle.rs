@@ -8,13 +8,13 @@
 //! `X^T X / n = I`. A new point is placed at `sum_j w_j x_j` with its weights computed the
 //! same way from its k nearest training points.
 
-use crate::neighbourhood::GraphSpec;
 use crate::orient::orient_columns;
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
+use unfold_graph::GraphSpec;
 use unfold_graph::{knn_query, NeighbourGraph, Weighting};
 use unfold_linalg::{smallest_eigenpairs, CsrMatrix, SymMatrix};
 

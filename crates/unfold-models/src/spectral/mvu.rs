@@ -33,7 +33,6 @@ mod face;
 mod interior_point;
 mod laplacian_basis;
 
-use crate::neighbourhood::GraphSpec;
 use crate::orient::orient_columns;
 use crate::traits::{check_fit_input, Embedding};
 use faer::linalg::matmul::matmul;
@@ -41,6 +40,7 @@ use faer::Accum;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
+use unfold_graph::GraphSpec;
 use unfold_graph::{NeighbourGraph, Weighting};
 use unfold_linalg::sym_eigen;
 use unfold_linalg::view::{as_faer, as_faer_mut, par};
