@@ -16,6 +16,7 @@ mod graph;
 mod graph_spec;
 mod kdtree;
 mod knn;
+mod laplacian;
 mod mst;
 mod order;
 mod paths;
@@ -29,6 +30,7 @@ pub use knn::{
     duplicate_pairs, knn, knn_query, knn_query_with, knn_with, Knn, KnnAlgorithm, KD_TREE_MAX_DIM,
     MIN_TREE_QUERIES,
 };
+pub use laplacian::Laplacian;
 pub use mst::{minimum_spanning_forest, minimum_spanning_tree, minimum_spanning_tree_dense};
 pub use order::acyclic_parents;
 pub use paths::{shortest_paths, shortest_paths_from};

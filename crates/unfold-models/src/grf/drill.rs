@@ -25,8 +25,7 @@ use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_glasso::{graphical_lasso, GlassoOptions, Penalty};
-use unfold_graph::GraphSpec;
-use unfold_graph::{NeighbourGraph, Weighting};
+use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 use unfold_linalg::Cholesky;
 
 /// Settings of [`Drill`].

@@ -16,8 +16,7 @@ use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
-use unfold_graph::GraphSpec;
-use unfold_graph::{NeighbourGraph, Weighting};
+use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 
 /// Settings of [`LlePl`].
 #[derive(Clone, Debug, PartialEq)]

@@ -34,8 +34,7 @@ use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result, Rng};
-use unfold_graph::GraphSpec;
-use unfold_graph::{NeighbourGraph, Weighting};
+use unfold_graph::{GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_linalg::Cholesky;
 use unfold_vem::LatentVariableModel;
 use unfold_vem::{Observer, Silent, VemOptions};
@@ -747,17 +746,15 @@ fn check_settings(params: &LlLvmParams) -> Result<()> {
     Ok(())
 }
 
-/// The dense 0/1 Laplacian `diag(G 1) - G`.
+/// The dense 0/1 Laplacian `L = diag(G 1_n) - G` (spec `lllvm.md` notation) of symmetric
+/// adjacency lists, each pair once from its lower end.
 fn laplacian(adj: &[Vec<usize>]) -> DMatrix<f64> {
-    let n = adj.len();
-    let mut l = DMatrix::zeros(n, n);
-    for (i, nb) in adj.iter().enumerate() {
-        l[(i, i)] = nb.len() as f64;
-        for &j in nb {
-            l[(i, j)] = -1.0;
-        }
-    }
-    l
+    let edges = adj.iter().enumerate().flat_map(|(i, nb)| {
+        nb.iter()
+            .filter(move |&&j| i < j)
+            .map(move |&j| (i, j, 1.0))
+    });
+    Laplacian::new(adj.len()).dense(edges)
 }
 
 /// Eigenvalues of the Laplacian of a connected graph, ascending, with the zero one exact.

@@ -44,7 +44,7 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::ops::Range;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
-use unfold_graph::minimum_spanning_tree_dense;
+use unfold_graph::{minimum_spanning_tree_dense, Laplacian};
 use unfold_linalg::view::{as_faer, as_faer_mut, par_for};
 use unfold_linalg::{
     largest_eigenpairs, pairwise_sq_dists, sq_dists_to, Cholesky, SymEigen, SymMatrix,
@@ -668,14 +668,7 @@ pub(crate) fn spanning_tree(c: &DMatrix<f64>) -> Result<Vec<(usize, usize, f64)>
 
 /// Dense Laplacian `diag(S 1) - S` of a tree with unit edge weights over `k` nodes.
 pub(crate) fn tree_laplacian(edges: &[(usize, usize, f64)], k: usize) -> DMatrix<f64> {
-    let mut lap = DMatrix::zeros(k, k);
-    for &(a, b, _) in edges {
-        lap[(a, a)] += 1.0;
-        lap[(b, b)] += 1.0;
-        lap[(a, b)] -= 1.0;
-        lap[(b, a)] -= 1.0;
-    }
-    lap
+    Laplacian::new(k).dense(edges.iter().map(|&(a, b, _)| (a, b, 1.0)))
 }
 
 /// Top-`dim` eigenvectors (descending eigenvalues) of a symmetric matrix.

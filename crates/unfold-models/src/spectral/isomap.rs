@@ -11,8 +11,9 @@ use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, P
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::Result;
-use unfold_graph::GraphSpec;
-use unfold_graph::{knn_query, shortest_paths, shortest_paths_from, NeighbourGraph, Weighting};
+use unfold_graph::{
+    knn_query, shortest_paths, shortest_paths_from, GraphSpec, NeighbourGraph, Weighting,
+};
 
 /// Settings of [`Isomap`].
 #[derive(Clone, Debug, PartialEq)]

@@ -10,8 +10,7 @@ use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
-use unfold_graph::GraphSpec;
-use unfold_graph::{NeighbourGraph, Weighting};
+use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 use unfold_linalg::{smallest_generalized_eigenpairs, SymMatrix};
 
 /// Edge weights of Laplacian eigenmaps.

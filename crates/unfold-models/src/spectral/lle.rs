@@ -14,8 +14,7 @@ use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
-use unfold_graph::GraphSpec;
-use unfold_graph::{knn_query, NeighbourGraph, Weighting};
+use unfold_graph::{knn_query, GraphSpec, NeighbourGraph, Weighting};
 use unfold_linalg::{smallest_eigenpairs, CsrMatrix, SymMatrix};
 
 /// Settings of [`Lle`]. `reg` is the Tikhonov regulariser relative to the trace of the

@@ -40,8 +40,7 @@ use faer::Accum;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
-use unfold_graph::GraphSpec;
-use unfold_graph::{NeighbourGraph, Weighting};
+use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 use unfold_linalg::sym_eigen;
 use unfold_linalg::view::{as_faer, as_faer_mut, par};
 
