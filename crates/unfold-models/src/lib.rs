@@ -11,7 +11,6 @@
 
 pub mod grf;
 pub mod lvm;
-mod orient;
 pub mod persist;
 pub mod regularised;
 pub mod spectral;

@@ -22,15 +22,15 @@ pub mod lle_pl;
 pub mod meu;
 pub mod regression;
 
-use crate::orient::orient_columns;
-use crate::spectral::kernel_pca::CentredKernel;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};
-use unfold_linalg::{smallest_eigenpairs, Cholesky, CsrMatrix, SparseCholesky, SymMatrix};
+use unfold_linalg::{
+    fix_signs, smallest_eigenpairs, CentredKernel, Cholesky, CsrMatrix, SparseCholesky, SymMatrix,
+};
 
 /// `log 2 pi`, the per-entry Gaussian normaliser.
 pub const LOG_TAU: f64 = 1.837_877_066_409_345_5;
@@ -353,7 +353,7 @@ fn scale_columns(
             FieldScaling::Eigenvalue => col *= l.sqrt(),
         }
     }
-    orient_columns(&mut x);
+    fix_signs(&mut x);
     x
 }
 

@@ -35,7 +35,7 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result, Rng};
 use unfold_graph::{GraphSpec, Laplacian, NeighbourGraph, Weighting};
-use unfold_linalg::Cholesky;
+use unfold_linalg::{symmetrise, Cholesky};
 use unfold_vem::LatentVariableModel;
 use unfold_vem::{Observer, Silent, VemOptions};
 
@@ -794,17 +794,6 @@ fn block_diagonal(block: &DMatrix<f64>, copies: usize) -> DMatrix<f64> {
         m.view_mut((r * n, r * n), (n, n)).copy_from(block);
     }
     m
-}
-
-fn symmetrise(m: &mut DMatrix<f64>) {
-    let n = m.nrows();
-    for j in 0..n {
-        for i in 0..j {
-            let v = 0.5 * (m[(i, j)] + m[(j, i)]);
-            m[(i, j)] = v;
-            m[(j, i)] = v;
-        }
-    }
 }
 
 /// A fitted LL-LVM: the posterior means and covariances, hyperparameters and the bound.

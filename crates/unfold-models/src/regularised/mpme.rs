@@ -464,7 +464,7 @@ mod tests {
             .shift(10.0)
             .dense(weighted_pairs(fit.dual.pairs(), w));
         let u = Cholesky::new(&q, "test").unwrap().inverse();
-        let ck = crate::spectral::kernel_pca::CentredKernel::new(u, 2, "U").unwrap();
+        let ck = unfold_linalg::CentredKernel::new(u, 2, "U").unwrap();
         let dense = ck.coords();
         for c in 0..2 {
             let a = fit.coords.column(c);

@@ -552,7 +552,7 @@ mod tests {
         let sigma = Cholesky::new(&(l + DMatrix::<f64>::identity(n, n)), "t")
             .unwrap()
             .inverse();
-        let dense = crate::spectral::kernel_pca::CentredKernel::new(sigma, 2, "Sigma")
+        let dense = unfold_linalg::CentredKernel::new(sigma, 2, "Sigma")
             .unwrap()
             .coords();
         for c in 0..2 {

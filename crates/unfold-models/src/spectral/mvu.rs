@@ -33,16 +33,14 @@ mod face;
 mod interior_point;
 mod laplacian_basis;
 
-use crate::orient::orient_columns;
 use crate::traits::{check_fit_input, Embedding};
-use faer::linalg::matmul::matmul;
-use faer::Accum;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
 use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
-use unfold_linalg::sym_eigen;
-use unfold_linalg::view::{as_faer, as_faer_mut, par};
+use unfold_linalg::gemm::mul_with;
+use unfold_linalg::view::{as_faer, par};
+use unfold_linalg::{fix_signs, sym_eigen, symmetrised};
 
 /// Default largest number of points for the exact SDP (see [`MvuParams::max_points`] and
 /// the timings in `docs/methods/mvu.md`).
@@ -261,26 +259,24 @@ fn embed(k: &DMatrix<f64>, q: usize) -> Result<(DVector<f64>, DMatrix<f64>)> {
         });
     }
     let mut coords = DMatrix::from_fn(n, q, |i, c| eig.vectors[(i, n - 1 - c)]);
-    orient_columns(&mut coords);
+    fix_signs(&mut coords);
     for (mut col, &l) in coords.column_iter_mut().zip(values.iter()) {
         col *= l.sqrt();
     }
     Ok((values, coords))
 }
 
-/// `op(a) op(b)` on faer, `op` the transpose when the flag is set.
+/// `op(a) op(b)` ([`mul_with`] on all threads), `op` the transpose when the flag is set.
 fn mul(a: &DMatrix<f64>, ta: bool, b: &DMatrix<f64>, tb: bool) -> DMatrix<f64> {
     let (fa, fb) = (as_faer(a), as_faer(b));
     let fa = if ta { fa.transpose() } else { fa };
     let fb = if tb { fb.transpose() } else { fb };
-    let mut c = DMatrix::zeros(fa.nrows(), fb.ncols());
-    matmul(as_faer_mut(&mut c), Accum::Replace, fa, fb, 1.0, par());
-    c
+    mul_with(fa, fb, par())
 }
 
-/// `(a + a^T) / 2`.
+/// `(a + a^T) / 2` ([`symmetrised`]).
 fn sym(a: &DMatrix<f64>) -> DMatrix<f64> {
-    (a + a.transpose()) * 0.5
+    symmetrised(a.clone())
 }
 
 /// `<a, b> = tr(a^T b)`.
