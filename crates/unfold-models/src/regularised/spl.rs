@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::{knn, GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_lbfgsb::LbfgsbOptions;
-use unfold_linalg::{sym_eigen, Cholesky};
+use unfold_linalg::{sym_eigen, symmetrised, Cholesky};
 use unfold_subgradient::{maximize, Projection, StepRule, SubgradientOptions};
 
 /// How the concave dual over `s >= 0` is maximised.
@@ -294,8 +294,7 @@ impl SplDual {
     fn projection(&self, chol: &Cholesky, qy: &DMatrix<f64>) -> Result<DMatrix<f64>> {
         let (n, p, d) = (self.y.nrows(), self.y.ncols(), self.dim);
         if p <= n {
-            let a = self.y.tr_mul(qy);
-            let a = (&a + a.transpose()) * 0.5;
+            let a = symmetrised(self.y.tr_mul(qy));
             let eig = sym_eigen(&a)?;
             Ok(top_columns(&eig.values, &eig.vectors, d))
         } else {
@@ -303,8 +302,7 @@ impl SplDual {
             let m = r
                 .solve_lower_triangular(&self.y)
                 .ok_or_else(|| Error::numerical("SPL", "singular Cholesky factor of Q"))?;
-            let a = &m * m.transpose();
-            let a = (&a + a.transpose()) * 0.5;
+            let a = symmetrised(&m * m.transpose());
             let eig = sym_eigen(&a)?;
             let v = top_columns(&eig.values, &eig.vectors, d);
             let mut w = m.tr_mul(&v);
