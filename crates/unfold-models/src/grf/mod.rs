@@ -479,15 +479,8 @@ mod tests {
     }
 
     fn path_laplacian(n: usize, gamma: f64) -> CsrMatrix {
-        let mut t = Vec::new();
-        for i in 0..n - 1 {
-            let w = 1.0 + 0.1 * i as f64;
-            t.extend([(i, i, w), (i + 1, i + 1, w), (i, i + 1, -w), (i + 1, i, -w)]);
-        }
-        for i in 0..n {
-            t.push((i, i, gamma));
-        }
-        CsrMatrix::from_triplets(n, n, &t)
+        let edges = (0..n - 1).map(|i| (i, i + 1, 1.0 + 0.1 * i as f64));
+        unfold_graph::Laplacian::new(n).shift(gamma).sparse(edges)
     }
 
     /// Independent dense Gaussian log-density summed over the columns.
