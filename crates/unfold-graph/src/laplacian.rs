@@ -88,29 +88,63 @@ impl Laplacian {
     }
 
     /// The CSR matrix. Its pattern is the given edges (in both directions, zero weights
-    /// included: leave those out of `edges` to drop them) plus the whole diagonal.
+    /// included: leave those out of `edges` to drop them) plus the whole diagonal. The
+    /// edges are read twice (row lengths first, then the entries, straight into their
+    /// rows), so the iterator must be cheap to clone.
     ///
     /// # Panics
     /// If an edge is out of range.
-    pub fn sparse(&self, edges: impl IntoIterator<Item = (usize, usize, f64)>) -> CsrMatrix {
+    pub fn sparse<I>(&self, edges: I) -> CsrMatrix
+    where
+        I: IntoIterator<Item = (usize, usize, f64)>,
+        I::IntoIter: Clone,
+    {
+        let n = self.n;
         let edges = edges.into_iter();
-        let mut degree = vec![0.0; self.n];
-        let mut triplets = Vec::with_capacity(2 * edges.size_hint().0 + self.n);
+        // Row `i` holds its incident edges in the order given, then its diagonal.
+        let mut start = vec![0usize; n + 1];
+        for (i, j, _) in edges.clone() {
+            start[i + 1] += 1;
+            start[j + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i] + 1;
+        }
+        let mut next = start[..n].to_vec();
+        let mut entries = vec![(0usize, 0.0f64); start[n]];
+        let mut degree = vec![0.0; n];
         for (i, j, w) in edges {
             debug_assert_ne!(i, j, "a Laplacian edge joins two vertices");
             let v = self.scale * w;
-            triplets.push((i, j, -v));
-            triplets.push((j, i, -v));
+            entries[next[i]] = (j, -v);
+            entries[next[j]] = (i, -v);
+            next[i] += 1;
+            next[j] += 1;
             degree[i] += v;
             degree[j] += v;
         }
-        triplets.extend(
-            degree
-                .iter()
-                .enumerate()
-                .map(|(i, &d)| (i, i, d + self.shift)),
-        );
-        CsrMatrix::from_triplets(self.n, self.n, &triplets)
+        let mut indptr = Vec::with_capacity(n + 1);
+        let mut indices = Vec::with_capacity(entries.len());
+        let mut values = Vec::with_capacity(entries.len());
+        indptr.push(0);
+        for i in 0..n {
+            let row = &mut entries[start[i]..start[i + 1]];
+            *row.last_mut().expect("every row holds its diagonal") = (i, degree[i] + self.shift);
+            // Stable, so a pair given twice is summed in the order given.
+            row.sort_by_key(|e| e.0);
+            let first = indices.len();
+            for &(j, v) in row.iter() {
+                if indices.len() > first && indices.last() == Some(&j) {
+                    *values.last_mut().expect("a previous entry exists") += v;
+                } else {
+                    indices.push(j);
+                    values.push(v);
+                }
+            }
+            indptr.push(indices.len());
+        }
+        CsrMatrix::from_sorted_rows(n, n, indptr, indices, values)
+            .expect("each row is sorted by column with repeats merged")
     }
 }
 

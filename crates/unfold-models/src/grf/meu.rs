@@ -219,7 +219,7 @@ impl MeuField {
     fn weighted_edges<'a>(
         &'a self,
         lambda: &'a [f64],
-    ) -> impl Iterator<Item = (usize, usize, f64)> + 'a {
+    ) -> impl Iterator<Item = (usize, usize, f64)> + Clone + 'a {
         self.edges.iter().zip(lambda).map(|(&(i, j), &l)| (i, j, l))
     }
 

@@ -182,7 +182,7 @@ pub fn learned_graph(n: usize, pairs: &[(usize, usize)], s: &[f64]) -> Result<Ne
 pub fn weighted_pairs<'a>(
     pairs: &'a [(usize, usize)],
     s: &'a [f64],
-) -> impl Iterator<Item = (usize, usize, f64)> + 'a {
+) -> impl Iterator<Item = (usize, usize, f64)> + Clone + 'a {
     pairs
         .iter()
         .zip(s)
