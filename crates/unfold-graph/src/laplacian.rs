@@ -101,7 +101,8 @@ impl Laplacian {
     {
         let n = self.n;
         let edges = edges.into_iter();
-        // Row `i` holds its incident edges in the order given, then its diagonal.
+        // Row `i` holds its incident edges in the order given, then its diagonal; the
+        // rows are then sorted by column (stably: a pair given twice sums in order).
         let mut start = vec![0usize; n + 1];
         for (i, j, _) in edges.clone() {
             start[i + 1] += 1;
@@ -123,28 +124,10 @@ impl Laplacian {
             degree[i] += v;
             degree[j] += v;
         }
-        let mut indptr = Vec::with_capacity(n + 1);
-        let mut indices = Vec::with_capacity(entries.len());
-        let mut values = Vec::with_capacity(entries.len());
-        indptr.push(0);
         for i in 0..n {
-            let row = &mut entries[start[i]..start[i + 1]];
-            *row.last_mut().expect("every row holds its diagonal") = (i, degree[i] + self.shift);
-            // Stable, so a pair given twice is summed in the order given.
-            row.sort_by_key(|e| e.0);
-            let first = indices.len();
-            for &(j, v) in row.iter() {
-                if indices.len() > first && indices.last() == Some(&j) {
-                    *values.last_mut().expect("a previous entry exists") += v;
-                } else {
-                    indices.push(j);
-                    values.push(v);
-                }
-            }
-            indptr.push(indices.len());
+            entries[start[i + 1] - 1] = (i, degree[i] + self.shift);
         }
-        CsrMatrix::from_sorted_rows(n, n, indptr, indices, values)
-            .expect("each row is sorted by column with repeats merged")
+        CsrMatrix::from_row_buckets(n, n, &start, entries)
     }
 }
 
