@@ -11,12 +11,12 @@
 
 use crate::kdtree::Best;
 use crate::rows::{sq_dist, Rows};
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Par};
+use faer::Par;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
-use unfold_linalg::view::{as_faer, as_faer_mut};
+use unfold_linalg::gemm::mul_with;
+use unfold_linalg::view::as_faer;
 
 /// About this many products (2 MiB of f64) are held per block of queries, so a block stays
 /// in cache; blocks run in parallel.
@@ -111,13 +111,9 @@ fn for_each_query<T: Send>(
             let len = block.min(m - start);
             let centred_q = DMatrix::from_fn(len, p, |i, c| queries[(start + i, c)] - mean[c]);
             // n x len: column b holds the products with query start + b (contiguous).
-            let mut cross = DMatrix::<f64>::zeros(n, len);
-            matmul(
-                as_faer_mut(&mut cross),
-                Accum::Replace,
+            let cross = mul_with(
                 as_faer(&centred_ref),
                 as_faer(&centred_q).transpose(),
-                1.0,
                 Par::Seq,
             );
             cross

@@ -1,6 +1,7 @@
 //! The undirected weighted neighbourhood graph.
 
 use crate::knn::{within_radius, Knn};
+use crate::laplacian::Laplacian;
 use crate::rows::{sq_dist, Rows};
 use crate::weights::{Symmetrisation, Weighting};
 use nalgebra::DMatrix;
@@ -522,34 +523,13 @@ impl NeighbourGraph {
     /// rows summing to zero, `x^T L x = sum_{i<j} w_ij (x_i - x_j)^2` (each unordered pair
     /// once; a sum over ordered pairs is twice this).
     pub fn laplacian_dense(&self) -> DMatrix<f64> {
-        let mut l = -self.adjacency_dense();
-        for (i, d) in self.degrees().into_iter().enumerate() {
-            l[(i, i)] = d;
-        }
-        l
+        Laplacian::new(self.n).dense(self.edges())
     }
 
     /// The Laplacian `diag(W 1) - W` in CSR form; the pattern is the edges plus the full
-    /// diagonal (an explicit 0 for an isolated point).
+    /// diagonal (an explicit 0 for an isolated point). The edges come sorted, so each
+    /// degree sums its row's weights in column order, as [`NeighbourGraph::degrees`] does.
     pub fn laplacian_sparse(&self) -> CsrMatrix {
-        let nnz = self.indices.len() + self.n;
-        let mut indptr = Vec::with_capacity(self.n + 1);
-        let (mut indices, mut values) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
-        indptr.push(0);
-        for i in 0..self.n {
-            // The row's neighbours are sorted: the diagonal goes between those below i and
-            // those above.
-            let (js, ws) = self.neighbours(i);
-            let at = js.partition_point(|&j| j < i);
-            indices.extend(&js[..at]);
-            values.extend(ws[..at].iter().map(|w| -w));
-            indices.push(i);
-            values.push(ws.iter().sum());
-            indices.extend(&js[at..]);
-            values.extend(ws[at..].iter().map(|w| -w));
-            indptr.push(indices.len());
-        }
-        CsrMatrix::from_sorted_rows(self.n, self.n, indptr, indices, values)
-            .expect("a graph's rows are sorted, unique and free of self loops")
+        Laplacian::new(self.n).sparse(self.edges().iter().copied())
     }
 }

@@ -13,8 +13,10 @@
 mod brute;
 mod components;
 mod graph;
+mod graph_spec;
 mod kdtree;
 mod knn;
+mod laplacian;
 mod mst;
 mod order;
 mod paths;
@@ -23,10 +25,12 @@ mod weights;
 
 pub use components::Components;
 pub use graph::NeighbourGraph;
+pub use graph_spec::GraphSpec;
 pub use knn::{
     duplicate_pairs, knn, knn_query, knn_query_with, knn_with, Knn, KnnAlgorithm, KD_TREE_MAX_DIM,
     MIN_TREE_QUERIES,
 };
+pub use laplacian::Laplacian;
 pub use mst::{minimum_spanning_forest, minimum_spanning_tree, minimum_spanning_tree_dense};
 pub use order::acyclic_parents;
 pub use paths::{shortest_paths, shortest_paths_from};

@@ -70,8 +70,11 @@ fn faer_sym_eigen(a: &DMatrix<f64>, p: Par) -> Result<(DVector<f64>, DMatrix<f64
 }
 
 /// Signs each column so that its entry of largest magnitude (the first, on ties) is
-/// positive: eigenvectors are defined up to sign, and this makes results comparable.
-pub(crate) fn fix_signs(vectors: &mut DMatrix<f64>) {
+/// positive: eigenvectors are defined up to sign, and this makes repeated fits agree to
+/// the bit. A zero column (or one of NaNs) is left as it is. The one sign rule of the
+/// workspace: every eigensolver here applies it, and models apply it again to columns
+/// they rearrange or rescale.
+pub fn fix_signs(vectors: &mut DMatrix<f64>) {
     for mut c in vectors.column_iter_mut() {
         let mut best = 0.0f64;
         let mut sign = 1.0;

@@ -18,14 +18,12 @@
 
 use crate::check::check_q;
 use crate::dense_eigen::{fix_signs, small_sym_eigen, SymEigen};
+use crate::gemm::{tall_mul, tall_mul_acc, tall_tr_mul};
 use crate::operator::SymOperator;
-use faer::linalg::matmul::matmul;
-use faer::Par;
-use faer::{Accum, MatMut, MatRef};
+use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
 use rand_distr::StandardNormal;
-use rayon::prelude::*;
 use unfold_core::{seeded_rng, Error, Result};
 
 /// Settings of the partial eigensolver. The defaults suit the spectral methods of unfold.
@@ -205,7 +203,7 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
         av.set_from(k, &w);
         k += nb;
         // New columns of H = V^T A V, then the first Gram-Schmidt pass with the same product.
-        let c = mul_tn(v.cols(k), mat(&w));
+        let c = tall_tr_mul(v.cols(k), mat(&w));
         for j in 0..nb {
             for i in 0..k {
                 h[(i, k - nb + j)] = c[(i, j)];
@@ -218,7 +216,7 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
             }
         }
         if k < n {
-            mul_sub(&mut w, v.cols(k), &c);
+            tall_mul_acc(&mut w, v.cols(k), mat(&c), -1.0);
             f = orthonormalise(w, v.cols(k), b.min(n - k), &mut rng)?;
         }
 
@@ -273,7 +271,7 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
                     // accuracy of the Krylov basis; applying `A` to it alone, not to the
                     // whole basis, is what keeps this check cheap.
                     let more = columns_at(&y, &order[qu..(qu + b).min(ku)]);
-                    let extra = mul_nn(v.range(nlock, k), mat(&more));
+                    let extra = tall_mul(v.range(nlock, k), mat(&more));
                     let subspace = locked_then(v.cols(nlock), &[&x, &extra]);
                     original_ritz(a, norm, &subspace, q, opts.tol)?
                 } else {
@@ -344,8 +342,8 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
         if purge {
             let nf = b.min(ku - new_locks);
             let yk = DMatrix::from_fn(ku, new_locks + nf, |i, j| y[(i, order[j])]);
-            let vk = mul_nn(v.range(nlock, k), mat(&yk));
-            let avk = mul_nn(av.range(nlock, k), mat(&yk));
+            let vk = tall_mul(v.range(nlock, k), mat(&yk));
+            let avk = tall_mul(av.range(nlock, k), mat(&yk));
             v.set_from(nlock, &vk.columns(0, new_locks).into_owned());
             av.set_from(nlock, &avk.columns(0, new_locks).into_owned());
             locked_values.extend(order[..new_locks].iter().map(|&i| theta[i]));
@@ -363,8 +361,8 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
             // block F) preserves the Krylov decomposition A V = V H + F B^T.
             let kept = if restart { keep - nlock } else { ku };
             let yk = DMatrix::from_fn(ku, kept, |i, j| y[(i, order[j])]);
-            let vk = mul_nn(v.range(nlock, k), mat(&yk));
-            let avk = mul_nn(av.range(nlock, k), mat(&yk));
+            let vk = tall_mul(v.range(nlock, k), mat(&yk));
+            let avk = tall_mul(av.range(nlock, k), mat(&yk));
             v.set_from(nlock, &vk);
             av.set_from(nlock, &avk);
             h.fill(0.0);
@@ -404,8 +402,8 @@ fn ritz_pairs(
 ) -> (DMatrix<f64>, Vec<f64>, Vec<f64>) {
     let yq = columns_at(y, idx);
     let values: Vec<f64> = idx.iter().map(|&i| theta[i]).collect();
-    let x = mul_nn(v, mat(&yq));
-    let mut r = mul_nn(av, mat(&yq));
+    let x = tall_mul(v, mat(&yq));
+    let mut r = tall_mul(av, mat(&yq));
     let mut res = Vec::with_capacity(idx.len());
     for (j, &th) in values.iter().enumerate() {
         let mut rj = r.column_mut(j);
@@ -487,7 +485,7 @@ fn original_ritz(
 ) -> Result<Check> {
     let mut av = DMatrix::zeros(v.nrows(), v.ncols());
     a.apply(v, &mut av);
-    let g = mul_tn(mat(v), mat(&av));
+    let g = tall_tr_mul(mat(v), mat(&av));
     let g = (&g + g.transpose()) * 0.5;
     let (rho, z) = small_sym_eigen(&g)?;
     let idx: Vec<usize> = (0..q).collect();
@@ -516,87 +514,6 @@ fn mat(m: &DMatrix<f64>) -> MatRef<'_, f64> {
     cols(m, m.ncols())
 }
 
-fn out(m: &mut DMatrix<f64>) -> MatMut<'_, f64> {
-    let (r, c) = (m.nrows(), m.ncols());
-    MatMut::from_column_major_slice_mut(m.as_mut_slice(), r, c)
-}
-
-/// Rows per task of the tall-skinny products below. Work is split into fixed row chunks
-/// (never by thread count) and partial sums are added in chunk order, so the products run
-/// in parallel yet give the same bits for any number of threads. Below one chunk the
-/// product runs on the calling thread: handing a product of a few hundred microseconds to
-/// the thread pool costs more than it saves.
-const ROW_CHUNK: usize = 8192;
-
-/// The row ranges `(start, len)` of the fixed chunks of `n` rows.
-fn row_chunks(n: usize) -> Vec<(usize, usize)> {
-    (0..n.div_ceil(ROW_CHUNK).max(1))
-        .map(|c| (c * ROW_CHUNK, ROW_CHUNK.min(n - c * ROW_CHUNK)))
-        .collect()
-}
-
-/// `f` on each fixed row chunk of `n` rows, in parallel when there is more than one.
-fn per_chunk<T: Send>(n: usize, f: impl Fn((usize, usize)) -> T + Sync + Send) -> Vec<T> {
-    let chunks = row_chunks(n);
-    if chunks.len() == 1 {
-        chunks.into_iter().map(f).collect()
-    } else {
-        chunks.into_par_iter().map(f).collect()
-    }
-}
-
-/// `A^T B` for tall `A` and `B` (n x k and n x b).
-fn mul_tn(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> DMatrix<f64> {
-    let parts: Vec<DMatrix<f64>> = per_chunk(a.nrows(), |(r0, len)| {
-        let mut p = DMatrix::zeros(a.ncols(), b.ncols());
-        let (ac, bc) = (a.subrows(r0, len), b.subrows(r0, len));
-        matmul(
-            out(&mut p),
-            Accum::Replace,
-            ac.transpose(),
-            bc,
-            1.0,
-            Par::Seq,
-        );
-        p
-    });
-    let mut parts = parts.into_iter();
-    let first = parts.next().expect("at least one chunk");
-    parts.fold(first, |acc, p| acc + p)
-}
-
-/// `A B` for tall `A` (n x k) and small `B` (k x b).
-fn mul_nn(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> DMatrix<f64> {
-    let mut c = DMatrix::zeros(a.nrows(), b.ncols());
-    mul_acc(&mut c, a, b, 1.0);
-    c
-}
-
-/// `W -= V C`.
-fn mul_sub(w: &mut DMatrix<f64>, v: MatRef<'_, f64>, c: &DMatrix<f64>) {
-    mul_acc(w, v, mat(c), -1.0);
-}
-
-/// `C += alpha A B`, each fixed chunk of rows computed sequentially by one task.
-fn mul_acc(c: &mut DMatrix<f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>, alpha: f64) {
-    let parts: Vec<DMatrix<f64>> = per_chunk(a.nrows(), |(r0, len)| {
-        let mut p = DMatrix::zeros(len, b.ncols());
-        matmul(
-            out(&mut p),
-            Accum::Replace,
-            a.subrows(r0, len),
-            b,
-            alpha,
-            Par::Seq,
-        );
-        p
-    });
-    for ((r0, len), p) in row_chunks(a.nrows()).into_iter().zip(parts) {
-        let mut rows = c.rows_mut(r0, len);
-        rows += p;
-    }
-}
-
 /// `t` orthonormal columns, orthogonal to the orthonormal columns of `v`, spanning as much
 /// of `w` as possible. The columns of `w` must already have been projected once against
 /// `v` (the caller's product `V^T W` serves both for `H` and as that first pass); they get
@@ -616,15 +533,15 @@ fn orthonormalise(
     let n = v.nrows();
     let before: Vec<f64> = w.column_iter().map(|c| c.norm()).collect();
     if w.ncols() > 0 {
-        let c = mul_tn(v, mat(&w));
-        mul_sub(&mut w, v, &c);
+        let c = tall_tr_mul(v, mat(&w));
+        tall_mul_acc(&mut w, v, mat(&c), -1.0);
     }
     let mut q = DMatrix::<f64>::zeros(n, t);
     for j in 0..t {
         let done = DMatrix::from_column_slice(n, j, &q.as_slice()[..n * j]);
         let against_all = |x: &mut DMatrix<f64>| {
-            let c = mul_tn(v, mat(x));
-            mul_sub(x, v, &c);
+            let c = tall_tr_mul(v, mat(x));
+            tall_mul_acc(x, v, mat(&c), -1.0);
             let c = done.tr_mul(x);
             *x -= &done * c;
         };

@@ -10,6 +10,11 @@
 //! - [`largest_eigenpairs`], [`smallest_eigenpairs`], [`smallest_generalized_eigenpairs`]:
 //!   the few extreme eigenpairs spectral methods need, by the full decomposition for small
 //!   matrices and by block Lanczos ([`partial_sym_eigen`]) otherwise.
+//! - [`symmetrise`], [`fix_signs`]: the symmetric part of a matrix; a reproducible sign
+//!   for eigenvectors.
+//! - [`CentredKernel`]: the top eigenpairs of a doubly centred kernel and the Nyström
+//!   projection of new points (classical MDS, kernel PCA, Isomap).
+//! - [`gemm`]: dense products (`A B`, `A^T B`, `A^T A`, tall-skinny blocks) on faer.
 //!
 //! ```
 //! use nalgebra::DMatrix;
@@ -33,11 +38,14 @@
 //! assert!(Cholesky::new(&b, "B").is_err());
 //! ```
 
+pub mod centred;
 mod check;
 pub mod cholesky;
+pub mod dense;
 pub mod dense_eigen;
 pub mod distance;
 pub mod eigen;
+pub mod gemm;
 pub mod lanczos;
 pub mod operator;
 pub mod packed;
@@ -47,7 +55,10 @@ pub mod sparse_cholesky;
 mod test_util;
 pub mod view;
 
+pub use centred::CentredKernel;
 pub use cholesky::{log_det_spd, spd_inverse, Cholesky};
+pub use dense::{symmetrise, symmetrised};
+pub use dense_eigen::fix_signs;
 pub use distance::{exp, pairwise_kernel, pairwise_sq_dists, sq_dists_to};
 pub use eigen::{
     largest_eigenpairs, largest_eigenpairs_with, smallest_eigenpairs, smallest_eigenpairs_with,

@@ -81,12 +81,36 @@ impl CsrMatrix {
             bucketed[next[i]] = (j, v);
             next[i] += 1;
         }
+        Self::from_row_buckets(nrows, ncols, &start, bucketed)
+    }
+
+    /// Builds a matrix from entries grouped by row: row `i` holds the `(col, value)` pairs
+    /// `entries[start[i]..start[i + 1]]` in any column order. Each row is sorted by column
+    /// (stably, so repeated positions are summed in the order they were given).
+    ///
+    /// # Panics
+    /// If `start` is not `nrows + 1` non-decreasing offsets ending at `entries.len()`, or
+    /// a column is out of range (programming errors).
+    pub fn from_row_buckets(
+        nrows: usize,
+        ncols: usize,
+        start: &[usize],
+        mut entries: Vec<(usize, f64)>,
+    ) -> Self {
+        assert!(
+            start.len() == nrows + 1 && start[0] == 0 && start[nrows] == entries.len(),
+            "row offsets do not match the entries"
+        );
         let mut indptr = vec![0usize; nrows + 1];
-        let mut indices = Vec::with_capacity(triplets.len());
-        let mut values: Vec<f64> = Vec::with_capacity(triplets.len());
+        let mut indices = Vec::with_capacity(entries.len());
+        let mut values: Vec<f64> = Vec::with_capacity(entries.len());
         for i in 0..nrows {
-            let row = &mut bucketed[start[i]..start[i + 1]];
+            let row = &mut entries[start[i]..start[i + 1]];
             row.sort_by_key(|e| e.0);
+            assert!(
+                row.last().is_none_or(|e| e.0 < ncols),
+                "column out of range in row {i}"
+            );
             let first = indices.len();
             for &(j, v) in row.iter() {
                 if indices.len() > first && indices.last() == Some(&j) {

@@ -14,9 +14,6 @@
 
 pub mod grf;
 pub mod lvm;
-pub mod neighbourhood;
-mod orient;
-
 pub mod registry;
 pub mod regularised;
 pub mod spectral;
@@ -29,8 +26,6 @@ pub use grf::meu::{Meu, MeuField, MeuParams};
 pub use grf::regression::{LocalRegressions, PrecisionRule};
 pub use grf::{FieldFitOptions, FieldFitReport, FieldScaling, GaussianRandomField, Precision};
 pub use lvm::lllvm::{AlphaRule, LlLvm, LlLvmInit, LlLvmParams, LlLvmProblem, Preprocess};
-pub use neighbourhood::GraphSpec;
-
 pub use regularised::ddrtree::{Compat, DdrTree, DdrTreeParams};
 pub use regularised::drtree::{DrTree, DrTreeParams};
 pub use regularised::mpme::{DistanceScale, Mpme, MpmeDual, MpmeEmbedding, MpmeParams};
@@ -44,3 +39,4 @@ pub use spectral::lle::{Lle, LleParams};
 pub use spectral::mvu::{Mvu, MvuParams, MvuSolver};
 pub use spectral::pca::{Pca, PcaParams};
 pub use traits::{Embedding, OutOfSample, Projection};
+pub use unfold_graph::GraphSpec;

@@ -1,23 +1,21 @@
-//! The three dense matrix helpers of the solver.
+//! The three dense matrix helpers of the solver, on unfold-linalg's kernels.
 
-use faer::linalg::matmul::matmul;
-use faer::Accum;
 use nalgebra::DMatrix;
-use unfold_linalg::view::{as_faer, as_faer_mut, par};
+use unfold_linalg::gemm::mul_with;
+use unfold_linalg::symmetrised;
+use unfold_linalg::view::{as_faer, par};
 
-/// `op(a) op(b)` on faer, `op` the transpose when the flag is set.
+/// `op(a) op(b)` ([`mul_with`] on all threads), `op` the transpose when the flag is set.
 pub fn mul(a: &DMatrix<f64>, ta: bool, b: &DMatrix<f64>, tb: bool) -> DMatrix<f64> {
     let (fa, fb) = (as_faer(a), as_faer(b));
     let fa = if ta { fa.transpose() } else { fa };
     let fb = if tb { fb.transpose() } else { fb };
-    let mut c = DMatrix::zeros(fa.nrows(), fb.ncols());
-    matmul(as_faer_mut(&mut c), Accum::Replace, fa, fb, 1.0, par());
-    c
+    mul_with(fa, fb, par())
 }
 
-/// `(a + a^T) / 2`.
+/// `(a + a^T) / 2` ([`symmetrised`]).
 pub fn sym(a: &DMatrix<f64>) -> DMatrix<f64> {
-    (a + a.transpose()) * 0.5
+    symmetrised(a.clone())
 }
 
 /// `<a, b> = tr(a^T b)`.

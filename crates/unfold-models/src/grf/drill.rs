@@ -20,13 +20,12 @@
 //! centred implied covariance `H Lambda^{-1} H` (spec §7), never the Laplacian shortcut.
 
 use crate::grf::{covariance_embedding, FieldScaling, LOG_TAU};
-use crate::neighbourhood::GraphSpec;
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_glasso::{graphical_lasso, GlassoOptions, Penalty};
-use unfold_graph::{NeighbourGraph, Weighting};
+use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 use unfold_linalg::Cholesky;
 
 /// Settings of [`Drill`].

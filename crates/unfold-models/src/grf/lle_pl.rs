@@ -12,12 +12,11 @@ use crate::grf::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionProjector,
 };
 use crate::grf::{FieldScaling, Precision};
-use crate::neighbourhood::GraphSpec;
 use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
-use unfold_graph::{NeighbourGraph, Weighting};
+use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 
 /// Settings of [`LlePl`].
 #[derive(Clone, Debug, PartialEq)]

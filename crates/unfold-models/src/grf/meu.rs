@@ -24,12 +24,11 @@ use crate::grf::{
     laplacian_embedding, latent_scales, maximise_likelihood, FieldFitOptions, FieldFitReport,
     FieldScaling, GaussianRandomField, Precision, LOG_TAU,
 };
-use crate::neighbourhood::GraphSpec;
 use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
-use unfold_graph::{duplicate_pairs, knn_query, NeighbourGraph, Weighting};
+use unfold_graph::{duplicate_pairs, knn_query, GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_linalg::{Cholesky, CsrMatrix, SparseCholesky};
 
 /// Settings of [`Meu`].
@@ -211,12 +210,17 @@ impl MeuField {
 
     /// The weighted Laplacian `L(lambda)` plus `shift I`, sparse.
     pub fn laplacian(&self, lambda: &[f64], shift: f64) -> CsrMatrix {
-        let mut t = Vec::with_capacity(4 * self.edges.len() + self.n);
-        for (&(i, j), &l) in self.edges.iter().zip(lambda) {
-            t.extend([(i, i, l), (j, j, l), (i, j, -l), (j, i, -l)]);
-        }
-        t.extend((0..self.n).map(|i| (i, i, shift)));
-        CsrMatrix::from_triplets(self.n, self.n, &t)
+        Laplacian::new(self.n)
+            .shift(shift)
+            .sparse(self.weighted_edges(lambda))
+    }
+
+    /// The edges `(i, j, lambda_ij)`.
+    fn weighted_edges<'a>(
+        &'a self,
+        lambda: &'a [f64],
+    ) -> impl Iterator<Item = (usize, usize, f64)> + Clone + 'a {
+        self.edges.iter().zip(lambda).map(|(&(i, j), &l)| (i, j, l))
     }
 
     /// The dense matrix factorised for the likelihood, `L + gamma I + 11^T / n`: the
@@ -229,15 +233,9 @@ impl MeuField {
     fn dense_precision(&self, lambda: &[f64]) -> DMatrix<f64> {
         let n = self.n;
         let mut a = DMatrix::from_element(n, n, 1.0 / n as f64);
-        for i in 0..n {
-            a[(i, i)] += self.gamma;
-        }
-        for (&(i, j), &l) in self.edges.iter().zip(lambda) {
-            a[(i, i)] += l;
-            a[(j, j)] += l;
-            a[(i, j)] -= l;
-            a[(j, i)] -= l;
-        }
+        Laplacian::new(n)
+            .shift(self.gamma)
+            .add_to(&mut a, self.weighted_edges(lambda));
         a
     }
 

@@ -22,15 +22,15 @@ pub mod lle_pl;
 pub mod meu;
 pub mod regression;
 
-use crate::orient::orient_columns;
-use crate::spectral::kernel_pca::CentredKernel;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};
-use unfold_linalg::{smallest_eigenpairs, Cholesky, CsrMatrix, SparseCholesky, SymMatrix};
+use unfold_linalg::{
+    fix_signs, smallest_eigenpairs, CentredKernel, Cholesky, CsrMatrix, SparseCholesky, SymMatrix,
+};
 
 /// `log 2 pi`, the per-entry Gaussian normaliser.
 pub const LOG_TAU: f64 = 1.837_877_066_409_345_5;
@@ -353,7 +353,7 @@ fn scale_columns(
             FieldScaling::Eigenvalue => col *= l.sqrt(),
         }
     }
-    orient_columns(&mut x);
+    fix_signs(&mut x);
     x
 }
 
@@ -499,15 +499,8 @@ mod tests {
     }
 
     fn path_laplacian(n: usize, gamma: f64) -> CsrMatrix {
-        let mut t = Vec::new();
-        for i in 0..n - 1 {
-            let w = 1.0 + 0.1 * i as f64;
-            t.extend([(i, i, w), (i + 1, i + 1, w), (i, i + 1, -w), (i + 1, i, -w)]);
-        }
-        for i in 0..n {
-            t.push((i, i, gamma));
-        }
-        CsrMatrix::from_triplets(n, n, &t)
+        let edges = (0..n - 1).map(|i| (i, i + 1, 1.0 + 0.1 * i as f64));
+        unfold_graph::Laplacian::new(n).shift(gamma).sparse(edges)
     }
 
     /// Independent dense Gaussian log-density summed over the columns.

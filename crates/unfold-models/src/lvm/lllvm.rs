@@ -28,15 +28,14 @@ mod project;
 
 pub use project::LlLvmProjection;
 
-use crate::neighbourhood::GraphSpec;
 use crate::traits::{check_fit_input, embedding_with_graph_and_evidence};
 use moments::{Form, Graph};
 use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result, Rng};
-use unfold_graph::{NeighbourGraph, Weighting};
-use unfold_linalg::Cholesky;
+use unfold_graph::{GraphSpec, Laplacian, NeighbourGraph, Weighting};
+use unfold_linalg::{symmetrise, Cholesky};
 use unfold_vem::LatentVariableModel;
 use unfold_vem::{Observer, Silent, VemOptions};
 
@@ -747,17 +746,15 @@ fn check_settings(params: &LlLvmParams) -> Result<()> {
     Ok(())
 }
 
-/// The dense 0/1 Laplacian `diag(G 1) - G`.
+/// The dense 0/1 Laplacian `L = diag(G 1_n) - G` (spec `lllvm.md` notation) of symmetric
+/// adjacency lists, each pair once from its lower end.
 fn laplacian(adj: &[Vec<usize>]) -> DMatrix<f64> {
-    let n = adj.len();
-    let mut l = DMatrix::zeros(n, n);
-    for (i, nb) in adj.iter().enumerate() {
-        l[(i, i)] = nb.len() as f64;
-        for &j in nb {
-            l[(i, j)] = -1.0;
-        }
-    }
-    l
+    let edges = adj.iter().enumerate().flat_map(|(i, nb)| {
+        nb.iter()
+            .filter(move |&&j| i < j)
+            .map(move |&j| (i, j, 1.0))
+    });
+    Laplacian::new(adj.len()).dense(edges)
 }
 
 /// Eigenvalues of the Laplacian of a connected graph, ascending, with the zero one exact.
@@ -797,17 +794,6 @@ fn block_diagonal(block: &DMatrix<f64>, copies: usize) -> DMatrix<f64> {
         m.view_mut((r * n, r * n), (n, n)).copy_from(block);
     }
     m
-}
-
-fn symmetrise(m: &mut DMatrix<f64>) {
-    let n = m.nrows();
-    for j in 0..n {
-        for i in 0..j {
-            let v = 0.5 * (m[(i, j)] + m[(j, i)]);
-            m[(i, j)] = v;
-            m[(j, i)] = v;
-        }
-    }
 }
 
 /// A fitted LL-LVM: the posterior means and covariances, hyperparameters and the bound.

@@ -36,7 +36,6 @@ use crate::traits::{check_fit_input, Embedding};
 use assign::soft_assign_to;
 use assign::{nearest_centres, soft_assign, soft_assign_reusing, tree_order, Assignment, LaneRows};
 use faer::linalg::matmul::matmul;
-use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::Accum;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
@@ -45,10 +44,11 @@ use std::borrow::Cow;
 use std::ops::Range;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_eval::{kmeans_with, EmptyClusters, KMeansInit, KMeansOptions};
-use unfold_graph::minimum_spanning_tree_dense;
-use unfold_linalg::view::{as_faer, as_faer_mut, par_for};
+use unfold_graph::{minimum_spanning_tree_dense, Laplacian};
+use unfold_linalg::gemm::{lower_gram, mul, mul_with, sum_lower_and_mirror, tr_mul, tr_mul_self};
+use unfold_linalg::view::{as_faer, as_faer_mut};
 use unfold_linalg::{
-    largest_eigenpairs, pairwise_sq_dists, sq_dists_to, Cholesky, SymEigen, SymMatrix,
+    largest_eigenpairs, pairwise_sq_dists, sq_dists_to, symmetrised, Cholesky, SymEigen, SymMatrix,
 };
 
 /// Which conventions a DDRTree fit follows.
@@ -584,22 +584,11 @@ fn r_residual_term_of(
             (e, gram)
         })
         .unzip();
-    let ete = sum_and_mirror(parts);
+    let ete = sum_lower_and_mirror(parts);
     residual_term_from(n.min(p), dim, &ete, |v| {
         let parts: Vec<DMatrix<f64>> = residuals
             .par_iter()
-            .map(|e| {
-                let mut u = DMatrix::zeros(e.nrows(), v.ncols());
-                matmul(
-                    as_faer_mut(&mut u),
-                    Accum::Replace,
-                    as_faer(e),
-                    as_faer(v),
-                    1.0,
-                    faer::Par::Seq,
-                );
-                u
-            })
+            .map(|e| mul_with(as_faer(e), as_faer(v), faer::Par::Seq))
             .collect();
         let mut u = DMatrix::zeros(n, v.ncols());
         for (rows, part) in blocks.iter().zip(&parts) {
@@ -669,107 +658,12 @@ pub(crate) fn spanning_tree(c: &DMatrix<f64>) -> Result<Vec<(usize, usize, f64)>
 
 /// Dense Laplacian `diag(S 1) - S` of a tree with unit edge weights over `k` nodes.
 pub(crate) fn tree_laplacian(edges: &[(usize, usize, f64)], k: usize) -> DMatrix<f64> {
-    let mut lap = DMatrix::zeros(k, k);
-    for &(a, b, _) in edges {
-        lap[(a, a)] += 1.0;
-        lap[(b, b)] += 1.0;
-        lap[(a, b)] -= 1.0;
-        lap[(b, a)] -= 1.0;
-    }
-    lap
+    Laplacian::new(k).dense(edges.iter().map(|&(a, b, _)| (a, b, 1.0)))
 }
 
 /// Top-`dim` eigenvectors (descending eigenvalues) of a symmetric matrix.
 pub(crate) fn top_eigenvectors(a: &DMatrix<f64>, dim: usize) -> Result<DMatrix<f64>> {
     Ok(largest_eigenpairs(SymMatrix::Dense(a), dim)?.vectors)
-}
-
-/// `(a + a^T) / 2`, so that round-off asymmetry does not fail symmetry checks.
-pub(crate) fn symmetrised(a: DMatrix<f64>) -> DMatrix<f64> {
-    let t = a.transpose();
-    (a + t) * 0.5
-}
-
-/// `a^T b` by a faer product (parallel from `PAR_MIN_DIM` rows on).
-pub(crate) fn tr_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
-    let mut out = DMatrix::zeros(a.ncols(), b.ncols());
-    matmul(
-        as_faer_mut(&mut out),
-        Accum::Replace,
-        as_faer(a).transpose(),
-        as_faer(b),
-        1.0,
-        par_for(a.nrows()),
-    );
-    out
-}
-
-/// `a^T a`, exactly symmetric: blocks of rows in parallel, each a lower-triangular faer
-/// product (half the flops of a full one), summed in block order.
-pub(crate) fn tr_mul_self(a: &DMatrix<f64>) -> DMatrix<f64> {
-    let parts = row_blocks(a.nrows())
-        .into_par_iter()
-        .map(|rows| lower_gram(as_faer(a).subrows(rows.start, rows.len())));
-    sum_and_mirror(parts.collect())
-}
-
-/// Fixed blocks of rows `0..n` (so that block sums do not depend on the thread count).
-fn row_blocks(n: usize) -> Vec<Range<usize>> {
-    let rows = n
-        .div_ceil(n.div_ceil(SELF_PRODUCT_ROWS).clamp(1, 16))
-        .max(1);
-    (0..n.div_ceil(rows).max(1))
-        .map(|b| (b * rows).min(n)..((b + 1) * rows).min(n))
-        .collect()
-}
-
-/// The lower triangle of `a^T a` (the rest zero).
-fn lower_gram(a: faer::MatRef<'_, f64>) -> DMatrix<f64> {
-    let mut out = DMatrix::zeros(a.ncols(), a.ncols());
-    triangular::matmul(
-        as_faer_mut(&mut out),
-        BlockStructure::TriangularLower,
-        Accum::Replace,
-        a.transpose(),
-        BlockStructure::Rectangular,
-        a,
-        BlockStructure::Rectangular,
-        1.0,
-        faer::Par::Seq,
-    );
-    out
-}
-
-/// The sum of lower triangles in order, mirrored to a symmetric matrix.
-fn sum_and_mirror(parts: Vec<DMatrix<f64>>) -> DMatrix<f64> {
-    let mut parts = parts.into_iter();
-    let mut sum = parts.next().expect("at least one block");
-    for part in parts {
-        sum += part;
-    }
-    for j in 0..sum.ncols() {
-        for i in 0..j {
-            sum[(i, j)] = sum[(j, i)];
-        }
-    }
-    sum
-}
-
-/// Rows per block of [`tr_mul_self`] (at least).
-const SELF_PRODUCT_ROWS: usize = 1024;
-
-/// `a b` by a faer product (parallel from `PAR_MIN_DIM` rows of `a` on).
-pub(crate) fn mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
-    let mut out = DMatrix::zeros(a.nrows(), b.ncols());
-    matmul(
-        as_faer_mut(&mut out),
-        Accum::Replace,
-        as_faer(a),
-        as_faer(b),
-        1.0,
-        par_for(a.nrows()),
-    );
-    out
 }
 
 /// The R package's k-means start of the centres: Lloyd's k-means on the rows of `z`

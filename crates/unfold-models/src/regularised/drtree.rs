@@ -23,14 +23,13 @@
 //! each iteration needs the dense N x N distance matrix (use DDRTree with `K < N` centres
 //! for large N).
 
-use crate::regularised::ddrtree::{
-    spanning_tree, symmetrised, top_eigenvectors, tr_mul, tree_energy,
-};
+use crate::regularised::ddrtree::{spanning_tree, top_eigenvectors, tree_energy};
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
-use unfold_linalg::{CsrMatrix, SparseCholesky};
+use unfold_linalg::gemm::tr_mul;
+use unfold_linalg::{symmetrised, CsrMatrix, SparseCholesky};
 
 /// Settings of [`DrTree`].
 #[derive(Clone, Debug, PartialEq)]

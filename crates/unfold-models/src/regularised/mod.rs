@@ -6,9 +6,9 @@
 //! weights and the embedding read off the optimal weights; [`maximise_dual`] solves any
 //! such model by L-BFGS-B (`unfold-lbfgsb`).
 //!
-//! The helpers [`pair_precision`] and [`pair_contrasts`] build the matrix
-//! `diag(S 1) - S + shift I` of a weighted pair list and evaluate `Tr(G A_ij) =
-//! G_ii + G_jj - 2 G_ij` (`A_ij` as in seed 001 §0), the two kernels every dual here uses.
+//! The matrix `diag(S 1) - S + shift I` of the weighted pairs ([`weighted_pairs`] fed to
+//! [`unfold_graph::Laplacian`]) and [`pair_contrasts`], `Tr(G A_ij) = G_ii + G_jj - 2 G_ij`
+//! (`A_ij` as in seed 001 §0), are the two kernels every dual here uses.
 
 pub mod ddrtree;
 pub mod drtree;
@@ -20,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, Result};
 use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};
-use unfold_linalg::CsrMatrix;
 
 /// A posterior-regularised model: a concave dual objective over graph weights (one per
 /// candidate pair), their box, and the embedding from the weights (DESIGN.md).
@@ -176,32 +175,19 @@ pub fn learned_graph(n: usize, pairs: &[(usize, usize)], s: &[f64]) -> Result<Ne
     NeighbourGraph::from_edges(n, &edges)
 }
 
-/// The dense `diag(S 1) - S + shift I` of the symmetric weights `s` on `pairs` (n x n).
-pub fn pair_precision(n: usize, pairs: &[(usize, usize)], s: &[f64], shift: f64) -> DMatrix<f64> {
-    let mut q = DMatrix::from_diagonal_element(n, n, shift);
-    for (&(i, j), &w) in pairs.iter().zip(s) {
-        q[(i, j)] -= w;
-        q[(j, i)] -= w;
-        q[(i, i)] += w;
-        q[(j, j)] += w;
-    }
-    q
-}
-
-/// The sparse Laplacian `scale (diag(S 1) - S)` of the non-zero weights `s` on `pairs`.
-pub fn pair_laplacian(n: usize, pairs: &[(usize, usize)], s: &[f64], scale: f64) -> CsrMatrix {
-    let mut deg = vec![0.0; n];
-    let mut trip = Vec::new();
-    for (&(i, j), &w) in pairs.iter().zip(s) {
-        if w != 0.0 {
-            trip.push((i, j, -scale * w));
-            trip.push((j, i, -scale * w));
-            deg[i] += scale * w;
-            deg[j] += scale * w;
-        }
-    }
-    trip.extend(deg.iter().enumerate().map(|(i, &d)| (i, i, d)));
-    CsrMatrix::from_triplets(n, n, &trip)
+/// The pairs with a non-zero weight as edges `(i, j, s_ij)`, in order: with
+/// [`unfold_graph::Laplacian`] they give the learned graph's `diag(S 1) - S` (scaled,
+/// shifted, dense or sparse; a zero weight adds nothing to the dense matrix and is left
+/// out of the sparse pattern).
+pub fn weighted_pairs<'a>(
+    pairs: &'a [(usize, usize)],
+    s: &'a [f64],
+) -> impl Iterator<Item = (usize, usize, f64)> + Clone + 'a {
+    pairs
+        .iter()
+        .zip(s)
+        .filter(|(_, &w)| w != 0.0)
+        .map(|(&(i, j), &w)| (i, j, w))
 }
 
 /// `Tr(G A_ij) = G_ii + G_jj - 2 G_ij` for every pair: the derivative of `Tr(G Q)` along a
@@ -251,6 +237,7 @@ pub(crate) fn check_slack_and_dim(c: f64, dim: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use unfold_graph::Laplacian;
 
     /// A separable concave dual `sum_p -(s_p - t_p)^2` with box `[0, 1]`: optimum `clip(t)`.
     struct Toy {
@@ -316,8 +303,12 @@ mod tests {
     fn precision_matches_laplacian_and_contrasts() {
         let pairs = [(1, 0), (2, 1), (3, 0)];
         let s = [0.5, 2.0, 1.5];
-        let q = pair_precision(4, &pairs, &s, 0.25);
-        let l = pair_laplacian(4, &pairs, &s, 1.0).to_dense();
+        let q = Laplacian::new(4)
+            .shift(0.25)
+            .dense(weighted_pairs(&pairs, &s));
+        let l = Laplacian::new(4)
+            .sparse(weighted_pairs(&pairs, &s))
+            .to_dense();
         assert!((&q - &l - DMatrix::from_diagonal_element(4, 4, 0.25)).amax() < 1e-15);
         // Tr(Q A_ij) = Q_ii + Q_jj - 2 Q_ij.
         let c = pair_contrasts(&q, &pairs);

@@ -20,12 +20,12 @@
 use crate::grf::{laplacian_embedding, FieldScaling};
 use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
-    pair_laplacian, pair_precision, DualSolution, PosteriorRegularised,
+    weighted_pairs, DualSolution, PosteriorRegularised,
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
-use unfold_graph::NeighbourGraph;
+use unfold_graph::{Laplacian, NeighbourGraph};
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{pairwise_sq_dists, smallest_generalized_eigenpairs, Cholesky, SymMatrix};
 
@@ -256,7 +256,9 @@ impl MpmeDual {
     /// Cholesky of `Q = L + lambda I` and the expected distances.
     fn factor(&self, w: &[f64]) -> Result<(Cholesky, Vec<f64>)> {
         check_weights(w, self.pairs.len())?;
-        let q = pair_precision(self.n, &self.pairs, w, self.lambda);
+        let q = Laplacian::new(self.n)
+            .shift(self.lambda)
+            .dense(weighted_pairs(&self.pairs, w));
         let chol = Cholesky::new(&q, "MPME precision L + lambda I")?;
         let u = chol.inverse();
         let d = self.dim as f64;
@@ -299,7 +301,7 @@ impl PosteriorRegularised for MpmeDual {
 
     fn embed(&self, w: &[f64]) -> Result<DMatrix<f64>> {
         check_weights(w, self.pairs.len())?;
-        let l = pair_laplacian(self.n, &self.pairs, w, 1.0);
+        let l = Laplacian::new(self.n).sparse(weighted_pairs(&self.pairs, w));
         match self.embedding {
             MpmeEmbedding::KernelPca => {
                 Ok(
@@ -458,9 +460,11 @@ mod tests {
         let y = circle(25, 7);
         let fit = MpmeParams::new(2).lambda(10.0).fit(&y).unwrap();
         let w = &fit.solution.weights;
-        let q = pair_precision(25, fit.dual.pairs(), w, 10.0);
+        let q = Laplacian::new(25)
+            .shift(10.0)
+            .dense(weighted_pairs(fit.dual.pairs(), w));
         let u = Cholesky::new(&q, "test").unwrap().inverse();
-        let ck = crate::spectral::kernel_pca::CentredKernel::new(u, 2, "U").unwrap();
+        let ck = unfold_linalg::CentredKernel::new(u, 2, "U").unwrap();
         let dense = ck.coords();
         for c in 0..2 {
             let a = fit.coords.column(c);
@@ -472,7 +476,9 @@ mod tests {
         let mut params = MpmeParams::new(2).lambda(10.0);
         params.embedding = MpmeEmbedding::Generalised;
         let f = params.fit(&y).unwrap().coords;
-        let l = pair_laplacian(25, fit.dual.pairs(), w, 1.0).to_dense();
+        let l = Laplacian::new(25)
+            .sparse(weighted_pairs(fit.dual.pairs(), w))
+            .to_dense();
         let dl = DMatrix::from_diagonal(&(l.diagonal().add_scalar(10.0)));
         let gram = f.transpose() * &dl * &f;
         assert!((gram - DMatrix::<f64>::identity(2, 2)).amax() < 1e-8);

@@ -21,18 +21,17 @@
 //! for `gamma = 0` kernel PCA on `(4L + I)^{-1}` (23).
 
 use crate::grf::{laplacian_embedding, FieldScaling};
-use crate::neighbourhood::GraphSpec;
 use crate::regularised::mpme::DistanceScale;
 use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
-    pair_laplacian, pair_precision, PosteriorRegularised,
+    weighted_pairs, PosteriorRegularised,
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
-use unfold_graph::{knn, NeighbourGraph, Weighting};
+use unfold_graph::{knn, GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_lbfgsb::LbfgsbOptions;
-use unfold_linalg::{sym_eigen, Cholesky};
+use unfold_linalg::{sym_eigen, symmetrised, Cholesky};
 use unfold_subgradient::{maximize, Projection, StepRule, SubgradientOptions};
 
 /// How the concave dual over `s >= 0` is maximised.
@@ -285,7 +284,9 @@ impl SplDual {
 
     /// `Q = diag(S 1) - S + ((gamma + 1)/4) I` at weights `s`.
     pub fn precision(&self, s: &[f64]) -> DMatrix<f64> {
-        pair_precision(self.y.nrows(), &self.pairs, s, (self.gamma + 1.0) / 4.0)
+        Laplacian::new(self.y.nrows())
+            .shift((self.gamma + 1.0) / 4.0)
+            .dense(weighted_pairs(&self.pairs, s))
     }
 
     /// The projection `W*` (D x d): top-d eigenvectors of `Y^T Q^{-1} Y`, found from the
@@ -293,8 +294,7 @@ impl SplDual {
     fn projection(&self, chol: &Cholesky, qy: &DMatrix<f64>) -> Result<DMatrix<f64>> {
         let (n, p, d) = (self.y.nrows(), self.y.ncols(), self.dim);
         if p <= n {
-            let a = self.y.tr_mul(qy);
-            let a = (&a + a.transpose()) * 0.5;
+            let a = symmetrised(self.y.tr_mul(qy));
             let eig = sym_eigen(&a)?;
             Ok(top_columns(&eig.values, &eig.vectors, d))
         } else {
@@ -302,8 +302,7 @@ impl SplDual {
             let m = r
                 .solve_lower_triangular(&self.y)
                 .ok_or_else(|| Error::numerical("SPL", "singular Cholesky factor of Q"))?;
-            let a = &m * m.transpose();
-            let a = (&a + a.transpose()) * 0.5;
+            let a = symmetrised(&m * m.transpose());
             let eig = sym_eigen(&a)?;
             let v = top_columns(&eig.values, &eig.vectors, d);
             let mut w = m.tr_mul(&v);
@@ -390,7 +389,9 @@ impl PosteriorRegularised for SplDual {
             Ok(self.inner(s)?.b * (self.gamma / 4.0))
         } else {
             check_weights(s, self.pairs.len())?;
-            let l4 = pair_laplacian(self.y.nrows(), &self.pairs, s, 4.0);
+            let l4 = Laplacian::new(self.y.nrows())
+                .scale(4.0)
+                .sparse(weighted_pairs(&self.pairs, s));
             Ok(laplacian_embedding(&l4, 1.0, self.dim, FieldScaling::Eigenvalue)?.coords)
         }
     }
@@ -542,11 +543,14 @@ mod tests {
             .fit(&y)
             .unwrap();
         let n = 30;
-        let l = pair_laplacian(n, fit.dual.pairs(), &fit.weights, 4.0).to_dense();
+        let l = Laplacian::new(n)
+            .scale(4.0)
+            .sparse(weighted_pairs(fit.dual.pairs(), &fit.weights))
+            .to_dense();
         let sigma = Cholesky::new(&(l + DMatrix::<f64>::identity(n, n)), "t")
             .unwrap()
             .inverse();
-        let dense = crate::spectral::kernel_pca::CentredKernel::new(sigma, 2, "Sigma")
+        let dense = unfold_linalg::CentredKernel::new(sigma, 2, "Sigma")
             .unwrap()
             .coords();
         for c in 0..2 {

@@ -5,12 +5,11 @@
 //! On Euclidean distances this equals PCA up to the sign of each axis. New points are
 //! placed by Gower's formula, which is the Nyström projection with the kernel `-D/2`.
 
-use crate::spectral::kernel_pca::CentredKernel;
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
-use unfold_linalg::{sq_dists_to, PackedSym};
+use unfold_linalg::{sq_dists_to, CentredKernel, PackedSym};
 
 /// Settings of [`Cmds`].
 #[derive(Clone, Debug, PartialEq)]

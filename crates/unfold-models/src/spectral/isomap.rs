@@ -6,13 +6,14 @@
 //! `g_j = min_a (||y* - y_a|| + G_{a j})` through its k nearest training points `a`, and is
 //! placed by the Nyström (Gower) formula.
 
-use crate::neighbourhood::GraphSpec;
-use crate::spectral::kernel_pca::CentredKernel;
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::Result;
-use unfold_graph::{knn_query, shortest_paths, shortest_paths_from, NeighbourGraph, Weighting};
+use unfold_graph::{
+    knn_query, shortest_paths, shortest_paths_from, GraphSpec, NeighbourGraph, Weighting,
+};
+use unfold_linalg::CentredKernel;
 
 /// Settings of [`Isomap`].
 #[derive(Clone, Debug, PartialEq)]

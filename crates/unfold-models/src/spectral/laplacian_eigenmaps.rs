@@ -5,14 +5,12 @@
 //! `L f = mu D f`: the eigenvectors of the q smallest non-zero `mu` (the constant vector
 //! with `mu = 0` is dropped), normalised so that `F^T D F = I`.
 
-use crate::neighbourhood::GraphSpec;
-use crate::orient::orient_columns;
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
-use unfold_graph::{NeighbourGraph, Weighting};
-use unfold_linalg::{smallest_generalized_eigenpairs, SymMatrix};
+use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
+use unfold_linalg::{fix_signs, smallest_generalized_eigenpairs, SymMatrix};
 
 /// Edge weights of Laplacian eigenmaps.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -121,7 +119,7 @@ impl LaplacianEigenmapsParams {
             dim + 1,
         )?;
         let mut coords = eig.vectors.columns(1, dim).into_owned();
-        orient_columns(&mut coords);
+        fix_signs(&mut coords);
         Ok((coords, eig.values.rows(1, dim).into_owned()))
     }
 }

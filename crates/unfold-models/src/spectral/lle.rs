@@ -8,15 +8,13 @@
 //! `X^T X / n = I`. A new point is placed at `sum_j w_j x_j` with its weights computed the
 //! same way from its k nearest training points.
 
-use crate::neighbourhood::GraphSpec;
-use crate::orient::orient_columns;
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
-use unfold_graph::{knn_query, NeighbourGraph, Weighting};
-use unfold_linalg::{smallest_eigenpairs, CsrMatrix, SymMatrix};
+use unfold_graph::{knn_query, GraphSpec, NeighbourGraph, Weighting};
+use unfold_linalg::{fix_signs, smallest_eigenpairs, CsrMatrix, SymMatrix};
 
 /// Settings of [`Lle`]. `reg` is the Tikhonov regulariser relative to the trace of the
 /// local Gram matrix (scikit-learn's default 1e-3); it is needed whenever k > p.
@@ -55,7 +53,7 @@ impl LleParams {
         let m = cost_matrix(&nn.indices, &weights, None);
         let eig = smallest_eigenpairs(SymMatrix::Sparse(&m), self.dim + 1)?;
         let mut coords = eig.vectors.columns(1, self.dim) * (y.nrows() as f64).sqrt();
-        orient_columns(&mut coords);
+        fix_signs(&mut coords);
         Ok(Lle {
             eigenvalues: eig.values.rows(1, self.dim).into_owned(),
             k: self.graph.k,

@@ -33,14 +33,12 @@ mod exact;
 mod face;
 mod laplacian_basis;
 
-use crate::neighbourhood::GraphSpec;
-use crate::orient::orient_columns;
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
-use unfold_graph::{NeighbourGraph, Weighting};
-use unfold_linalg::sym_eigen;
+use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
+use unfold_linalg::{fix_signs, sym_eigen};
 
 /// Default largest number of points for the exact SDP (see [`MvuParams::max_points`] and
 /// the timings in `docs/methods/mvu.md`).
@@ -259,7 +257,7 @@ fn embed(k: &DMatrix<f64>, q: usize) -> Result<(DVector<f64>, DMatrix<f64>)> {
         });
     }
     let mut coords = DMatrix::from_fn(n, q, |i, c| eig.vectors[(i, n - 1 - c)]);
-    orient_columns(&mut coords);
+    fix_signs(&mut coords);
     for (mut col, &l) in coords.column_iter_mut().zip(values.iter()) {
         col *= l.sqrt();
     }

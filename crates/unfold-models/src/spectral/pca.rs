@@ -5,12 +5,11 @@
 //! p > n, of the Gram matrix `Yc Yc^T`, with `V = Yc^T U Lambda^{-1/2}`). Projection of a
 //! new point is exact: `x = V^T (y - mu)`.
 
-use crate::orient::orient_columns;
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
-use unfold_linalg::{largest_eigenpairs, SymMatrix};
+use unfold_linalg::{fix_signs, largest_eigenpairs, SymMatrix};
 
 /// Settings of [`Pca`].
 #[derive(Clone, Debug, PartialEq)]
@@ -45,7 +44,7 @@ impl PcaParams {
             }
             v
         };
-        orient_columns(&mut components);
+        fix_signs(&mut components);
         let coords = &yc * &components;
         let explained_variance =
             DVector::from_fn(self.dim, |j, _| coords.column(j).norm_squared() * scale);

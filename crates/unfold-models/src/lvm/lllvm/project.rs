@@ -22,7 +22,7 @@ use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use unfold_core::{Error, Result};
 use unfold_graph::knn_query;
-use unfold_linalg::Cholesky;
+use unfold_linalg::{symmetrised, Cholesky};
 
 /// A new point's posterior under a frozen fit.
 #[derive(Clone, Debug, PartialEq)]
@@ -180,7 +180,7 @@ impl LlLvm {
                     }
                 }
             }
-            let px = Cholesky::new(&symmetric(p_ss), "LL-LVM projection precision of x*")?;
+            let px = Cholesky::new(&symmetrised(p_ss), "LL-LVM projection precision of x*")?;
             let new_mu_x = px.solve_vec(&rhs);
             cov_x = px.inverse();
             let change = (&new_mu_x - &mu_x).amax();
@@ -225,7 +225,7 @@ impl LlLvm {
                 });
                 rhs -= &maps[b] * p_bs;
             }
-            let pc = Cholesky::new(&symmetric(p_ss), "LL-LVM projection precision of C*")?;
+            let pc = Cholesky::new(&symmetrised(p_ss), "LL-LVM projection precision of C*")?;
             sigma_c = pc.inverse();
             mu_c = rhs * &sigma_c;
             if sweep > 0 && change <= 1e-12 * (1.0 + mu_x.amax()) {
@@ -288,10 +288,6 @@ fn augmented_pinv_rows(adj: &[Vec<usize>], nbrs: &[usize]) -> Result<DMatrix<f64
     chol.solve_in_place(&mut e);
     e.add_scalar_mut(-c);
     Ok(e.transpose())
-}
-
-fn symmetric(m: DMatrix<f64>) -> DMatrix<f64> {
-    (&m + m.transpose()) * 0.5
 }
 
 impl OutOfSample for LlLvm {

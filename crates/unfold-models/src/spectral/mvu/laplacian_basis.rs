@@ -3,8 +3,8 @@
 use super::{MvuParams, SdpSolution};
 use nalgebra::{DMatrix, DVector};
 use unfold_core::{Error, Result};
-use unfold_graph::NeighbourGraph;
-use unfold_linalg::{smallest_eigenpairs, Cholesky, CsrMatrix, SymMatrix};
+use unfold_graph::{Laplacian, NeighbourGraph};
+use unfold_linalg::{smallest_eigenpairs, Cholesky, SymMatrix};
 use unfold_sdp::dense::{mul, sym};
 
 /// Newton's method on the barrier stops when half the squared Newton decrement, a bound on
@@ -44,14 +44,8 @@ fn smat(v: &DVector<f64>, pairs: &[(usize, usize)], b: usize) -> DMatrix<f64> {
 /// The `m` eigenvectors of the 0/1 graph Laplacian `D - A` after the constant one (n x m,
 /// orthonormal, orthogonal to `1`): the smoothest functions on the graph.
 fn laplacian_basis(graph: &NeighbourGraph, m: usize) -> Result<DMatrix<f64>> {
-    let n = graph.n();
-    let triplets: Vec<(usize, usize, f64)> = (0..n)
-        .flat_map(|i| {
-            let (js, _) = graph.neighbours(i);
-            std::iter::once((i, i, js.len() as f64)).chain(js.iter().map(move |&j| (i, j, -1.0)))
-        })
-        .collect();
-    let lap = CsrMatrix::from_triplets(n, n, &triplets);
+    let unit = graph.edges().into_iter().map(|(i, j, _)| (i, j, 1.0));
+    let lap = Laplacian::new(graph.n()).sparse(unit);
     let eig = smallest_eigenpairs(SymMatrix::Sparse(&lap), m + 1)?;
     Ok(eig.vectors.columns(1, m).into_owned())
 }
