@@ -530,6 +530,6 @@ impl NeighbourGraph {
     /// diagonal (an explicit 0 for an isolated point). The edges come sorted, so each
     /// degree sums its row's weights in column order, as [`NeighbourGraph::degrees`] does.
     pub fn laplacian_sparse(&self) -> CsrMatrix {
-        Laplacian::new(self.n).sparse(self.edges().iter().copied())
+        Laplacian::new(self.n).sparse_from_rows(&self.indptr, &self.indices, &self.weights)
     }
 }

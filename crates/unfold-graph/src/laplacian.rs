@@ -129,6 +129,41 @@ impl Laplacian {
         }
         CsrMatrix::from_row_buckets(n, n, &start, entries)
     }
+
+    /// The CSR matrix of a graph already stored by rows: row `i`'s neighbours
+    /// `indices[indptr[i]..indptr[i + 1]]`, sorted, without `i`, with their `weights`
+    /// (every edge in both rows, as [`crate::NeighbourGraph`] keeps them). The diagonal goes
+    /// between the neighbours below and above `i`, so nothing is sorted or listed twice; a
+    /// degree sums its row in order, as [`Laplacian::sparse`] sums the same edges.
+    pub fn sparse_from_rows(
+        &self,
+        indptr: &[usize],
+        indices: &[usize],
+        weights: &[f64],
+    ) -> CsrMatrix {
+        let n = self.n;
+        let nnz = indices.len() + n;
+        let mut ptr = Vec::with_capacity(n + 1);
+        let (mut cols, mut values) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+        ptr.push(0);
+        for i in 0..n {
+            let (js, ws) = (
+                &indices[indptr[i]..indptr[i + 1]],
+                &weights[indptr[i]..indptr[i + 1]],
+            );
+            let at = js.partition_point(|&j| j < i);
+            let degree = ws.iter().map(|w| self.scale * w).fold(0.0, |a, v| a + v);
+            cols.extend(&js[..at]);
+            values.extend(ws[..at].iter().map(|w| -(self.scale * w)));
+            cols.push(i);
+            values.push(degree + self.shift);
+            cols.extend(&js[at..]);
+            values.extend(ws[at..].iter().map(|w| -(self.scale * w)));
+            ptr.push(cols.len());
+        }
+        CsrMatrix::from_sorted_rows(n, n, ptr, cols, values)
+            .expect("a graph's rows are sorted, unique and free of self loops")
+    }
 }
 
 #[cfg(test)]
