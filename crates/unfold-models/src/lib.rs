@@ -12,6 +12,7 @@
 pub mod grf;
 pub mod lvm;
 pub mod neighbourhood;
+pub mod optimise;
 mod orient;
 pub mod persist;
 pub mod regularised;

@@ -15,11 +15,12 @@ pub mod drtree;
 pub mod mpme;
 pub mod spl;
 
+use crate::optimise::{maximise, Search};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, Result};
+use unfold_core::{Convergence, Error, Evidence, Result};
 use unfold_graph::NeighbourGraph;
-use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};
+use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::CsrMatrix;
 
 /// A posterior-regularised model: a concave dual objective over graph weights (one per
@@ -50,15 +51,12 @@ pub struct DualSolution {
     pub weights: Vec<f64>,
     /// Dual value at `weights`.
     pub value: f64,
-    /// Optimiser iterations.
-    pub iterations: usize,
-    /// Projected-gradient infinity norm at `weights`.
+    /// Projected-gradient infinity norm at `weights` (of the preconditioned search).
     pub projected_gradient_norm: f64,
-    /// True when the optimiser met its tolerance (not an iteration or line-search stop).
-    pub converged: bool,
 }
 
-/// Maximises the dual of `model` by L-BFGS-B from `start` (all zeros when `None`).
+/// Maximises the dual of `model` by L-BFGS-B from `start` (all zeros when `None`), through
+/// [`crate::optimise::maximise`].
 ///
 /// With `scales`, the search runs on `v_p = s_p / scales[p]` (box and gradient scaled to
 /// match): a diagonal preconditioner. For log-det duals the curvature along `s_p` near the
@@ -74,22 +72,8 @@ pub fn maximise_dual<M: PosteriorRegularised + ?Sized>(
     start: Option<&[f64]>,
     scales: Option<&[f64]>,
     opts: &LbfgsbOptions,
-) -> Result<DualSolution> {
+) -> Result<(DualSolution, Convergence)> {
     let m = model.pairs().len();
-    let unit = vec![1.0; m];
-    let scales = scales.unwrap_or(&unit);
-    if scales.len() != m {
-        return Err(Error::DimensionMismatch(format!(
-            "{} scales given for {m} pairs",
-            scales.len()
-        )));
-    }
-    if let Some(p) = scales.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
-        return Err(Error::invalid(
-            "scales",
-            format!("scale {p} must be finite and > 0, got {}", scales[p]),
-        ));
-    }
     let v0 = match start {
         Some(s) if s.len() != m => {
             return Err(Error::DimensionMismatch(format!(
@@ -97,51 +81,27 @@ pub fn maximise_dual<M: PosteriorRegularised + ?Sized>(
                 s.len()
             )))
         }
-        Some(s) => s.iter().zip(scales).map(|(s, c)| s / c).collect(),
+        Some(s) => s.to_vec(),
         None => vec![0.0; m],
     };
-    let bounds: Vec<(f64, f64)> = model
-        .bounds()
-        .iter()
-        .zip(scales)
-        .map(|(&(l, u), c)| (l / c, u / c))
-        .collect();
-    let mut failure: Option<Error> = None;
-    let mut s = vec![0.0; m];
-    let report = minimize(
-        |v: &[f64], g: &mut [f64]| {
-            for ((s, v), c) in s.iter_mut().zip(v).zip(scales) {
-                *s = v * c;
-            }
-            match model.dual(&s, Some(&mut *g)) {
-                Ok(value) => {
-                    g.iter_mut().zip(scales).for_each(|(g, c)| *g *= -c);
-                    -value
-                }
-                Err(e) => {
-                    failure.get_or_insert(e);
-                    f64::NAN
-                }
-            }
-        },
+    let search = Search {
+        scales,
+        per: 1.0,
+        lbfgsb: opts.clone(),
+        context: "L-BFGS-B on the dual",
+    };
+    let best = maximise(
+        |s: &[f64], g: &mut [f64]| model.dual(s, Some(g)),
         &v0,
-        &bounds,
-        opts,
-    );
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    let report = report.map_err(|e| Error::numerical("L-BFGS-B on the dual", e.to_string()))?;
-    Ok(DualSolution {
-        value: -report.f,
-        iterations: report.iterations,
-        projected_gradient_norm: report.projected_gradient_norm,
-        converged: matches!(
-            report.status,
-            Status::ConvergedPgtol | Status::ConvergedFactr
-        ),
-        weights: report.x.iter().zip(scales).map(|(v, c)| v * c).collect(),
-    })
+        &model.bounds(),
+        &search,
+    )?;
+    let solution = DualSolution {
+        weights: best.x,
+        value: best.value,
+        projected_gradient_norm: best.projected_gradient_norm,
+    };
+    Ok((solution, best.convergence))
 }
 
 /// The preconditioner `factor / phi_p` of [`maximise_dual`] for distances `phi`; a zero
@@ -296,11 +256,13 @@ mod tests {
             target: vec![-0.5, 0.3, 4.0],
         };
         for scales in [None, Some(&[10.0, 0.1, 3.0][..])] {
-            let sol = maximise_dual(&toy, None, scales, &LbfgsbOptions::default()).unwrap();
+            let (sol, convergence) =
+                maximise_dual(&toy, None, scales, &LbfgsbOptions::default()).unwrap();
             for (w, want) in sol.weights.iter().zip([0.0, 0.3, 1.0]) {
                 assert!((w - want).abs() < 1e-8, "{w} vs {want}");
             }
-            assert!(sol.converged);
+            assert!(convergence.converged);
+            assert_eq!(convergence.trace.len(), convergence.iterations);
         }
         assert!(maximise_dual(&toy, Some(&[0.0]), None, &LbfgsbOptions::default()).is_err());
         assert!(maximise_dual(

@@ -24,7 +24,7 @@ use crate::regularised::{
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
+use unfold_core::{check_finite, Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{pairwise_sq_dists, smallest_generalized_eigenpairs, Cholesky, SymMatrix};
@@ -209,7 +209,8 @@ impl MpmeParams {
     /// Fits MPME: builds and maximises the dual, then embeds.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mpme> {
         let dual = self.dual(y)?;
-        let solution = maximise_dual(&dual, None, Some(&dual.scales()), &self.lbfgsb)?;
+        let (solution, convergence) =
+            maximise_dual(&dual, None, Some(&dual.scales()), &self.lbfgsb)?;
         let coords = dual.embed(&solution.weights)?;
         let evidence = dual.evidence(&solution.weights)?;
         let graph = learned_graph(dual.n, &dual.pairs, &solution.weights)?;
@@ -218,6 +219,7 @@ impl MpmeParams {
             graph,
             evidence,
             solution,
+            convergence,
             dual,
         })
     }
@@ -337,6 +339,8 @@ pub struct Mpme {
     pub evidence: Evidence,
     /// The optimiser's result (weights per candidate pair).
     pub solution: DualSolution,
+    /// How the L-BFGS-B search of the dual ended, with the dual after each iteration.
+    pub convergence: Convergence,
     /// The dual that was solved (pairs, distances).
     pub dual: MpmeDual,
 }
@@ -445,7 +449,7 @@ mod tests {
             }
         }
         // The preconditioned search and the plain one reach the same optimum.
-        let plain = maximise_dual(&full.dual, None, None, &base.lbfgsb).unwrap();
+        let (plain, _) = maximise_dual(&full.dual, None, None, &base.lbfgsb).unwrap();
         assert!((plain.value - full.solution.value).abs() < 1e-8 * plain.value.abs());
         assert!(
             (screened.solution.value - full.solution.value).abs()
