@@ -3,7 +3,7 @@
 use nalgebra::DMatrix;
 use unfold::core::{load_model, save_model, Evidence, Result};
 use unfold::models::grf::{self, FieldFitOptions, FieldScaling::UnitVariance};
-use unfold::models::grf::{GaussianRandomField, Precision};
+use unfold::models::grf::{GaussianRandomField, Precision, PrecisionDerivative};
 use unfold::models::{Embedding, GraphSpec, OutOfSample, Projection};
 use unfold::{graph::knn_query, linalg::spd_inverse};
 const GAMMA: f64 = 1e-3;
@@ -13,9 +13,13 @@ fn heat(d2: f64, t: &[f64]) -> f64 {
     t[0] * (-t[1] * d2).exp()
 }
 struct HeatField<'a>(&'a DMatrix<f64>, Vec<(usize, usize, f64)>);
+/// The trait needs the precision and its derivatives; it provides the likelihood, gradient, fit.
 impl GaussianRandomField for HeatField<'_> {
     fn shape(&self) -> (usize, usize) {
         self.0.shape()
+    }
+    fn data(&self) -> &DMatrix<f64> {
+        self.0
     }
     fn bounds(&self) -> Vec<(f64, f64)> {
         vec![(1e-9, f64::INFINITY), (0.0, f64::INFINITY)]
@@ -29,20 +33,12 @@ impl GaussianRandomField for HeatField<'_> {
         }
         Ok(Precision::Dense(p))
     }
-    fn log_likelihood(&self, t: &[f64]) -> Result<Evidence> {
-        grf::field_log_likelihood(&self.precision(t)?, self.0, "heat field")
-    }
-    /// d/dt of `(p/2) log|P| - 1/2 tr(P Y Y^T)` is `1/2 sum_e dw_e/dt (p r_e - d_e^2)`
-    /// with `r_e = K_ii + K_jj - 2 K_ij` and `K = P^{-1}`.
-    fn log_likelihood_gradient(&self, t: &[f64], grad: &mut [f64]) -> Result<f64> {
-        let Precision::Dense(k) = self.precision(t)? else { unreachable!() };
-        let (k, p) = (spd_inverse(&k, "heat field")?, self.n_features() as f64);
-        grad.fill(0.0);
-        for &(i, j, d2) in &self.1 {
-            let r = 0.5 * heat(d2, t) * (p * (k[(i, i)] + k[(j, j)] - 2.0 * k[(i, j)]) - d2);
-            (grad[0], grad[1]) = (grad[0] + r / t[0], grad[1] - r * d2);
-        }
-        Ok(self.log_likelihood(t)?.value)
+    /// `dP/dlambda = sum_e (w_e / lambda) A_e`, `dP/dbeta = -sum_e d_e^2 w_e A_e`.
+    fn precision_derivatives(&self, t: &[f64]) -> Result<Vec<PrecisionDerivative>> {
+        let along = |f: &dyn Fn(f64) -> f64| {
+            PrecisionDerivative::edges(self.1.iter().map(|&(i, j, d2)| (i, j, f(d2) * heat(d2, t))))
+        };
+        Ok(vec![along(&|_| 1.0 / t[0]), along(&|d2| -d2)])
     }
 }
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -79,7 +75,7 @@ fn fit(y: &DMatrix<f64>, k: usize) -> Result<HeatEigenmaps> {
     let edges: Vec<_> = graph.edges().iter().map(|&(i, j, _)| (i, j, d2(i, j))).collect();
     let beta0 = edges.len() as f64 / edges.iter().map(|e| e.2).sum::<f64>();
     let field = HeatField(y, edges);
-    let (theta, _) = grf::maximise_likelihood(&field, &[1.0, beta0], &FieldFitOptions::default())?;
+    let theta = field.fit(&[1.0, beta0], &FieldFitOptions::default())?.theta;
     let Precision::Dense(prec) = field.precision(&theta)? else { unreachable!() };
     let coords = grf::covariance_embedding(spd_inverse(&prec, "heat")?, 2, UnitVariance)?.coords;
     Ok(HeatEigenmaps { evidence: field.log_likelihood(&theta)?, y: y.clone(), coords, theta, k })

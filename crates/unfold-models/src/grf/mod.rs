@@ -22,14 +22,14 @@ pub mod lle_pl;
 pub mod meu;
 pub mod regression;
 
+use crate::optimise::{maximise, Search};
 use crate::orient::orient_columns;
 use crate::spectral::kernel_pca::CentredKernel;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::NeighbourGraph;
-use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};
+use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{smallest_eigenpairs, Cholesky, CsrMatrix, SparseCholesky, SymMatrix};
 
 /// `log 2 pi`, the per-entry Gaussian normaliser.
@@ -76,14 +76,153 @@ impl Precision {
     }
 }
 
-/// A Gaussian random field over n points whose precision is built from parameters.
+/// The derivative `dP/dtheta_e` of a field's precision along one parameter, as entries on
+/// the graph's edges and diagonal: `(i, j, value)` with `i <= j`, an off-diagonal entry
+/// standing for both `(i, j)` and `(j, i)`. For a weight on the edge `(i, j)` of a
+/// Laplacian it is the edge Laplacian `A_ij = (e_i - e_j)(e_i - e_j)^T`
+/// ([`PrecisionDerivative::edge`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrecisionDerivative {
+    entries: Vec<(usize, usize, f64)>,
+}
+
+impl PrecisionDerivative {
+    /// The derivative with these entries (`i <= j`; each unordered pair once).
+    pub fn new(entries: Vec<(usize, usize, f64)>) -> Self {
+        PrecisionDerivative { entries }
+    }
+
+    /// `w A_ij`: `w` on the diagonal entries `i` and `j`, `-w` on the edge.
+    pub fn edge(i: usize, j: usize, w: f64) -> Self {
+        PrecisionDerivative::edges([(i, j, w)])
+    }
+
+    /// `sum w A_ij` over weighted edges `(i, j, w)`: a weighted Laplacian's derivative
+    /// (diagonal entries repeat once per edge; [`PrecisionDerivative::trace_with`] sums
+    /// them).
+    pub fn edges(edges: impl IntoIterator<Item = (usize, usize, f64)>) -> Self {
+        let entries = edges
+            .into_iter()
+            .flat_map(|(i, j, w)| {
+                let (i, j) = (i.min(j), i.max(j));
+                [(i, i, w), (i, j, -w), (j, j, w)]
+            })
+            .collect();
+        PrecisionDerivative { entries }
+    }
+
+    /// The entries `(i, j, value)`, `i <= j`.
+    pub fn entries(&self) -> &[(usize, usize, f64)] {
+        &self.entries
+    }
+
+    /// `tr(dP M)` for a symmetric `M` given by its entries `m(i, j)` on the support.
+    pub fn trace_with(&self, m: impl Fn(usize, usize) -> f64) -> f64 {
+        self.entries.iter().fold(0.0, |acc, &(i, j, v)| {
+            if i == j {
+                acc + v * m(i, i)
+            } else {
+                acc + 2.0 * v * m(i, j)
+            }
+        })
+    }
+}
+
+/// A factorised precision: `log |P|` and the covariance `K = P^{-1}` on demand.
+pub struct FieldFactor {
+    log_det: f64,
+    factor: Factor,
+}
+
+enum Factor {
+    Dense(Cholesky),
+    Sparse(SparseCholesky),
+}
+
+impl FieldFactor {
+    /// Factorises `prec`, failing with [`Error::NotPositiveDefinite`] when it is not
+    /// positive definite.
+    pub fn new(prec: &Precision, context: &str) -> Result<Self> {
+        Ok(match prec {
+            Precision::Dense(m) => FieldFactor::dense(Cholesky::new(m, context)?, None),
+            Precision::Sparse(m) => {
+                let chol = SparseCholesky::new(m, context)?;
+                FieldFactor {
+                    log_det: chol.log_det(),
+                    factor: Factor::Sparse(chol),
+                }
+            }
+        })
+    }
+
+    /// The factor of a dense matrix with the log-determinant it stands for (that of the
+    /// matrix itself when `None`): a field may factorise a matrix that differs from `P`
+    /// by a multiple of `11^T` when every derivative's entries sum to zero (MEU).
+    pub fn dense(chol: Cholesky, log_det: Option<f64>) -> Self {
+        FieldFactor {
+            log_det: log_det.unwrap_or_else(|| chol.log_det()),
+            factor: Factor::Dense(chol),
+        }
+    }
+
+    /// `log |P|`.
+    pub fn log_det(&self) -> f64 {
+        self.log_det
+    }
+
+    /// The covariance `K = P^{-1}`, whose entries on each derivative's support give the
+    /// gradient. Dense today (the inverse from the factor); this is the one place a
+    /// selected inversion would go.
+    pub fn covariance(&self) -> DMatrix<f64> {
+        match &self.factor {
+            Factor::Dense(chol) => chol.inverse(),
+            Factor::Sparse(chol) => {
+                let mut k = DMatrix::identity(chol.dim(), chol.dim());
+                chol.solve_block_in_place(&mut k);
+                k
+            }
+        }
+    }
+}
+
+/// A Gaussian random field over n points whose precision is built from parameters
+/// (spec `meu_alle_drill.md` §2.2).
 ///
-/// Implement this for a new model and [`maximise_likelihood`] fits it; the gradient is
-/// checked against finite differences in the tests of each model.
+/// A model supplies its data, the bounds of its parameters, the precision `P(theta)` and
+/// the derivative of the precision along each parameter ([`PrecisionDerivative`]); the
+/// provided methods give the exact log-likelihood with its terms, its gradient
+///
+/// ```text
+/// d log p(Y) / d theta_e = (p/2) tr(K dP_e) - 1/2 tr(dP_e Y Y^T),   K = P^{-1},
+/// ```
+///
+/// (only `K`'s entries on the support of `dP_e` are read), the evidence and the
+/// maximum-likelihood [`GaussianRandomField::fit`]. A field with a closed form for a
+/// term (MEU's distances, its better-conditioned factor) overrides the hook for it
+/// ([`GaussianRandomField::factor`], [`GaussianRandomField::log_likelihood_from`],
+/// [`GaussianRandomField::data_gradient`]). The gradient is checked against finite
+/// differences in the tests of each field.
 pub trait GaussianRandomField {
     /// `(n, p)`: the number of points (nodes of the field) and of independent features
     /// (draws of the field).
     fn shape(&self) -> (usize, usize);
+    /// The (centred) data `Y`, n x p.
+    fn data(&self) -> &DMatrix<f64>;
+    /// `(lower, upper)` bounds per parameter (`f64::INFINITY` where there is none).
+    fn bounds(&self) -> Vec<(f64, f64)>;
+    /// The precision `P(theta)`.
+    fn precision(&self, theta: &[f64]) -> Result<Precision>;
+    /// `dP/dtheta_e` at `theta` for every parameter `e`, in order.
+    fn precision_derivatives(&self, theta: &[f64]) -> Result<Vec<PrecisionDerivative>>;
+    /// A typical magnitude of each parameter, or `None` for all ones. [`fit`] searches over
+    /// `theta_e / scale_e`, which equalises the curvature when the scales are chosen well
+    /// and can save most of the iterations.
+    ///
+    /// [`fit`]: GaussianRandomField::fit
+    fn param_scale(&self) -> Option<Vec<f64>> {
+        None
+    }
+
     /// Number of points (nodes of the field).
     fn n_points(&self) -> usize {
         self.shape().0
@@ -96,24 +235,140 @@ pub trait GaussianRandomField {
     fn n_params(&self) -> usize {
         self.bounds().len()
     }
-    /// `(lower, upper)` bounds per parameter (`f64::INFINITY` where there is none).
-    fn bounds(&self) -> Vec<(f64, f64)>;
-    /// The precision `P(theta)`.
-    fn precision(&self, theta: &[f64]) -> Result<Precision>;
-    /// The exact log-likelihood of the training data at `theta`, with its terms.
-    fn log_likelihood(&self, theta: &[f64]) -> Result<Evidence>;
+
+    /// The factorised precision at `theta` (by default, of [`precision`]).
+    ///
+    /// [`precision`]: GaussianRandomField::precision
+    fn factor(&self, theta: &[f64]) -> Result<FieldFactor> {
+        FieldFactor::new(&self.precision(theta)?, "the field's precision")
+    }
+
+    /// The log-likelihood terms at `theta` given the factor there: `normaliser =
+    /// -(np/2) log 2pi`, `log_det = (p/2) log|P|` and `data = -1/2 tr(P Y Y^T)`.
+    fn log_likelihood_from(&self, theta: &[f64], factor: &FieldFactor) -> Result<Evidence> {
+        let y = self.data();
+        let (n, p) = (y.nrows() as f64, y.ncols() as f64);
+        Ok(Evidence::from_terms(
+            EvidenceKind::LogLikelihood,
+            vec![
+                ("normaliser".into(), -0.5 * n * p * LOG_TAU),
+                ("log_det".into(), 0.5 * p * factor.log_det()),
+                (
+                    "data".into(),
+                    -0.5 * self.precision(theta)?.quadratic_trace(y),
+                ),
+            ],
+        ))
+    }
+
+    /// Writes the data term of the gradient, `-1/2 tr(dP_e Y Y^T)`, into `grad`.
+    fn data_gradient(&self, derivatives: &[PrecisionDerivative], grad: &mut [f64]) {
+        let y = self.data();
+        for (g, d) in grad.iter_mut().zip(derivatives) {
+            *g = -0.5 * d.trace_with(|i, j| y.row(i).dot(&y.row(j)));
+        }
+    }
+
+    /// The exact log-likelihood of the data at `theta`, with its terms.
+    fn log_likelihood(&self, theta: &[f64]) -> Result<Evidence> {
+        self.log_likelihood_from(theta, &self.factor(theta)?)
+    }
+
     /// The log-likelihood (value only) and its gradient written into `grad`.
-    fn log_likelihood_gradient(&self, theta: &[f64], grad: &mut [f64]) -> Result<f64>;
-    /// A typical magnitude of each parameter, or `None` for all ones.
-    /// [`maximise_likelihood`] searches over `theta_e / scale_e`, which equalises the
-    /// curvature when the scales are chosen well and can save most of the iterations.
-    fn param_scale(&self) -> Option<Vec<f64>> {
-        None
+    fn log_likelihood_gradient(&self, theta: &[f64], grad: &mut [f64]) -> Result<f64> {
+        let factor = self.factor(theta)?;
+        let derivatives = self.precision_derivatives(theta)?;
+        if derivatives.len() != grad.len() {
+            return Err(Error::DimensionMismatch(format!(
+                "the field gave {} precision derivatives for {} parameters",
+                derivatives.len(),
+                grad.len()
+            )));
+        }
+        let k = factor.covariance();
+        let half_p = 0.5 * self.n_features() as f64;
+        self.data_gradient(&derivatives, grad);
+        for (g, d) in grad.iter_mut().zip(&derivatives) {
+            *g += half_p * d.trace_with(|i, j| k[(i, j)]);
+        }
+        Ok(self.log_likelihood_from(theta, &factor)?.value)
+    }
+
+    /// The field's evidence at `theta`: its exact log-likelihood.
+    fn evidence(&self, theta: &[f64]) -> Result<Evidence> {
+        self.log_likelihood(theta)
+    }
+
+    /// The pseudo-log-likelihood `sum_i log N(y_i | -sum_{j != i} P_ij y_j / P_ii, 1/P_ii)`
+    /// (each feature a draw), the product of the field's full conditionals.
+    fn pseudo_log_likelihood(&self, theta: &[f64]) -> Result<Evidence> {
+        let prec = self.precision(theta)?;
+        let y = self.data();
+        let (n, p) = (y.nrows(), y.ncols() as f64);
+        let dense = match prec {
+            Precision::Dense(m) => m,
+            Precision::Sparse(m) => m.to_dense(),
+        };
+        let py = &dense * y;
+        let (mut log_det, mut data) = (0.0, 0.0);
+        for i in 0..n {
+            let pii = dense[(i, i)];
+            if !(pii > 0.0) {
+                return Err(Error::numerical(
+                    "the field's pseudo-likelihood",
+                    format!("the precision's diagonal entry {i} is {pii}, not positive"),
+                ));
+            }
+            log_det += pii.ln();
+            // y_i - mean_i = (P y)_i / P_ii.
+            data += py.row(i).norm_squared() / pii;
+        }
+        Ok(Evidence::from_terms(
+            EvidenceKind::PseudoLogLikelihood,
+            vec![
+                ("normaliser".into(), -0.5 * n as f64 * p * LOG_TAU),
+                ("log_det".into(), 0.5 * p * log_det),
+                ("data".into(), -0.5 * data),
+            ],
+        ))
+    }
+
+    /// Maximises the log-likelihood over the parameters from `theta0` through
+    /// [`crate::optimise::maximise`] (bounds from [`GaussianRandomField::bounds`], scales
+    /// from [`GaussianRandomField::param_scale`]). The search runs on the per-feature
+    /// log-likelihood `(1/p) log p(Y)` (the paper's KL approximation, §2.3), so that
+    /// `pgtol` means the same for any number of features.
+    ///
+    /// # Errors
+    /// The first error the field returned during the search (e.g. a precision that is not
+    /// positive definite), or invalid options.
+    fn fit(&self, theta0: &[f64], opts: &FieldFitOptions) -> Result<FieldFit> {
+        let scale = self.param_scale();
+        let search = Search {
+            scales: scale.as_deref(),
+            per: self.n_features().max(1) as f64,
+            lbfgsb: opts.lbfgsb(),
+            context: "the maximum-likelihood search",
+        };
+        let best = maximise(
+            |theta: &[f64], grad: &mut [f64]| self.log_likelihood_gradient(theta, grad),
+            theta0,
+            &self.bounds(),
+            &search,
+        )?;
+        Ok(FieldFit {
+            theta: best.x,
+            report: FieldFitReport {
+                evaluations: best.evaluations,
+                projected_gradient: best.projected_gradient_norm,
+            },
+            convergence: best.convergence,
+        })
     }
 }
 
-/// Options of [`maximise_likelihood`]: the L-BFGS-B stopping rules. `pgtol` applies to
-/// the gradient of the per-feature log-likelihood `(1/p) log p(Y)` with respect to the
+/// Options of [`GaussianRandomField::fit`]: the L-BFGS-B stopping rules. `pgtol` applies
+/// to the gradient of the per-feature log-likelihood `(1/p) log p(Y)` with respect to the
 /// scaled parameters `theta_e / scale_e` ([`GaussianRandomField::param_scale`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FieldFitOptions {
@@ -126,6 +381,20 @@ pub struct FieldFitOptions {
     pub max_iterations: usize,
 }
 
+impl FieldFitOptions {
+    /// The L-BFGS-B options of these stopping rules (evaluations limited to twice the
+    /// iterations, at least 10).
+    pub fn lbfgsb(&self) -> LbfgsbOptions {
+        LbfgsbOptions {
+            pgtol: self.pgtol,
+            factr: self.factr,
+            max_iterations: self.max_iterations,
+            max_evaluations: self.max_iterations.saturating_mul(2).max(10),
+            ..LbfgsbOptions::default()
+        }
+    }
+}
+
 impl Default for FieldFitOptions {
     fn default() -> Self {
         FieldFitOptions {
@@ -136,102 +405,23 @@ impl Default for FieldFitOptions {
     }
 }
 
-/// How a maximum-likelihood fit ended.
+/// The L-BFGS-B details of a maximum-likelihood fit, beyond its [`Convergence`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FieldFitReport {
-    pub iterations: usize,
     pub evaluations: usize,
     /// Largest entry of the projected gradient at the optimum.
     pub projected_gradient: f64,
-    /// `"pgtol"`, `"factr"`, `"max_iterations"`, `"max_evaluations"` or `"line_search"`.
-    pub stopped_by: String,
 }
 
-impl FieldFitReport {
-    /// True when the fit stopped on a convergence test (not on a limit).
-    pub fn converged(&self) -> bool {
-        self.stopped_by == "pgtol" || self.stopped_by == "factr"
-    }
-}
-
-/// Maximises the field's log-likelihood over its parameters from `theta0` with L-BFGS-B
-/// (bounds from [`GaussianRandomField::bounds`]). Returns the parameters and the report.
-///
-/// # Errors
-/// The first error the field returned during the search (e.g. a precision that is not
-/// positive definite), or invalid options.
-pub fn maximise_likelihood<F: GaussianRandomField + ?Sized>(
-    field: &F,
-    theta0: &[f64],
-    opts: &FieldFitOptions,
-) -> Result<(Vec<f64>, FieldFitReport)> {
-    let scale = field
-        .param_scale()
-        .unwrap_or_else(|| vec![1.0; theta0.len()]);
-    if scale.len() != theta0.len() || scale.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
-        return Err(Error::numerical(
-            "the parameter scales of the field",
-            "one finite positive scale per parameter is needed",
-        ));
-    }
-    // The search runs on the per-feature log-likelihood (1/p) log p(Y) (the paper's
-    // KL approximation, §2.3), so that pgtol means the same for any number of features.
-    let per = field.n_features().max(1) as f64;
-    let failure: RefCell<Option<Error>> = RefCell::new(None);
-    let mut theta = vec![0.0; theta0.len()];
-    let objective = |u: &[f64], grad: &mut [f64]| {
-        for ((t, &u), &s) in theta.iter_mut().zip(u).zip(&scale) {
-            *t = u * s;
-        }
-        match field.log_likelihood_gradient(&theta, grad) {
-            Ok(ll) => {
-                grad.iter_mut()
-                    .zip(&scale)
-                    .for_each(|(g, &s)| *g *= -s / per);
-                -ll / per
-            }
-            Err(e) => {
-                failure.borrow_mut().get_or_insert(e);
-                f64::NAN
-            }
-        }
-    };
-    let u0: Vec<f64> = theta0.iter().zip(&scale).map(|(t, s)| t / s).collect();
-    let bounds: Vec<(f64, f64)> = field
-        .bounds()
-        .iter()
-        .zip(&scale)
-        .map(|(&(lo, hi), &s)| (lo / s, hi / s))
-        .collect();
-    let lopts = LbfgsbOptions {
-        pgtol: opts.pgtol,
-        factr: opts.factr,
-        max_iterations: opts.max_iterations,
-        max_evaluations: opts.max_iterations.saturating_mul(2).max(10),
-        ..LbfgsbOptions::default()
-    };
-    let result = minimize(objective, &u0, &bounds, &lopts);
-    if let Some(e) = failure.into_inner() {
-        return Err(e);
-    }
-    let r = result.map_err(|e| Error::numerical("the maximum-likelihood search", e.to_string()))?;
-    let stopped_by = match r.status {
-        Status::ConvergedPgtol => "pgtol",
-        Status::ConvergedFactr => "factr",
-        Status::MaxIterations => "max_iterations",
-        Status::MaxEvaluations => "max_evaluations",
-        Status::LineSearchFailed => "line_search",
-    };
-    let theta = r.x.iter().zip(&scale).map(|(u, s)| u * s).collect();
-    Ok((
-        theta,
-        FieldFitReport {
-            iterations: r.iterations,
-            evaluations: r.evaluations,
-            projected_gradient: r.projected_gradient_norm,
-            stopped_by: stopped_by.to_string(),
-        },
-    ))
+/// The result of [`GaussianRandomField::fit`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldFit {
+    /// The maximum-likelihood parameters.
+    pub theta: Vec<f64>,
+    /// Evaluations and the final projected gradient.
+    pub report: FieldFitReport,
+    /// Iterations, stopping rule and the log-likelihood after each iteration.
+    pub convergence: Convergence,
 }
 
 /// The exact log-likelihood of `y` (n x p) under the field with precision `prec`, with the
