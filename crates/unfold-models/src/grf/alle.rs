@@ -19,13 +19,13 @@
 use crate::grf::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionProjector,
 };
-use crate::grf::{FieldScaling, Precision};
+use crate::grf::{FieldScaling, FixedField, GaussianRandomField, Precision};
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Error, Evidence, Result};
 use unfold_graph::NeighbourGraph;
 use unfold_linalg::CsrMatrix;
 
@@ -90,7 +90,10 @@ impl AlleParams {
         let order = self.order(&yc)?;
         let parents = later_neighbours(&yc, &order, self.k)?;
         let regs = LocalRegressions::fit(&yc, parents, self.reg, PrecisionRule::Estimated, "ALLE")?;
-        let evidence = Evidence::from_terms(EvidenceKind::LogLikelihood, regs.terms(yc.ncols()));
+        // The exact likelihood of the precision M M^T through the field trait (the product
+        // of the regressions, `regs.terms`, is the same number: M is triangular).
+        let prec = Precision::Sparse(regs.precision_matrix(true));
+        let evidence = FixedField::new(prec, &yc)?.evidence(&[])?;
         let (emb, latent_scale) = regression_embedding(&regs, self.dim, self.scaling)?;
         let edges: Vec<(usize, usize, f64)> = regs
             .parents

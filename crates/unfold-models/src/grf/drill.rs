@@ -19,15 +19,14 @@
 //! `Lambda` is not a Laplacian, so the embedding comes from the top eigenvectors of the
 //! centred implied covariance `H Lambda^{-1} H` (spec §7), never the Laplacian shortcut.
 
-use crate::grf::{covariance_embedding, FieldScaling, LOG_TAU};
+use crate::grf::{covariance_embedding, FieldScaling, FixedField, GaussianRandomField, Precision};
 use crate::neighbourhood::GraphSpec;
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Error, Evidence, Result};
 use unfold_glasso::{graphical_lasso, GlassoOptions, Penalty};
 use unfold_graph::{NeighbourGraph, Weighting};
-use unfold_linalg::Cholesky;
 
 /// Settings of [`Drill`].
 #[derive(Clone, Debug, PartialEq)]
@@ -175,16 +174,8 @@ impl DrillParams {
                 ),
             });
         }
-        let log_det = Cholesky::new(&fit.precision, "DRILL's precision")?.log_det();
-        let (nf, pf) = (n as f64, p as f64);
-        let evidence = Evidence::from_terms(
-            EvidenceKind::LogLikelihood,
-            vec![
-                ("normaliser".into(), -0.5 * nf * pf * LOG_TAU),
-                ("log_det".into(), 0.5 * pf * log_det),
-                ("data".into(), -0.5 * pf * s.dot(&fit.precision)),
-            ],
-        );
+        let prec = Precision::Dense(fit.precision.clone());
+        let evidence = FixedField::new(prec, &yc)?.evidence(&[])?;
         let emb = covariance_embedding(fit.covariance.clone(), self.dim, self.scaling)?;
         Ok(Drill {
             rho: self.rho,

@@ -8,11 +8,13 @@
 //! log p(Y) = -(n p / 2) log 2 pi + (p / 2) log |P| - 1/2 tr(P Y Y^T).
 //! ```
 //!
-//! A model of this family builds the precision `P` from parameters ([`GaussianRandomField`])
-//! and fits them by maximum likelihood ([`maximise_likelihood`] through `unfold-lbfgsb`).
-//! Methods whose precision is fixed up to scale (Laplacian eigenmaps, LLE) report the same
-//! exact log-likelihood with the scale fitted in closed form ([`scaled_field_evidence`]), so
-//! every member of the family gets a comparable number. The embedding comes from the
+//! A model of this family supplies the precision `P` and its derivatives
+//! ([`GaussianRandomField`]); the trait provides the likelihood, its gradient and the
+//! maximum-likelihood fit (through [`crate::optimise::maximise`]). Models fitted by other
+//! means report the likelihood of their precision through [`FixedField`]; methods whose
+//! precision is fixed up to scale (Laplacian eigenmaps, LLE) through the one-parameter
+//! [`ScaledShapeField`] ([`fixed_shape_evidence`]), so every member of the family gets a
+//! comparable number. The embedding comes from the
 //! principal eigenvectors of the centred covariance `H P^{-1} H` ([`laplacian_embedding`],
 //! [`covariance_embedding`]).
 
@@ -62,7 +64,12 @@ impl Precision {
 
     /// `tr(P Y Y^T) = sum_j y_{:,j}^T P y_{:,j}`.
     pub fn quadratic_trace(&self, y: &DMatrix<f64>) -> f64 {
-        let py = match self {
+        self.times(y).dot(y)
+    }
+
+    /// The product `P Y`.
+    pub fn times(&self, y: &DMatrix<f64>) -> DMatrix<f64> {
+        match self {
             Precision::Sparse(m) => {
                 let mut out = DMatrix::zeros(y.nrows(), y.ncols());
                 for (col, mut dst) in y.column_iter().zip(out.column_iter_mut()) {
@@ -71,8 +78,24 @@ impl Precision {
                 out
             }
             Precision::Dense(m) => m * y,
-        };
-        py.dot(y)
+        }
+    }
+
+    /// The diagonal entries `P_ii`.
+    pub fn diagonal(&self) -> Vec<f64> {
+        match self {
+            Precision::Sparse(m) => (0..m.nrows())
+                .map(|i| {
+                    let (cols, vals) = m.row(i);
+                    cols.iter()
+                        .zip(vals)
+                        .filter(|(&j, _)| j == i)
+                        .map(|(_, v)| v)
+                        .sum()
+                })
+                .collect(),
+            Precision::Dense(m) => m.diagonal().iter().copied().collect(),
+        }
     }
 }
 
@@ -247,18 +270,8 @@ pub trait GaussianRandomField {
     /// -(np/2) log 2pi`, `log_det = (p/2) log|P|` and `data = -1/2 tr(P Y Y^T)`.
     fn log_likelihood_from(&self, theta: &[f64], factor: &FieldFactor) -> Result<Evidence> {
         let y = self.data();
-        let (n, p) = (y.nrows() as f64, y.ncols() as f64);
-        Ok(Evidence::from_terms(
-            EvidenceKind::LogLikelihood,
-            vec![
-                ("normaliser".into(), -0.5 * n * p * LOG_TAU),
-                ("log_det".into(), 0.5 * p * factor.log_det()),
-                (
-                    "data".into(),
-                    -0.5 * self.precision(theta)?.quadratic_trace(y),
-                ),
-            ],
-        ))
+        let quadratic = self.precision(theta)?.quadratic_trace(y);
+        Ok(gaussian_terms(y.shape(), factor.log_det(), quadratic))
     }
 
     /// Writes the data term of the gradient, `-1/2 tr(dP_e Y Y^T)`, into `grad`.
@@ -305,22 +318,17 @@ pub trait GaussianRandomField {
         let prec = self.precision(theta)?;
         let y = self.data();
         let (n, p) = (y.nrows(), y.ncols() as f64);
-        let dense = match prec {
-            Precision::Dense(m) => m,
-            Precision::Sparse(m) => m.to_dense(),
-        };
-        let py = &dense * y;
+        let py = prec.times(y);
         let (mut log_det, mut data) = (0.0, 0.0);
-        for i in 0..n {
-            let pii = dense[(i, i)];
-            if !(pii > 0.0) {
+        for (i, pii) in prec.diagonal().into_iter().enumerate() {
+            if pii.is_nan() || pii <= 0.0 {
                 return Err(Error::numerical(
                     "the field's pseudo-likelihood",
                     format!("the precision's diagonal entry {i} is {pii}, not positive"),
                 ));
             }
             log_det += pii.ln();
-            // y_i - mean_i = (P y)_i / P_ii.
+            // y_i minus its conditional mean is (P y)_i / P_ii.
             data += py.row(i).norm_squared() / pii;
         }
         Ok(Evidence::from_terms(
@@ -429,74 +437,173 @@ pub struct FieldFit {
 /// `data = -1/2 tr(P Y Y^T)`.
 pub fn field_log_likelihood(prec: &Precision, y: &DMatrix<f64>, context: &str) -> Result<Evidence> {
     check_rows(prec, y)?;
-    let (n, p) = (y.nrows() as f64, y.ncols() as f64);
-    Ok(Evidence::from_terms(
-        EvidenceKind::LogLikelihood,
-        vec![
-            ("normaliser".into(), -0.5 * n * p * LOG_TAU),
-            ("log_det".into(), 0.5 * p * prec.log_det(context)?),
-            ("data".into(), -0.5 * prec.quadratic_trace(y)),
-        ],
+    Ok(gaussian_terms(
+        y.shape(),
+        prec.log_det(context)?,
+        prec.quadratic_trace(y),
     ))
 }
 
-/// The exact log-likelihood of the centred data `y` under the field with precision
-/// `s L + gamma I`, where the Laplacian-form shape `L` is fixed by a method (Laplacian
-/// eigenmaps, LLE: spec §3 and §4.3, "once the parameters of the Laplacian have been set
-/// CMDS is being performed") and only the scale `s` is fitted by maximum likelihood, so
-/// every method of the family reports a comparable number. The log-likelihood is concave
-/// in `s`; it is maximised by golden-section search on `log s` within
-/// `[1e-6 s0, s0]`, `s0 = p (n - 1) / tr(L Y Y^T)` (the optimum as `gamma -> 0`, an upper
-/// bound of it), each step one sparse Cholesky factorisation. Returns `(s, evidence)`.
+/// The terms of `log p(Y)` for `(n, p)` data given `log|P|` and `tr(P Y Y^T)`.
+fn gaussian_terms((n, p): (usize, usize), log_det: f64, quadratic: f64) -> Evidence {
+    let (n, p) = (n as f64, p as f64);
+    Evidence::from_terms(
+        EvidenceKind::LogLikelihood,
+        vec![
+            ("normaliser".into(), -0.5 * n * p * LOG_TAU),
+            ("log_det".into(), 0.5 * p * log_det),
+            ("data".into(), -0.5 * quadratic),
+        ],
+    )
+}
+
+/// A field at a fixed precision, without free parameters: the evidence of a model whose
+/// precision was fitted by other means (ALLE's regressions, DRILL's graphical lasso) goes
+/// through [`GaussianRandomField::evidence`] like every other field's.
+pub struct FixedField<'a> {
+    precision: Precision,
+    y: &'a DMatrix<f64>,
+}
+
+impl<'a> FixedField<'a> {
+    /// The field of precision `precision` over the rows of the centred data `y`.
+    pub fn new(precision: Precision, y: &'a DMatrix<f64>) -> Result<Self> {
+        check_rows(&precision, y)?;
+        Ok(FixedField { precision, y })
+    }
+}
+
+impl GaussianRandomField for FixedField<'_> {
+    fn shape(&self) -> (usize, usize) {
+        self.y.shape()
+    }
+    fn data(&self) -> &DMatrix<f64> {
+        self.y
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        Vec::new()
+    }
+    fn precision(&self, _: &[f64]) -> Result<Precision> {
+        Ok(self.precision.clone())
+    }
+    fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
+        Ok(Vec::new())
+    }
+}
+
+/// The one-parameter field `s S + gamma I` of centred data `y`, where the shape `S` is
+/// fixed by a method (Laplacian eigenmaps, LLE: spec §3 and §4.3, "once the parameters of
+/// the Laplacian have been set CMDS is being performed") and only the scale `s` is fitted
+/// by maximum likelihood, so that every method of the family reports a comparable number.
+/// The log-likelihood is concave in `s`; its maximum lies in `[1e-6 s0, s0]`,
+/// `s0 = p (n - 1) / tr(S Y Y^T)` (the optimum as `gamma -> 0`, an upper bound of it).
+pub struct ScaledShapeField<'a> {
+    shape: &'a CsrMatrix,
+    gamma: f64,
+    y: &'a DMatrix<f64>,
+    /// `tr(S Y Y^T)`.
+    spread: f64,
+}
+
+impl<'a> ScaledShapeField<'a> {
+    /// The field `s shape + gamma I` over the rows of `y`.
+    ///
+    /// # Errors
+    /// A shape of the wrong size, `gamma <= 0`, or data without variance under the shape.
+    pub fn new(
+        shape: &'a CsrMatrix,
+        gamma: f64,
+        y: &'a DMatrix<f64>,
+        context: &str,
+    ) -> Result<Self> {
+        let n = y.nrows();
+        if shape.nrows() != n || !(gamma.is_finite() && gamma > 0.0) {
+            return Err(Error::invalid(
+                "shape",
+                format!("needs an {n} x {n} precision shape and gamma > 0 (got gamma = {gamma})"),
+            ));
+        }
+        let spread = Precision::Sparse(shape.clone()).quadratic_trace(y);
+        if !(spread > 0.0 && spread.is_finite()) {
+            return Err(Error::numerical(
+                context,
+                "the data have no variance under this precision, so its scale cannot be fitted",
+            ));
+        }
+        Ok(ScaledShapeField {
+            shape,
+            gamma,
+            y,
+            spread,
+        })
+    }
+
+    /// `s0 = p (n - 1) / tr(S Y Y^T)`, the upper end of the search.
+    pub fn upper_scale(&self) -> f64 {
+        self.y.ncols() as f64 * (self.y.nrows() as f64 - 1.0) / self.spread
+    }
+}
+
+impl GaussianRandomField for ScaledShapeField<'_> {
+    fn shape(&self) -> (usize, usize) {
+        self.y.shape()
+    }
+    fn data(&self) -> &DMatrix<f64> {
+        self.y
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        let s0 = self.upper_scale();
+        vec![(1e-6 * s0, s0)]
+    }
+    fn precision(&self, s: &[f64]) -> Result<Precision> {
+        let scaled = self
+            .shape
+            .scale_symmetric(&vec![s[0].sqrt(); self.y.nrows()]);
+        Ok(Precision::Sparse(scaled.add_to_diagonal(self.gamma)))
+    }
+    /// `dP/ds = S`.
+    fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
+        let mut entries = Vec::with_capacity(self.shape.nnz());
+        for i in 0..self.shape.nrows() {
+            let (cols, vals) = self.shape.row(i);
+            entries.extend(
+                cols.iter()
+                    .zip(vals)
+                    .filter(|(&j, _)| j >= i)
+                    .map(|(&j, &v)| (i, j, v)),
+            );
+        }
+        Ok(vec![PrecisionDerivative::new(entries)])
+    }
+    /// `-1/2 tr(S Y Y^T)`, computed once.
+    fn data_gradient(&self, _: &[PrecisionDerivative], grad: &mut [f64]) {
+        grad[0] = -0.5 * self.spread;
+    }
+    fn param_scale(&self) -> Option<Vec<f64>> {
+        Some(vec![self.upper_scale()])
+    }
+}
+
+/// The exact log-likelihood of the centred data `y` under the field `s shape + gamma I`
+/// with the scale fitted ([`ScaledShapeField`], by [`GaussianRandomField::fit`] from the
+/// upper end `s0`). Returns `(s, evidence)`.
+///
+/// # Errors
+/// As [`ScaledShapeField::new`], or a failed factorisation.
 pub fn fixed_shape_evidence(
     shape: &CsrMatrix,
     gamma: f64,
     y: &DMatrix<f64>,
     context: &str,
 ) -> Result<(f64, Evidence)> {
-    let n = y.nrows();
-    if shape.nrows() != n || !(gamma.is_finite() && gamma > 0.0) {
-        return Err(Error::invalid(
-            "shape",
-            format!("needs an {n} x {n} precision shape and gamma > 0 (got gamma = {gamma})"),
-        ));
-    }
-    let (nf, pf) = (n as f64, y.ncols() as f64);
-    let t = Precision::Sparse(shape.clone()).quadratic_trace(y);
-    if !(t > 0.0 && t.is_finite()) {
-        return Err(Error::numerical(
-            context,
-            "the data have no variance under this precision, so its scale cannot be fitted",
-        ));
-    }
-    let at = |log_s: f64| -> Result<Evidence> {
-        let scaled = shape.scale_symmetric(&vec![(0.5 * log_s).exp(); n]);
-        field_log_likelihood(
-            &Precision::Sparse(scaled.add_to_diagonal(gamma)),
-            y,
-            context,
-        )
+    let field = ScaledShapeField::new(shape, gamma, y, context)?;
+    let opts = FieldFitOptions {
+        pgtol: 1e-9,
+        factr: 0.0,
+        max_iterations: 200,
     };
-    let s0 = pf * (nf - 1.0) / t;
-    let (mut lo, mut hi) = (s0.ln() - 6.0 * std::f64::consts::LN_10, s0.ln());
-    let ratio = (5f64.sqrt() - 1.0) / 2.0;
-    let (mut a, mut b) = (hi - ratio * (hi - lo), lo + ratio * (hi - lo));
-    let (mut fa, mut fb) = (at(a)?.value, at(b)?.value);
-    while hi - lo > 1e-10 {
-        if fa >= fb {
-            hi = b;
-            (b, fb) = (a, fa);
-            a = hi - ratio * (hi - lo);
-            fa = at(a)?.value;
-        } else {
-            lo = a;
-            (a, fa) = (b, fb);
-            b = lo + ratio * (hi - lo);
-            fb = at(b)?.value;
-        }
-    }
-    let best = 0.5 * (lo + hi);
-    Ok((best.exp(), at(best)?))
+    let s = field.fit(&[field.upper_scale()], &opts)?.theta;
+    Ok((s[0], field.evidence(&s)?))
 }
 
 fn check_rows(prec: &Precision, y: &DMatrix<f64>) -> Result<()> {
@@ -708,6 +815,112 @@ mod tests {
                 e.value
             );
         }
+    }
+
+    /// A field on the generic path (no hook overridden): one weight per edge of a path and
+    /// one shift of the diagonal, `P = sum_e theta_e A_e + theta_last I`.
+    struct PathField(DMatrix<f64>);
+
+    impl GaussianRandomField for PathField {
+        fn shape(&self) -> (usize, usize) {
+            self.0.shape()
+        }
+        fn data(&self) -> &DMatrix<f64> {
+            &self.0
+        }
+        fn bounds(&self) -> Vec<(f64, f64)> {
+            vec![(0.0, f64::INFINITY); self.0.nrows()]
+        }
+        fn precision(&self, t: &[f64]) -> Result<Precision> {
+            let n = self.0.nrows();
+            let mut trip: Vec<_> = (0..n).map(|i| (i, i, t[n - 1])).collect();
+            for (e, &w) in t[..n - 1].iter().enumerate() {
+                trip.extend([(e, e, w), (e + 1, e + 1, w), (e, e + 1, -w), (e + 1, e, -w)]);
+            }
+            Ok(Precision::Sparse(CsrMatrix::from_triplets(n, n, &trip)))
+        }
+        fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
+            let n = self.0.nrows();
+            let mut d: Vec<_> = (0..n - 1)
+                .map(|e| PrecisionDerivative::edge(e, e + 1, 1.0))
+                .collect();
+            d.push(PrecisionDerivative::new(
+                (0..n).map(|i| (i, i, 1.0)).collect(),
+            ));
+            Ok(d)
+        }
+    }
+
+    fn fd_check<F: GaussianRandomField>(field: &F, theta: &[f64], tol: f64) {
+        let mut g = vec![0.0; theta.len()];
+        let value = field.log_likelihood_gradient(theta, &mut g).unwrap();
+        assert_eq!(value, field.log_likelihood(theta).unwrap().value);
+        for e in 0..theta.len() {
+            let h = 1e-6 * theta[e].abs().max(1e-3);
+            let (mut tp, mut tm) = (theta.to_vec(), theta.to_vec());
+            tp[e] += h;
+            tm[e] -= h;
+            let fd = (field.log_likelihood(&tp).unwrap().value
+                - field.log_likelihood(&tm).unwrap().value)
+                / (2.0 * h);
+            assert!(
+                (fd - g[e]).abs() <= tol * (1.0 + g[e].abs()),
+                "param {e}: analytic {} vs numeric {fd}",
+                g[e]
+            );
+        }
+    }
+
+    #[test]
+    fn generic_gradient_matches_finite_differences() {
+        let (y, _) = unfold_data::centre(&data(7, 3));
+        let field = PathField(y);
+        let theta: Vec<f64> = (0..7).map(|e| 0.4 + 0.15 * e as f64).collect();
+        fd_check(&field, &theta, 1e-6);
+        // The trait's likelihood is the Gaussian density of the precision.
+        let prec = field.precision(&theta).unwrap();
+        let direct = field_log_likelihood(&prec, field.data(), "t")
+            .unwrap()
+            .value;
+        assert_eq!(field.log_likelihood(&theta).unwrap().value, direct);
+    }
+
+    #[test]
+    fn scaled_shape_gradient_matches_finite_differences() {
+        let (y, _) = unfold_data::centre(&data(9, 2));
+        let shape = path_laplacian(9, 0.0);
+        let field = ScaledShapeField::new(&shape, 0.05, &y, "t").unwrap();
+        fd_check(&field, &[0.7 * field.upper_scale()], 1e-6);
+    }
+
+    #[test]
+    fn pseudo_likelihood_is_the_product_of_full_conditionals() {
+        let (y, _) = unfold_data::centre(&data(6, 2));
+        let field = PathField(y.clone());
+        let theta = [0.5, 1.0, 1.5, 0.7, 0.9, 0.3];
+        let Precision::Sparse(p) = field.precision(&theta).unwrap() else {
+            unreachable!()
+        };
+        let p = p.to_dense();
+        let mut want = 0.0;
+        for c in 0..y.ncols() {
+            for i in 0..6 {
+                let mean: f64 = (0..6)
+                    .filter(|&j| j != i)
+                    .map(|j| -p[(i, j)] * y[(j, c)])
+                    .sum::<f64>()
+                    / p[(i, i)];
+                let r = y[(i, c)] - mean;
+                want += -0.5 * LOG_TAU + 0.5 * p[(i, i)].ln() - 0.5 * p[(i, i)] * r * r;
+            }
+        }
+        let got = field.pseudo_log_likelihood(&theta).unwrap();
+        assert_eq!(got.kind, EvidenceKind::PseudoLogLikelihood);
+        assert!(
+            (got.value - want).abs() < 1e-12 * want.abs(),
+            "{} vs {want}",
+            got.value
+        );
     }
 
     #[test]
