@@ -204,7 +204,7 @@ fn lllvm_section(a: &DemoArgs) -> Result<String> {
         writeln!(
             out,
             "| {k} | {bound:.2} | {} | {:.4} | {:.4} | {seconds:.2} |",
-            fit.trace.len(),
+            fit.convergence.iterations,
             trustworthiness(&roll.points, x, 9)?,
             procrustes_error(x, truth)?
         )

@@ -7,7 +7,7 @@ use crate::report::Report;
 use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::DMatrix;
 use std::time::Instant;
-use unfold_core::{Evidence, Result};
+use unfold_core::{Convergence, Evidence, Result};
 use unfold_data::{read_csv, to_csv_string, write_csv, CsvOptions};
 use unfold_models::FittedModel;
 use unfold_vem::Observer;
@@ -58,20 +58,17 @@ pub fn run(a: &FitArgs) -> Result<()> {
     progress.bar.finish_and_clear();
     let model = model?;
     let seconds = start.elapsed().as_secs_f64();
-    let (iterations, converged, trace) = match &model {
-        FittedModel::LlLvm(m) => (m.trace.len(), m.converged, m.trace.clone()),
-        FittedModel::DrTree(m) => (
-            m.objective_history.len(),
-            m.converged,
-            m.objective_history.clone(),
-        ),
-        FittedModel::DdrTree(m) => (
-            m.objective_history.len(),
-            m.converged,
-            m.objective_history.clone(),
-        ),
-        _ => (0, true, Vec::new()),
+    let convergence = match &model {
+        FittedModel::LlLvm(m) => m.convergence.clone(),
+        FittedModel::DrTree(m) => m.convergence.clone(),
+        FittedModel::DdrTree(m) => m.convergence.clone(),
+        _ => Convergence::closed_form(),
     };
+    let (iterations, converged, trace) = (
+        convergence.iterations,
+        convergence.converged,
+        convergence.trace,
+    );
     let embedding = model.embedding();
     let x = embedding.coords();
     let header = coord_header(x.ncols());

@@ -24,7 +24,7 @@ use crate::neighbourhood::GraphSpec;
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, Result};
+use unfold_core::{Convergence, Error, Evidence, Result};
 use unfold_glasso::{graphical_lasso, GlassoOptions, Penalty};
 use unfold_graph::{NeighbourGraph, Weighting};
 
@@ -182,7 +182,7 @@ impl DrillParams {
             eigenvalues: emb.eigenvalues,
             evidence,
             penalised_objective: fit.objective,
-            sweeps: fit.iterations,
+            convergence: Convergence::iterative(fit.gap_trace, fit.converged, "tolerance"),
             precision: fit.precision,
             covariance: fit.covariance,
             graph,
@@ -205,8 +205,9 @@ pub struct Drill {
     pub evidence: Evidence,
     /// The glasso objective `log|Lambda| - tr(S Lambda) - rho sum |lambda_ij|`.
     pub penalised_objective: f64,
-    /// Glasso sweeps.
-    pub sweeps: usize,
+    /// How the graphical lasso ended: its sweeps, and the duality gap after each sweep
+    /// (the penalised objective is not evaluated per sweep; it costs a log-determinant).
+    pub convergence: Convergence,
     graph: Option<NeighbourGraph>,
     coords: DMatrix<f64>,
 }
@@ -304,5 +305,14 @@ mod tests {
             DrillParams::new(2, 3, -0.1).fit(&y),
             Err(Error::InvalidParameter { .. })
         ));
+    }
+
+    /// The fit reports its real iterations and one objective value per iteration.
+    #[test]
+    fn convergence_reports_every_iteration() {
+        let d = DrillParams::new(2, 5, 0.05).fit(&wavy(25, 6)).unwrap();
+        let c = &d.convergence;
+        assert!(c.iterations > 0 && c.converged, "{c:?}");
+        assert_eq!(c.trace.len(), c.iterations);
     }
 }

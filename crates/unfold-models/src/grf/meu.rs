@@ -885,4 +885,15 @@ mod tests {
             Err(Error::DisconnectedGraph { .. })
         ));
     }
+
+    /// The fit reports its real iterations and one objective value per iteration.
+    #[test]
+    fn convergence_reports_every_iteration() {
+        let meu = MeuParams::new(2, 6).fit(&roll(60)).unwrap();
+        let c = &meu.convergence;
+        assert!(c.iterations > 0 && c.converged, "{c:?}");
+        assert_eq!(c.trace.len(), c.iterations);
+        let last = *c.trace.last().unwrap();
+        assert!((last - meu.evidence.value).abs() < 1e-9 * last.abs());
+    }
 }

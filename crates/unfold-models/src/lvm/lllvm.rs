@@ -34,7 +34,7 @@ use moments::{Form, Graph};
 use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, EvidenceKind, Result, Rng};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result, Rng};
 use unfold_graph::{NeighbourGraph, Weighting};
 use unfold_linalg::Cholesky;
 use unfold_vem::LatentVariableModel;
@@ -556,8 +556,12 @@ impl LlLvmProblem {
         restart_bounds: Vec<f64>,
         k: usize,
     ) -> LlLvm {
-        let converged = run.converged();
-        let trace = run.bounds();
+        let stopped_by = match run.stop {
+            unfold_vem::Stop::AbsTol => "abs_tol",
+            unfold_vem::Stop::RelTol => "rel_tol",
+            unfold_vem::Stop::MaxIter => "max_iterations",
+        };
+        let convergence = Convergence::iterative(run.bounds(), run.converged(), stopped_by);
         let q = run.posterior;
         LlLvm {
             coords: q.mu_x,
@@ -572,9 +576,8 @@ impl LlLvmProblem {
             hyper: run.hyper,
             epsilon: self.epsilon,
             k,
-            trace,
+            convergence,
             restart_bounds,
-            converged,
         }
     }
 
@@ -829,12 +832,11 @@ pub struct LlLvm {
     pub epsilon: f64,
     /// The k of the graph, used to connect new points.
     pub k: usize,
-    /// The bound after every EM iteration of the best restart.
-    pub trace: Vec<f64>,
+    /// How EM ended for the best restart: its iterations, whether a tolerance stopped it
+    /// before the iteration limit, and the bound after every iteration.
+    pub convergence: Convergence,
     /// The final bound of every restart.
     pub restart_bounds: Vec<f64>,
-    /// Whether the best restart met its tolerance before the iteration limit.
-    pub converged: bool,
 }
 
 embedding_with_graph_and_evidence!(LlLvm);

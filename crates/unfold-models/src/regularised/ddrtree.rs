@@ -31,6 +31,7 @@
 
 mod assign;
 
+use crate::regularised::alternating_convergence;
 use crate::traits::{check_fit_input, Embedding};
 #[cfg(test)]
 use assign::soft_assign_to;
@@ -43,7 +44,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::ops::Range;
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::minimum_spanning_tree_dense;
 use unfold_linalg::view::{as_faer, as_faer_mut, par_for};
 use unfold_linalg::{
@@ -175,8 +176,7 @@ impl DdrTreeParams {
             w: run.state.w,
             centres: run.state.c,
             edges: run.edges,
-            objective_history: run.history,
-            converged: run.converged,
+            convergence: alternating_convergence(run.history, run.converged),
             lambda,
             compat: self.compat,
             evidence: Evidence::new(EvidenceKind::Objective, objective),
@@ -208,10 +208,10 @@ pub struct DdrTree {
     /// The tree over the centres, `(a, b, ||c_a - c_b||^2)` with `a < b`, as found by the
     /// last tree step (squared lengths of that moment).
     pub edges: Vec<(usize, usize, f64)>,
-    /// The objective after every iteration (see [`Compat`] for which objective).
-    pub objective_history: Vec<f64>,
-    /// Whether the relative-change rule stopped the fit before `max_iter`.
-    pub converged: bool,
+    /// How the alternating minimisation ended, with the objective after every iteration
+    /// (see [`Compat`] for which objective); `converged` when the relative-change rule
+    /// stopped it before `max_iter`.
+    pub convergence: Convergence,
     /// The `lambda` used.
     pub lambda: f64,
     /// The conventions followed.
@@ -949,8 +949,8 @@ mod tests {
                 ..DdrTreeParams::new(2)
             };
             let fit = params.fit(&y).unwrap();
-            assert_eq!(fit.objective_history.len(), 25);
-            for pair in fit.objective_history.windows(2) {
+            assert_eq!(fit.convergence.trace.len(), 25);
+            for pair in fit.convergence.trace.windows(2) {
                 assert!(pair[1] <= pair[0] * (1.0 + 1e-12), "{pair:?}");
             }
             let k = ncenters.unwrap_or(90);
@@ -1242,8 +1242,8 @@ mod tests {
         };
         let fit = params.fit(&y).unwrap();
         assert_eq!(fit.mean, DVector::zeros(4));
-        let h = &fit.objective_history;
-        if fit.converged {
+        let h = &fit.convergence.trace;
+        if fit.convergence.converged {
             let (a, b) = (h[h.len() - 2], h[h.len() - 1]);
             assert!((b - a).abs() / a.abs() < 1e-3);
         } else {
@@ -1325,5 +1325,15 @@ mod tests {
             DdrTreeParams::new(4).fit(&y),
             Err(Error::DimensionTooLarge { .. })
         ));
+    }
+
+    /// The fit reports its real iterations and one objective value per iteration.
+    #[test]
+    fn convergence_reports_every_iteration() {
+        let fit = DdrTreeParams::new(2).fit(&branching(60, 4, 6)).unwrap();
+        let c = &fit.convergence;
+        assert!(c.iterations > 0, "{c:?}");
+        assert_eq!(c.trace.len(), c.iterations);
+        assert_eq!(*c.trace.last().unwrap(), fit.evidence().value);
     }
 }

@@ -23,13 +23,14 @@
 //! each iteration needs the dense N x N distance matrix (use DDRTree with `K < N` centres
 //! for large N).
 
+use crate::regularised::alternating_convergence;
 use crate::regularised::ddrtree::{
     spanning_tree, symmetrised, top_eigenvectors, tr_mul, tree_energy,
 };
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_linalg::{CsrMatrix, SparseCholesky};
 
 /// Settings of [`DrTree`].
@@ -121,8 +122,7 @@ impl DrTreeParams {
             mean,
             w,
             edges,
-            objective_history: history,
-            converged,
+            convergence: alternating_convergence(history, converged),
             evidence: Evidence::new(EvidenceKind::Objective, objective),
             coords: z,
         })
@@ -161,10 +161,9 @@ pub struct DrTree {
     /// The tree over the points, `(i, j, ||z_i - z_j||^2)` with `i < j`, from the last tree
     /// step (squared lengths of that moment).
     pub edges: Vec<(usize, usize, f64)>,
-    /// The objective after every iteration.
-    pub objective_history: Vec<f64>,
-    /// Whether the relative-change rule stopped the fit before `max_iter`.
-    pub converged: bool,
+    /// How the alternating minimisation ended, with the objective after every iteration;
+    /// `converged` when the relative-change rule stopped it before `max_iter`.
+    pub convergence: Convergence,
     evidence: Evidence,
     coords: DMatrix<f64>,
 }
@@ -219,8 +218,8 @@ mod tests {
         };
         let fit = params.fit(&y).unwrap();
         // tol = 0 stops only at an exact fixed point (the tree stopped changing).
-        assert!(fit.objective_history.len() >= 2);
-        for pair in fit.objective_history.windows(2) {
+        assert!(fit.convergence.trace.len() >= 2);
+        for pair in fit.convergence.trace.windows(2) {
             assert!(pair[1] <= pair[0] * (1.0 + 1e-12), "{pair:?}");
         }
         // Z = (I + lambda L)^{-1} Y W for the returned tree: (I + lambda L) Z = Yc W.
@@ -257,5 +256,15 @@ mod tests {
             params.fit(&y),
             Err(Error::InvalidParameter { .. })
         ));
+    }
+
+    /// The fit reports its real iterations and one objective value per iteration.
+    #[test]
+    fn convergence_reports_every_iteration() {
+        let fit = DrTreeParams::new(2, 0.5).fit(&data(60, 4, 2)).unwrap();
+        let c = &fit.convergence;
+        assert!(c.iterations > 0, "{c:?}");
+        assert_eq!(c.trace.len(), c.iterations);
+        assert_eq!(*c.trace.last().unwrap(), fit.evidence().value);
     }
 }

@@ -104,6 +104,17 @@ pub fn maximise_dual<M: PosteriorRegularised + ?Sized>(
     Ok((solution, best.convergence))
 }
 
+/// How an alternating minimisation (DRTree, DDRTree) ended: the objective after every
+/// iteration, stopped by the relative-change `tolerance` or by `max_iterations`.
+pub(crate) fn alternating_convergence(history: Vec<f64>, converged: bool) -> Convergence {
+    let stopped_by = if converged {
+        "tolerance"
+    } else {
+        "max_iterations"
+    };
+    Convergence::iterative(history, converged, stopped_by)
+}
+
 /// The preconditioner `factor / phi_p` of [`maximise_dual`] for distances `phi`; a zero
 /// distance (duplicate points) takes the smallest positive one (1 if there is none).
 pub fn inverse_distance_scales(phi: &[f64], factor: f64) -> Vec<f64> {

@@ -541,6 +541,20 @@ mod tests {
             .fit(&big);
         assert!(ok.is_ok());
     }
+
+    /// The fit reports its real iterations and one objective value per iteration.
+    #[test]
+    fn convergence_reports_every_iteration() {
+        let fit = MpmeParams::new(2)
+            .lambda(10.0)
+            .c(1.0)
+            .fit(&circle(30, 5))
+            .unwrap();
+        let c = &fit.convergence;
+        assert!(c.iterations > 0, "{c:?}");
+        assert_eq!(c.trace.len(), c.iterations);
+        assert!((c.trace.last().unwrap() - fit.solution.value).abs() < 1e-12);
+    }
 }
 
 crate::traits::embedding_with_graph_and_evidence!(Mpme);

@@ -585,6 +585,21 @@ mod tests {
         assert!(SplParams::new(2).fit(&dup).is_ok());
         assert!(SplParams::new(0).fit(&y).is_err());
     }
+
+    /// The fit reports its real iterations and one objective value per iteration.
+    #[test]
+    fn convergence_reports_every_iteration() {
+        let y = s_curve(40, 2);
+        let params = SplParams::new(2).k(6).gamma(1e-3).c(1e3);
+        for fit in [
+            params.fit(&y).unwrap(),
+            params.solver(SplSolver::paper(30)).fit(&y).unwrap(),
+        ] {
+            let c = &fit.convergence;
+            assert!(c.iterations > 0, "{c:?}");
+            assert_eq!(c.trace.len(), c.iterations);
+        }
+    }
 }
 
 crate::traits::embedding_with_graph_and_evidence!(Spl);
