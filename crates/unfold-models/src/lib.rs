@@ -32,7 +32,7 @@ pub use regularised::ddrtree::{Compat, DdrTree, DdrTreeParams};
 pub use regularised::drtree::{DrTree, DrTreeParams};
 pub use regularised::mpme::{DistanceScale, Mpme, MpmeDual, MpmeEmbedding, MpmeParams};
 pub use regularised::spl::{Spl, SplDual, SplParams, SplSolver};
-pub use regularised::{DualSolution, PosteriorRegularised};
+pub use regularised::{DualSolution, PairDual, PosteriorRegularised};
 pub use spectral::cmds::{Cmds, CmdsParams};
 pub use spectral::isomap::{Isomap, IsomapParams};
 pub use spectral::kernel_pca::{KernelPca, KernelPcaParams};

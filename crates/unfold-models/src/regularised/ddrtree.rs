@@ -46,6 +46,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::minimum_spanning_tree_dense;
+use unfold_graph::NeighbourGraph;
 use unfold_linalg::view::{as_faer, as_faer_mut, par_for};
 use unfold_linalg::{
     largest_eigenpairs, pairwise_sq_dists, sq_dists_to, Cholesky, SymEigen, SymMatrix,
@@ -170,7 +171,6 @@ impl DdrTreeParams {
             Compat::Paper => problem.run_paper(state, self.max_iter, self.tol)?,
             Compat::R => problem.run_r(state, self.max_iter, self.tol)?,
         };
-        let objective = *run.history.last().expect("at least one iteration runs");
         Ok(DdrTree {
             mean,
             w: run.state.w,
@@ -179,7 +179,7 @@ impl DdrTreeParams {
             convergence: alternating_convergence(run.history, run.converged),
             lambda,
             compat: self.compat,
-            evidence: Evidence::new(EvidenceKind::Objective, objective),
+            evidence: Evidence::from_terms(EvidenceKind::Objective, run.terms),
             coords: run.state.z,
         })
     }
@@ -220,13 +220,25 @@ pub struct DdrTree {
     coords: DMatrix<f64>,
 }
 
+impl crate::regularised::PosteriorRegularised for DdrTree {
+    /// The spanning tree over the centres, unit weights.
+    fn learned_graph(&self) -> Result<NeighbourGraph> {
+        let edges: Vec<_> = self.edges.iter().map(|&(a, b, _)| (a, b, 1.0)).collect();
+        NeighbourGraph::from_edges(self.centres.nrows(), &edges)
+    }
+
+    fn convergence(&self) -> &Convergence {
+        &self.convergence
+    }
+}
+
 impl Embedding for DdrTree {
     /// The latent points `Z` (N x d).
     fn coords(&self) -> &DMatrix<f64> {
         &self.coords
     }
 
-    /// The last objective value, kind `objective`.
+    /// The last objective value with its terms, kind `objective`.
     fn evidence(&self) -> Evidence {
         self.evidence.clone()
     }
@@ -264,6 +276,8 @@ struct Run {
     state: State,
     edges: Vec<(usize, usize, f64)>,
     history: Vec<f64>,
+    /// The terms of the last objective in `history`.
+    terms: Vec<(String, f64)>,
     converged: bool,
 }
 
@@ -344,6 +358,7 @@ impl<'a> Problem<'a> {
     fn run_paper(&self, mut state: State, max_iter: usize, tol: f64) -> Result<Run> {
         let mut dist = sq_dists_to(&state.c, &state.z);
         let mut history: Vec<f64> = Vec::new();
+        let mut terms = Vec::new();
         let mut edges = Vec::new();
         for _ in 0..max_iter {
             edges = spanning_tree(&state.c)?;
@@ -352,7 +367,8 @@ impl<'a> Problem<'a> {
             let assign = soft_assign(&dist, self.sigma, order);
             state = self.update_wzc(&lap, &assign, false)?.0;
             dist = sq_dists_to(&state.c, &state.z);
-            let f = self.objective(&state, &edges, &assign, &dist);
+            terms = self.objective_terms(&state, &edges, &assign, &dist);
+            let f = sum_terms(&terms);
             if let Some(&prev) = history.last() {
                 if f > prev + OBJECTIVE_SLACK * prev.abs().max(1.0) {
                     return Err(Error::numerical(
@@ -371,6 +387,7 @@ impl<'a> Problem<'a> {
                         state,
                         edges,
                         history,
+                        terms,
                         converged: true,
                     });
                 }
@@ -382,6 +399,7 @@ impl<'a> Problem<'a> {
             state,
             edges,
             history,
+            terms,
             converged: false,
         })
     }
@@ -394,15 +412,19 @@ impl<'a> Problem<'a> {
         let mut history: Vec<f64> = Vec::new();
         // The previous iteration's assignments, whose buffers the next one reuses.
         let mut spare = None;
+        let mut terms = Vec::new();
         let mut edges = Vec::new();
         for _ in 0..max_iter {
             edges = spanning_tree(&state.c)?;
             let lap = tree_laplacian(&edges, state.c.nrows());
             let order = tree_order(&edges, state.c.nrows());
             let assign = soft_assign_reusing(&state.z, &state.c, self.sigma, order, spare.take());
-            let f = residual
-                + self.lambda * tree_energy(&state.c, &edges)
-                + self.gamma * assign.soft_min;
+            terms = vec![
+                ("residual".into(), residual),
+                ("tree".into(), self.lambda * tree_energy(&state.c, &edges)),
+                ("assignment".into(), self.gamma * assign.soft_min),
+            ];
+            let f = sum_terms(&terms);
             let stop = history
                 .last()
                 .is_some_and(|&prev| relative_change(prev, f) < tol);
@@ -412,6 +434,7 @@ impl<'a> Problem<'a> {
                     state,
                     edges,
                     history,
+                    terms,
                     converged: true,
                 });
             }
@@ -423,6 +446,7 @@ impl<'a> Problem<'a> {
             state,
             edges,
             history,
+            terms,
             converged: false,
         })
     }
@@ -505,19 +529,31 @@ impl<'a> Problem<'a> {
         Ok(chol.solve(rtz))
     }
 
-    /// The paper's objective (31) at `state`, tree `edges`, assignments `assign` and
-    /// `dist[(k, i)] = ||z_i - c_k||^2` (K x N).
-    pub(crate) fn objective(
+    /// The terms of the paper's objective (31) at `state`, tree `edges`, assignments
+    /// `assign` and `dist[(k, i)] = ||z_i - c_k||^2` (K x N): `reconstruction`
+    /// `||Y - Z W^T||^2`, `tree` `lambda sum_(a,b) ||c_a - c_b||^2` and `assignment`
+    /// `gamma (sum r_ik d_ik + sigma sum r_ik log r_ik)`; the objective is their sum in
+    /// this order ([`sum_terms`]).
+    pub(crate) fn objective_terms(
         &self,
         state: &State,
         edges: &[(usize, usize, f64)],
         assign: &Assignment,
         dist: &DMatrix<f64>,
-    ) -> f64 {
+    ) -> Vec<(String, f64)> {
         let fit = (self.y - &state.z * state.w.transpose()).norm_squared();
         let cluster = assign.dot(dist) + assign.neg_entropy;
-        fit + self.lambda * tree_energy(&state.c, edges) + self.gamma * cluster
+        vec![
+            ("reconstruction".into(), fit),
+            ("tree".into(), self.lambda * tree_energy(&state.c, edges)),
+            ("assignment".into(), self.gamma * cluster),
+        ]
     }
+}
+
+/// The sum of the terms in order, as the objective adds them.
+fn sum_terms(terms: &[(String, f64)]) -> f64 {
+    terms[1..].iter().fold(terms[0].1, |f, t| f + t.1)
 }
 
 /// Allowed increase of the objective between iterations, relative to its size (round-off).
@@ -831,7 +867,7 @@ fn evenly_spaced_row(j: usize, k: usize, n: usize) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use rand::Rng;
     use rand_distr::{Distribution, StandardNormal};
@@ -914,7 +950,9 @@ mod tests {
         let y = centred(branching(40, 6, 2));
         let (problem, (edges, lap, assign)) = first_iteration(&y, 8, 0.3);
         let best = problem.update_wzc(&lap, &assign, false).unwrap().0;
-        let f = |s: &State| problem.objective(s, &edges, &assign, &sq_dists_to(&s.c, &s.z));
+        let f = |s: &State| {
+            sum_terms(&problem.objective_terms(s, &edges, &assign, &sq_dists_to(&s.c, &s.z)))
+        };
         let f0 = f(&best);
         let eps = 1e-3;
         for trial in 0..4u64 {

@@ -31,6 +31,7 @@ use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
+use unfold_graph::NeighbourGraph;
 use unfold_linalg::{CsrMatrix, SparseCholesky};
 
 /// Settings of [`DrTree`].
@@ -89,6 +90,7 @@ impl DrTreeParams {
         let mut w = top_eigenvectors(&symmetrised(tr_mul(&yc, &yc)), self.dim)?;
         let mut z = &yc * &w;
         let mut history: Vec<f64> = Vec::new();
+        let mut terms: Vec<(String, f64)> = Vec::new();
         let mut edges = Vec::new();
         let mut converged = false;
         for _ in 0..self.max_iter {
@@ -96,8 +98,14 @@ impl DrTreeParams {
             let pinv_y = self.smoothed(&yc, &edges)?;
             w = top_eigenvectors(&symmetrised(tr_mul(&yc, &pinv_y)), self.dim)?;
             z = &pinv_y * &w;
-            let f =
-                (&yc - &z * w.transpose()).norm_squared() + self.lambda * tree_energy(&z, &edges);
+            terms = vec![
+                (
+                    "reconstruction".into(),
+                    (&yc - &z * w.transpose()).norm_squared(),
+                ),
+                ("tree".into(), self.lambda * tree_energy(&z, &edges)),
+            ];
+            let f = terms[0].1 + terms[1].1;
             if let Some(&prev) = history.last() {
                 if f > prev + 1e-9 * prev.abs().max(1.0) {
                     return Err(Error::numerical(
@@ -117,13 +125,12 @@ impl DrTreeParams {
                 history.push(f);
             }
         }
-        let objective = *history.last().expect("at least one iteration runs");
         Ok(DrTree {
             mean,
             w,
             edges,
             convergence: alternating_convergence(history, converged),
-            evidence: Evidence::new(EvidenceKind::Objective, objective),
+            evidence: Evidence::from_terms(EvidenceKind::Objective, terms),
             coords: z,
         })
     }
@@ -168,13 +175,26 @@ pub struct DrTree {
     coords: DMatrix<f64>,
 }
 
+impl crate::regularised::PosteriorRegularised for DrTree {
+    /// The spanning tree over the points, unit weights.
+    fn learned_graph(&self) -> Result<NeighbourGraph> {
+        let edges: Vec<_> = self.edges.iter().map(|&(a, b, _)| (a, b, 1.0)).collect();
+        NeighbourGraph::from_edges(self.coords.nrows(), &edges)
+    }
+
+    fn convergence(&self) -> &Convergence {
+        &self.convergence
+    }
+}
+
 impl Embedding for DrTree {
     /// The latent points `Z` (N x d).
     fn coords(&self) -> &DMatrix<f64> {
         &self.coords
     }
 
-    /// The last objective value, kind `objective`.
+    /// The last objective value with its terms (`reconstruction`, `tree`), kind
+    /// `objective`.
     fn evidence(&self) -> Evidence {
         self.evidence.clone()
     }

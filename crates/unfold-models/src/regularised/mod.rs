@@ -1,10 +1,15 @@
 //! Posterior-regularised models (Li Wang's family: SPL, MPME, DRTree, DDRTree).
 //!
-//! The posterior of the embedding is regularised by expected-distance constraints; their
-//! Lagrange multipliers are the weights of a learned graph, one per candidate pair
-//! `(i, j)`, `i > j`. A model exposes its concave dual over those weights, the box of the
-//! weights and the embedding read off the optimal weights; [`maximise_dual`] solves any
-//! such model by L-BFGS-B (`unfold-lbfgsb`).
+//! The posterior of the embedding is regularised by a learned graph: expected-distance
+//! constraints whose Lagrange multipliers weigh the candidate pairs (SPL, MPME), or a
+//! spanning tree found by alternating minimisation (DRTree over the points, DDRTree over
+//! centres). What all four share is [`PosteriorRegularised`]: the objective at the fit with
+//! its named terms (kind `objective`, not a likelihood), the learned graph, the embedding
+//! and how the fit ended.
+//!
+//! SPL and MPME also expose their concave dual over the pair weights ([`PairDual`]): the
+//! dual, the box of the weights and the embedding read off the optimal weights;
+//! [`maximise_dual`] solves any such dual by L-BFGS-B (`unfold-lbfgsb`).
 //!
 //! The helpers [`pair_precision`] and [`pair_contrasts`] build the matrix
 //! `diag(S 1) - S + shift I` of a weighted pair list and evaluate `Tr(G A_ij) =
@@ -16,6 +21,7 @@ pub mod mpme;
 pub mod spl;
 
 use crate::optimise::{maximise, Search};
+use crate::traits::Embedding;
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, Result};
@@ -23,9 +29,29 @@ use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::CsrMatrix;
 
-/// A posterior-regularised model: a concave dual objective over graph weights (one per
-/// candidate pair), their box, and the embedding from the weights (DESIGN.md).
-pub trait PosteriorRegularised {
+/// A fitted posterior-regularised model (SPL, MPME, DRTree, DDRTree): its objective with
+/// named terms, the graph it learned, its embedding ([`Embedding`]) and its convergence.
+pub trait PosteriorRegularised: Embedding {
+    /// The objective at the fit with its named terms, kind
+    /// [`unfold_core::EvidenceKind::Objective`] (SPL and MPME: the dual; DRTree and DDRTree:
+    /// the minimised objective).
+    fn objective(&self) -> Evidence {
+        self.evidence()
+    }
+
+    /// The learned graph: the pairs with a non-zero weight (SPL, MPME), the spanning tree
+    /// over the points (DRTree) or over the centres (DDRTree), weighted as the model
+    /// weighs it.
+    fn learned_graph(&self) -> Result<NeighbourGraph>;
+
+    /// How the fit ended, with the objective after every iteration.
+    fn convergence(&self) -> &Convergence;
+}
+
+/// The concave dual of SPL and MPME over graph weights (one per candidate pair), their
+/// box, and the embedding from the weights (DESIGN.md's sketch of the posterior-regularised
+/// trait).
+pub trait PairDual {
     /// The candidate pairs `(i, j)` with `i > j`, one dual variable each, in order.
     fn pairs(&self) -> &[(usize, usize)];
 
@@ -47,7 +73,7 @@ pub trait PosteriorRegularised {
 /// The result of maximising a dual.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DualSolution {
-    /// Optimal weights, one per pair of [`PosteriorRegularised::pairs`].
+    /// Optimal weights, one per pair of [`PairDual::pairs`].
     pub weights: Vec<f64>,
     /// Dual value at `weights`.
     pub value: f64,
@@ -67,7 +93,7 @@ pub struct DualSolution {
 /// # Errors
 /// A wrong start or scale length, a non-positive scale, invalid options, or a non-finite
 /// dual (the model's own error is returned when it caused the breakdown).
-pub fn maximise_dual<M: PosteriorRegularised + ?Sized>(
+pub fn maximise_dual<M: PairDual + ?Sized>(
     model: &M,
     start: Option<&[f64]>,
     scales: Option<&[f64]>,
@@ -229,7 +255,7 @@ mod tests {
         target: Vec<f64>,
     }
 
-    impl PosteriorRegularised for Toy {
+    impl PairDual for Toy {
         fn pairs(&self) -> &[(usize, usize)] {
             &self.pairs
         }
@@ -296,5 +322,43 @@ mod tests {
         let c = pair_contrasts(&q, &pairs);
         assert!((c[0] - (q[(1, 1)] + q[(0, 0)] - 2.0 * q[(1, 0)])).abs() < 1e-15);
         assert!(((l.row_sum()).amax()) < 1e-15);
+    }
+
+    /// The four models report through the shared trait: an objective with named terms that
+    /// add up to it, a learned graph and a convergence whose trace ends at the objective.
+    #[test]
+    fn all_four_models_report_through_the_trait() {
+        use crate::{DdrTreeParams, DrTreeParams, MpmeParams, SplParams};
+        fn check(model: &dyn PosteriorRegularised, vertices: usize, tree: bool) {
+            let objective = model.objective();
+            assert_eq!(objective.kind, unfold_core::EvidenceKind::Objective);
+            assert!(objective.terms.len() >= 2, "{objective:?}");
+            let sum: f64 = objective.terms.iter().map(|t| t.1).sum();
+            assert_eq!(sum, objective.value);
+            let graph = model.learned_graph().unwrap();
+            assert_eq!(graph.n(), vertices);
+            if tree {
+                assert_eq!(graph.n_edges(), vertices - 1);
+            }
+            let c = model.convergence();
+            assert!(c.iterations > 0 && c.trace.len() == c.iterations);
+        }
+        let y = ddrtree::tests::branching(40, 3, 2);
+        let spl = SplParams::new(2).k(6).gamma(1e-3).c(1e3).fit(&y).unwrap();
+        check(&spl, 40, false);
+        let mpme = MpmeParams::new(2).lambda(10.0).c(1.0).fit(&y).unwrap();
+        check(&mpme, 40, false);
+        let drtree = DrTreeParams::new(2, 0.5).fit(&y).unwrap();
+        check(&drtree, 40, true);
+        assert_eq!(
+            drtree.convergence.trace.last(),
+            Some(&drtree.objective().value)
+        );
+        let ddrtree = DdrTreeParams::new(2).fit(&y).unwrap();
+        check(&ddrtree, ddrtree.centres.nrows(), true);
+        assert_eq!(
+            ddrtree.convergence.trace.last(),
+            Some(&ddrtree.objective().value)
+        );
     }
 }

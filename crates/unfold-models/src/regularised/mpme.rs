@@ -20,7 +20,7 @@
 use crate::grf::{laplacian_embedding, FieldScaling};
 use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
-    pair_laplacian, pair_precision, DualSolution, PosteriorRegularised,
+    pair_laplacian, pair_precision, DualSolution, PairDual,
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
@@ -280,7 +280,7 @@ impl MpmeDual {
     }
 }
 
-impl PosteriorRegularised for MpmeDual {
+impl PairDual for MpmeDual {
     fn pairs(&self) -> &[(usize, usize)] {
         &self.pairs
     }
@@ -558,3 +558,13 @@ mod tests {
 }
 
 crate::traits::embedding_with_graph_and_evidence!(Mpme);
+
+impl crate::regularised::PosteriorRegularised for Mpme {
+    fn learned_graph(&self) -> Result<NeighbourGraph> {
+        Ok(self.graph.clone())
+    }
+
+    fn convergence(&self) -> &Convergence {
+        &self.convergence
+    }
+}

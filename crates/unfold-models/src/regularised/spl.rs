@@ -25,7 +25,7 @@ use crate::neighbourhood::GraphSpec;
 use crate::regularised::mpme::DistanceScale;
 use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
-    pair_laplacian, pair_precision, PosteriorRegularised,
+    pair_laplacian, pair_precision, PairDual,
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
@@ -365,7 +365,7 @@ fn top_columns(values: &nalgebra::DVector<f64>, vectors: &DMatrix<f64>, d: usize
     DMatrix::from_fn(vectors.nrows(), d, |r, c| vectors[(r, idx[c])])
 }
 
-impl PosteriorRegularised for SplDual {
+impl PairDual for SplDual {
     fn pairs(&self) -> &[(usize, usize)] {
         &self.pairs
     }
@@ -603,3 +603,13 @@ mod tests {
 }
 
 crate::traits::embedding_with_graph_and_evidence!(Spl);
+
+impl crate::regularised::PosteriorRegularised for Spl {
+    fn learned_graph(&self) -> Result<NeighbourGraph> {
+        Ok(self.graph.clone())
+    }
+
+    fn convergence(&self) -> &Convergence {
+        &self.convergence
+    }
+}
