@@ -276,7 +276,7 @@ impl MeuField {
     /// `<d_ij> = p (k_ii - 2 k_ij + k_jj)` (spec §2.4). At the fitted optimum they equal the
     /// observed ones where `lambda > 0` and do not exceed them where `lambda = 0`.
     pub fn expected_sq_dists(&self, lambda: &[f64]) -> Result<Vec<f64>> {
-        let k = self.factor(lambda)?.covariance();
+        let k = self.factor(lambda)?.covariance()?;
         Ok(self
             .edges
             .iter()
