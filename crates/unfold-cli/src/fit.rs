@@ -59,7 +59,11 @@ pub fn run(a: &FitArgs) -> Result<()> {
     let model = model?;
     let seconds = start.elapsed().as_secs_f64();
     let convergence = match &model {
+        FittedModel::Meu(m) => m.convergence.clone(),
+        FittedModel::Drill(m) => m.convergence.clone(),
         FittedModel::LlLvm(m) => m.convergence.clone(),
+        FittedModel::Spl(m) => m.convergence.clone(),
+        FittedModel::Mpme(m) => m.convergence.clone(),
         FittedModel::DrTree(m) => m.convergence.clone(),
         FittedModel::DdrTree(m) => m.convergence.clone(),
         _ => Convergence::closed_form(),
