@@ -91,7 +91,7 @@ fn main() -> Result<()> {
         let meu = MeuParams::new(2, kk).fit(&y)?;
         println!(
             "  k = {kk:2}: {:.2} ({} iterations)",
-            meu.evidence.value, meu.report.iterations
+            meu.evidence.value, meu.convergence.iterations
         );
     }
 

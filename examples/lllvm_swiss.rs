@@ -47,7 +47,7 @@ fn main() -> Result<()> {
         let top = b.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         println!(
             "| {k} | {mean:.1} | {top:.1} | {worst:.1} | {} |",
-            fit.trace.len()
+            fit.convergence.iterations
         );
         curve.push((k as f64, mean));
         if best.as_ref().is_none_or(|b| mean > b.1) {

@@ -49,7 +49,7 @@ fn main() -> Result<()> {
         let note = format!(
             "bound {:.1}, best of {restarts}, {} iterations",
             fit.evidence().value,
-            fit.trace.len()
+            fit.convergence.iterations
         );
         report(name, fit.coords(), t.elapsed().as_secs_f64(), note)?;
     }

@@ -66,7 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let acc = loo_1nn_accuracy(&fit.coords, &labels)?;
         println!(
             "{name:>38}: dual {:>10.3}, {} iterations, LOO 1-NN {acc:.4}",
-            fit.evidence.value, fit.iterations
+            fit.evidence.value, fit.convergence.iterations
         );
     }
 

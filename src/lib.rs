@@ -18,3 +18,20 @@ pub use unfold_subgradient as subgradient;
 pub use unfold_vem as vem;
 
 pub use unfold_core::{Error, Evidence, EvidenceKind, Result};
+
+/// What writing a model of one's own needs, in one import (`use unfold::prelude::*;`):
+/// the registry's `Method` and `Model`, the family traits, the fitted-model traits, the
+/// graph builders and the common result types. `examples/custom_model/main.rs` uses it.
+pub mod prelude {
+    pub use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
+    pub use unfold_graph::{knn_query, GraphSpec, Laplacian, NeighbourGraph, Weighting};
+    pub use unfold_models::grf::{
+        new_node_mean, FieldFit, FieldFitOptions, FieldScaling, GaussianRandomField, Precision,
+        PrecisionDerivative,
+    };
+    pub use unfold_models::registry::{
+        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Registry, Settings,
+    };
+    pub use unfold_models::{embedding, Embedding, OutOfSample, Projection};
+    pub use unfold_vem::Observer;
+}

@@ -72,13 +72,13 @@ fn main() {
                     })
                     .collect(),
             );
-            let r = &meu.report;
+            let (r, c) = (&meu.report, &meu.convergence);
             println!(
                 "| {n} | {p} | {} | {fit:.2} | {} | {} | {} | {:.1e} | {grad:.4} | {chol:.4} | {:.0}% | {:.2} |",
                 meu.lambda.len(),
-                r.iterations,
+                c.iterations,
                 r.evaluations,
-                r.stopped_by,
+                c.stopped_by,
                 r.projected_gradient,
                 100.0 * chol / grad,
                 grad / (n as f64).powi(3) * 1e9,

@@ -1,87 +1,62 @@
 //! A new model in under 100 lines: the field `L(lambda, beta) + gamma I`, L the kNN Laplacian
-//! with heat weights, fitted by maximum likelihood and registered, so that `unfold`'s own
-//! `fit`, `select`, `project`, model files and demo work for it:
-//! `cargo run --release --example custom_model -- select --method heat --input data.csv`.
+//! with heat weights `lambda exp(-beta d^2)`, registered so that all of `unfold` works for it:
+//! `cargo run --release --example custom_model -- select --method heat --input data.csv`
 use nalgebra::DMatrix;
-use unfold::core::{Evidence, EvidenceKind, Result};
-use unfold::models::grf::{self, FieldFitOptions, FieldScaling::UnitVariance, Precision};
-use unfold::models::registry::{decode, Family, FitData, Method, MethodInfo, Model};
-use unfold::models::registry::{ParamSpec, Registry, Settings};
-use unfold::models::{Embedding, GaussianRandomField, GraphSpec, OutOfSample, Projection};
-use unfold::{graph::knn_query, linalg::spd_inverse};
+use unfold::prelude::*;
 const GAMMA: f64 = 1e-3;
-/// The weight `lambda exp(-beta d^2)` of an edge, `t = [lambda, beta]`.
-fn heat(d2: f64, t: &[f64]) -> f64 {
-    t[0] * (-t[1] * d2).exp()
+/// The data and the kNN edges `(i, j, d)`; `t = [lambda, beta]`.
+pub struct HeatField<'a>(pub &'a DMatrix<f64>, pub Vec<(usize, usize, f64)>);
+fn heat(d: f64, t: &[f64]) -> f64 {
+    t[0] * (-t[1] * d * d).exp()
 }
-/// The data and the kNN edges `(i, j, d^2)`.
-struct HeatField<'a>(&'a DMatrix<f64>, Vec<(usize, usize, f64)>);
+/// The precision and its derivatives; the trait gives the likelihood, its gradient, the fit.
 impl GaussianRandomField for HeatField<'_> {
-    fn shape(&self) -> (usize, usize) {
-        self.0.shape()
+    fn data(&self) -> &DMatrix<f64> {
+        self.0
     }
     fn bounds(&self) -> Vec<(f64, f64)> {
         vec![(1e-9, f64::INFINITY), (0.0, f64::INFINITY)]
     }
     fn precision(&self, t: &[f64]) -> Result<Precision> {
-        let mut p = DMatrix::identity(self.0.nrows(), self.0.nrows()) * GAMMA;
-        for &(i, j, d2) in &self.1 {
-            let w = heat(d2, t);
-            (p[(i, i)], p[(j, j)], p[(i, j)], p[(j, i)]) =
-                (p[(i, i)] + w, p[(j, j)] + w, p[(i, j)] - w, p[(j, i)] - w);
-        }
-        Ok(Precision::Dense(p))
+        let edges = self.1.iter().map(|&(i, j, d)| (i, j, heat(d, t)));
+        let laplacian = Laplacian::new(self.0.nrows()).shift(GAMMA);
+        Ok(Precision::Dense(laplacian.dense(edges)))
     }
-    fn log_likelihood(&self, t: &[f64]) -> Result<Evidence> {
-        grf::field_log_likelihood(&self.precision(t)?, self.0, "heat field")
-    }
-    /// `1/2 sum_e dw_e/dt (p r_e - d_e^2)`, `r_e = K_ii + K_jj - 2 K_ij`, `K = P^{-1}`.
-    fn log_likelihood_gradient(&self, t: &[f64], grad: &mut [f64]) -> Result<f64> {
-        let Precision::Dense(k) = self.precision(t)? else {
-            unreachable!()
+    /// `dP/dlambda = sum_e (w_e / lambda) A_e`, `dP/dbeta = -sum_e d_e^2 w_e A_e`.
+    fn precision_derivatives(&self, t: &[f64]) -> Result<Vec<PrecisionDerivative>> {
+        let along = |f: &dyn Fn(f64) -> f64| {
+            let edges = self.1.iter().map(|&(i, j, d)| (i, j, f(d) * heat(d, t)));
+            PrecisionDerivative::edges(edges)
         };
-        let (k, p) = (spd_inverse(&k, "heat field")?, self.n_features() as f64);
-        grad.fill(0.0);
-        for &(i, j, d2) in &self.1 {
-            let r = 0.5 * heat(d2, t) * (p * (k[(i, i)] + k[(j, j)] - 2.0 * k[(i, j)]) - d2);
-            (grad[0], grad[1]) = (grad[0] + r / t[0], grad[1] - r * d2);
-        }
-        Ok(self.log_likelihood(t)?.value)
+        Ok(vec![along(&|_| 1.0 / t[0]), along(&|d| -d * d)])
     }
 }
 #[derive(serde::Serialize, serde::Deserialize)]
 struct HeatEigenmaps {
     coords: DMatrix<f64>,
-    y: DMatrix<f64>,
-    theta: Vec<f64>,
-    k: usize,
     evidence: Evidence,
+    fit: FieldFit,
+    y: DMatrix<f64>,
 }
-impl Embedding for HeatEigenmaps {
-    fn coords(&self) -> &DMatrix<f64> {
-        &self.coords
-    }
-    fn evidence(&self) -> Evidence {
-        self.evidence.clone()
-    }
-}
-/// The field's conditional mean given the new point's k nearest training points.
+embedding!(HeatEigenmaps);
+/// The field's conditional mean given the new point's edges to its 10 nearest points.
 impl OutOfSample for HeatEigenmaps {
     fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection> {
-        let nn = knn_query(&self.y, y_new, self.k)?;
-        let w = |r: usize, m: usize| heat(nn.distances[r][m].powi(2), &self.theta);
-        let x = DMatrix::from_fn(y_new.nrows(), self.coords.ncols(), |r, c| {
-            let num: f64 = (0..self.k)
-                .map(|m| w(r, m) * self.coords[(nn.indices[r][m], c)])
-                .sum();
-            num / ((0..self.k).map(|m| w(r, m)).sum::<f64>() + GAMMA)
-        });
-        Ok(Projection::point(x))
+        let nn = knn_query(&self.y, y_new, 10)?;
+        let row = |r: usize| {
+            let w = nn.distances[r].iter().map(|&d| heat(d, &self.fit.theta));
+            new_node_mean(&self.coords, nn.indices[r].iter().copied().zip(w), GAMMA)
+        };
+        let rows: Vec<_> = (0..y_new.nrows()).map(row).collect();
+        Ok(Projection::point(DMatrix::from_rows(&rows)))
     }
 }
 impl Model for HeatEigenmaps {
     fn method(&self) -> &'static str {
         "heat"
+    }
+    fn convergence(&self) -> Convergence {
+        self.fit.convergence.clone()
     }
     fn out_of_sample(&self) -> Option<&dyn OutOfSample> {
         Some(self)
@@ -90,45 +65,24 @@ impl Model for HeatEigenmaps {
 pub struct Heat;
 impl Method for Heat {
     fn info(&self) -> MethodInfo {
-        MethodInfo::new(
-            "heat",
-            Family::Other,
-            "a Laplacian field with fitted heat weights",
-        )
-        .params([ParamSpec::k()])
-        .evidence(EvidenceKind::LogLikelihood)
-        .projects()
+        let info = MethodInfo::new("heat", Family::Other, "a heat-kernel Laplacian field");
+        let info = info.params([ParamSpec::k()]).projects();
+        info.evidence(EvidenceKind::LogLikelihood)
     }
-    fn fit(
-        &self,
-        data: &FitData,
-        s: &Settings,
-        _: &dyn unfold::vem::Observer,
-    ) -> Result<Box<dyn Model>> {
-        let (y, k) = (data.y, s.count("k")?);
-        let (_, graph) = GraphSpec::knn(k).build(y, Default::default(), "heat eigenmaps")?;
-        let d2 = |i: usize, j: usize| (y.row(i) - y.row(j)).norm_squared();
-        let edges: Vec<_> = graph
-            .edges()
-            .iter()
-            .map(|&(i, j, _)| (i, j, d2(i, j)))
-            .collect();
-        let beta0 = edges.len() as f64 / edges.iter().map(|e| e.2).sum::<f64>();
+    fn fit(&self, data: &FitData, s: &Settings, _: &dyn Observer) -> Result<Box<dyn Model>> {
+        let (y, knn) = (data.y, GraphSpec::knn(s.count("k")?));
+        let edges = knn.build(y, Weighting::Distance, "heat")?.1.edges();
+        let beta0 = edges.len() as f64 / edges.iter().map(|e| e.2 * e.2).sum::<f64>();
         let field = HeatField(y, edges);
-        let (theta, _) =
-            grf::maximise_likelihood(&field, &[1.0, beta0], &FieldFitOptions::default())?;
-        let Precision::Dense(prec) = field.precision(&theta)? else {
-            unreachable!()
-        };
-        let cov = spd_inverse(&prec, "heat")?;
-        let coords = grf::covariance_embedding(cov, s.count("dim")?, UnitVariance)?.coords;
-        let evidence = field.log_likelihood(&theta)?;
+        let fit = field.fit(&[1.0, beta0], &FieldFitOptions::default())?;
+        let evidence = field.log_likelihood(&fit.theta)?;
+        let embedding = field.embedding(&fit.theta, s.count("dim")?, FieldScaling::UnitVariance);
+        let (coords, y) = (embedding?.coords, y.clone());
         Ok(Box::new(HeatEigenmaps {
-            evidence,
-            y: y.clone(),
             coords,
-            theta,
-            k,
+            evidence,
+            fit,
+            y,
         }))
     }
     fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
@@ -137,9 +91,8 @@ impl Method for Heat {
 }
 /// unfold's methods and this one.
 pub fn registry() -> Registry {
-    Registry::builtin()
-        .with(Box::new(Heat))
-        .expect("`heat` is a new name")
+    let heat = Box::new(Heat);
+    Registry::builtin().with(heat).expect("a new name")
 }
 pub fn main() {
     std::process::exit(unfold::cli::run_with(registry()));

@@ -4,9 +4,8 @@
 
 use crate::check::paired_points;
 use nalgebra::DMatrix;
-use std::cell::RefCell;
 use unfold_core::{Error, Result};
-use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};
+use unfold_lbfgsb::{try_minimize, LbfgsbOptions, Status, TryMinimizeError};
 use unfold_linalg::{pairwise_sq_dists, Cholesky};
 
 /// Kernel hyperparameters of `k(x, x') = alpha exp(-||x - x'||^2 / (2 lengthscale^2))
@@ -298,25 +297,18 @@ pub fn gplvm_score(
         let mut z0 = base.logs();
         z0[1] += f64::from(exponent) * 4f64.ln();
         z0[3] += [1.0f64, 0.1, 5.0][r % 3].ln();
-        let failure = RefCell::new(None);
-        let objective = |z: &[f64], g: &mut [f64]| match problem
-            .evaluate(&GplvmHyperparameters::from_logs(z))
-        {
-            Ok(e) => {
-                for (gi, ei) in g.iter_mut().zip(e.grad) {
-                    *gi = -ei / np;
-                }
-                -e.ll / np
+        let objective = |z: &[f64], g: &mut [f64]| -> Result<f64> {
+            let e = problem.evaluate(&GplvmHyperparameters::from_logs(z))?;
+            for (gi, ei) in g.iter_mut().zip(e.grad) {
+                *gi = -ei / np;
             }
-            Err(err) => {
-                *failure.borrow_mut() = Some(err);
-                f64::NAN
-            }
+            Ok(-e.ll / np)
         };
-        let report = minimize(objective, &z0, &bounds, &lbfgsb).map_err(|e| {
-            failure
-                .take()
-                .unwrap_or_else(|| Error::numerical("GP-LVM score optimiser", e.to_string()))
+        let report = try_minimize(objective, &z0, &bounds, &lbfgsb).map_err(|e| match e {
+            TryMinimizeError::Objective { error, .. } => error,
+            TryMinimizeError::Lbfgsb(e) => {
+                Error::numerical("GP-LVM score optimiser", e.to_string())
+            }
         })?;
         evaluations += report.evaluations;
         let converged = matches!(

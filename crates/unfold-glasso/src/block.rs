@@ -51,6 +51,8 @@ pub(crate) struct BlockFit {
     pub logdet_theta: f64,
     /// Sweeps done.
     pub sweeps: usize,
+    /// The duality gap after each sweep (the surrogate, or the true gap where computed).
+    pub gaps: Vec<f64>,
     /// Whether the gap reached the tolerance.
     pub converged: bool,
 }
@@ -119,6 +121,7 @@ impl Block {
         let mut gap = f64::INFINITY;
         let mut converged = false;
         let mut sweeps = 0;
+        let mut gaps = Vec::new();
         // Inexact block coordinate descent: the relative inner tolerance starts at
         // MAX_INNER_TOL (lower for a good warm start) and only decreases: to
         // INNER_GAP_FRACTION |gap| / m after each sweep, and tenfold whenever a sweep fails
@@ -192,11 +195,13 @@ impl Block {
             if surrogate.abs() <= limits.tol || sweeps % TRUE_GAP_EVERY == 0 {
                 let (true_gap, _) = self.duality_gap(&w, &theta, surrogate);
                 if true_gap.abs() <= limits.tol {
+                    gaps.push(true_gap);
                     converged = true;
                     break;
                 }
                 gap = true_gap;
             }
+            gaps.push(gap);
             inner_rel = inner_rel.min(INNER_GAP_FRACTION * gap.abs() / m as f64);
             if gap.abs() > 0.5 * previous.abs() {
                 inner_rel *= 0.1;
@@ -211,6 +216,7 @@ impl Block {
             gap,
             logdet_theta,
             sweeps,
+            gaps,
             converged,
         })
     }

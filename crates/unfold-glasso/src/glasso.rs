@@ -54,6 +54,7 @@ pub fn graphical_lasso(
     let mut precision = DMatrix::zeros(p, p);
     let mut covariance = DMatrix::zeros(p, p);
     let (mut gap, mut objective, mut sweeps, mut converged) = (0.0, 0.0, 0, true);
+    let mut block_gaps = Vec::new();
     for idx in &members {
         let m = idx.len();
         if m == 1 {
@@ -89,6 +90,7 @@ pub fn graphical_lasso(
         };
         gap += fit.gap;
         sweeps = sweeps.max(fit.sweeps);
+        block_gaps.push(fit.gaps);
         converged &= fit.converged;
         // primal = log det Theta - (surrogate gap + m).
         objective += fit.logdet_theta - (block.surrogate_gap(&fit.theta) + m as f64);
@@ -105,6 +107,7 @@ pub fn graphical_lasso(
         objective,
         duality_gap: gap,
         iterations: sweeps,
+        gap_trace: gap_trace(&block_gaps, sweeps),
         converged,
         components: count,
     })
@@ -198,4 +201,17 @@ fn start(b: &Block, idx: &[usize], opts: &GlassoOptions) -> (Vec<f64>, Vec<f64>,
         w = cold_w(b);
     }
     (w, beta, initial_gap)
+}
+
+/// The summed duality gap after each of `sweeps` sweeps, a component that stopped earlier
+/// counting with its last gap.
+fn gap_trace(block_gaps: &[Vec<f64>], sweeps: usize) -> Vec<f64> {
+    (0..sweeps)
+        .map(|s| {
+            block_gaps
+                .iter()
+                .filter_map(|g| g.get(s).or(g.last()))
+                .sum()
+        })
+        .collect()
 }

@@ -92,6 +92,9 @@ pub struct GlassoFit {
     pub duality_gap: f64,
     /// Number of sweeps over the columns (the maximum over the screened components).
     pub iterations: usize,
+    /// The duality gap after each sweep, summed over the components (one that stopped
+    /// earlier counts with its last gap); `gap_trace.len() == iterations`.
+    pub gap_trace: Vec<f64>,
     /// Whether `|duality_gap| <= tol` was reached.
     pub converged: bool,
     /// Number of connected components solved separately (1 without screening).

@@ -522,3 +522,12 @@ fn bad_inputs_are_errors() {
         Err(Error::BadWarmStart { .. })
     ));
 }
+
+#[test]
+fn the_gap_trace_has_one_value_per_sweep() {
+    let s = random_cov(12, 30, 3);
+    let fit = graphical_lasso(&s, &Penalty::Scalar(0.05), &tight()).unwrap();
+    assert!(fit.converged && fit.iterations > 0);
+    assert_eq!(fit.gap_trace.len(), fit.iterations);
+    assert!(fit.gap_trace.last().unwrap().abs() <= tight().tol);
+}

@@ -13,7 +13,7 @@ use argmin::core::{
 };
 
 use crate::driver::Run;
-use crate::{LbfgsbOptions, LbfgsbReport, Status};
+use crate::{LbfgsbOptions, LbfgsbReport, Status, TryMinimizeError};
 
 /// The argmin state used by [`LbfgsbSolver`]: parameters and gradients are `Vec<f64>`.
 pub type LbfgsbState = IterState<Vec<f64>, Vec<f64>, (), (), (), f64>;
@@ -46,45 +46,39 @@ impl LbfgsbSolver {
     }
 }
 
-/// Runs `body` with the objective `x -> (cost, gradient)` of `problem`; an argmin error from
-/// the objective takes precedence over what `body` returns (the objective reports NaN to the
-/// L-BFGS-B code, which stops).
+/// Runs `body` with the objective `x -> (cost, gradient)` of `problem`; an argmin error
+/// from the objective stops the L-BFGS-B run and is returned as it is.
 fn with_objective<O, T>(
     problem: &mut Problem<O>,
-    body: impl FnOnce(&mut dyn FnMut(&[f64], &mut [f64]) -> f64) -> Result<T, crate::Error>,
+    body: impl FnOnce(
+        &mut dyn FnMut(&[f64], &mut [f64]) -> Result<f64, argmin::core::Error>,
+    ) -> Result<T, TryMinimizeError<argmin::core::Error>>,
 ) -> Result<T, argmin::core::Error>
 where
     O: CostFunction<Param = Vec<f64>, Output = f64>
         + Gradient<Param = Vec<f64>, Gradient = Vec<f64>>,
 {
-    let mut failure: Option<argmin::core::Error> = None;
-    let mut objective = |x: &[f64], g: &mut [f64]| -> f64 {
+    let mut objective = |x: &[f64], g: &mut [f64]| -> Result<f64, argmin::core::Error> {
         let p = x.to_vec();
-        let value = problem.cost(&p).and_then(|v| {
-            let grad = problem.gradient(&p)?;
-            if grad.len() != g.len() {
-                return Err(ArgminError::InvalidParameter {
-                    text: format!(
-                        "gradient has length {} but the parameter has {}",
-                        grad.len(),
-                        g.len()
-                    ),
-                }
-                .into());
+        let value = problem.cost(&p)?;
+        let grad = problem.gradient(&p)?;
+        if grad.len() != g.len() {
+            return Err(ArgminError::InvalidParameter {
+                text: format!(
+                    "gradient has length {} but the parameter has {}",
+                    grad.len(),
+                    g.len()
+                ),
             }
-            g.copy_from_slice(&grad);
-            Ok(v)
-        });
-        value.unwrap_or_else(|e| {
-            failure.get_or_insert(e);
-            f64::NAN
-        })
+            .into());
+        }
+        g.copy_from_slice(&grad);
+        Ok(value)
     };
-    let result = body(&mut objective);
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(result?),
-    }
+    body(&mut objective).map_err(|e| match e {
+        TryMinimizeError::Lbfgsb(e) => e.into(),
+        TryMinimizeError::Objective { error, .. } => error,
+    })
 }
 
 /// Writes the run's current iterate into the argmin state.

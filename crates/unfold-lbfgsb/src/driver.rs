@@ -7,7 +7,8 @@ use crate::dense::dot;
 use crate::linesearch::{search, SearchEnd};
 use crate::memory::Memory;
 use crate::subspace::subspace_point;
-use crate::{Error, LbfgsbOptions, LbfgsbReport, Status};
+use crate::{Error, LbfgsbOptions, LbfgsbReport, Status, TryMinimizeError};
+use std::convert::Infallible;
 
 /// Evaluation counter with the budget; checks that the objective stays finite.
 #[derive(Debug, Clone)]
@@ -17,19 +18,24 @@ struct Counter {
 }
 
 impl Counter {
-    /// Evaluates `f(x)` and its gradient into `g`; `None` if the budget is exhausted.
-    fn eval<F: FnMut(&[f64], &mut [f64]) -> f64>(
+    /// Evaluates `f(x)` and its gradient into `g`; `None` if the budget is exhausted. An
+    /// error of the objective stops the run with [`TryMinimizeError::Objective`].
+    fn eval<E, F: FnMut(&[f64], &mut [f64]) -> Result<f64, E>>(
         &mut self,
         f: &mut F,
         x: &[f64],
         g: &mut [f64],
         iteration: usize,
-    ) -> Result<Option<f64>, Error> {
+    ) -> Result<Option<f64>, TryMinimizeError<E>> {
         if self.evaluations >= self.max_evaluations {
             return Ok(None);
         }
-        let value = f(x, g);
         self.evaluations += 1;
+        let value = f(x, g).map_err(|error| TryMinimizeError::Objective {
+            error,
+            iterations: iteration,
+            evaluation: self.evaluations,
+        })?;
         let bad = if !value.is_finite() {
             Some("f".to_string())
         } else {
@@ -41,12 +47,14 @@ impl Counter {
             None => Ok(Some(value)),
             Some(what) if self.evaluations == 1 => Err(Error::NonFiniteAtStart {
                 what: format!("{what} at x0"),
-            }),
+            }
+            .into()),
             Some(what) => Err(Error::NonFiniteDuringRun {
                 what,
                 evaluation: self.evaluations,
                 iteration,
-            }),
+            }
+            .into()),
         }
     }
 }
@@ -136,18 +144,19 @@ pub(crate) struct Run {
     mem: Memory,
     counter: Counter,
     iterations: usize,
+    trace: Vec<f64>,
     retried: bool,
     x0_projected: bool,
 }
 
 impl Run {
     /// Validates the input, projects `x0` onto the box and evaluates `f` there.
-    pub(crate) fn start<F: FnMut(&[f64], &mut [f64]) -> f64>(
+    pub(crate) fn start<E, F: FnMut(&[f64], &mut [f64]) -> Result<f64, E>>(
         f: &mut F,
         x0: &[f64],
         bounds: &[(f64, f64)],
         opts: &LbfgsbOptions,
-    ) -> Result<Self, Error> {
+    ) -> Result<Self, TryMinimizeError<E>> {
         let (bounds, x, x0_projected) = prepare(x0, bounds, opts)?;
         let mut counter = Counter {
             evaluations: 0,
@@ -157,11 +166,11 @@ impl Run {
         // max_evaluations >= 1 is validated, so the budget cannot be exhausted here.
         let fx = counter
             .eval(f, &x, &mut g, 0)?
-            .ok_or(Error::InvalidOption {
+            .ok_or(TryMinimizeError::Lbfgsb(Error::InvalidOption {
                 name: "max_evaluations",
                 value: "0".into(),
                 reason: "at least one evaluation (at x0) is needed",
-            })?;
+            }))?;
         Ok(Self {
             bounds,
             opts: opts.clone(),
@@ -171,6 +180,7 @@ impl Run {
             mem: Memory::new(opts.m),
             counter,
             iterations: 0,
+            trace: Vec::new(),
             retried: false,
             x0_projected,
         })
@@ -183,10 +193,10 @@ impl Run {
 
     /// One iteration: a step, or a memory reset after a failed direction or line search.
     /// Returns the final status once a stopping rule holds.
-    pub(crate) fn step<F: FnMut(&[f64], &mut [f64]) -> f64>(
+    pub(crate) fn step<E, F: FnMut(&[f64], &mut [f64]) -> Result<f64, E>>(
         &mut self,
         f: &mut F,
-    ) -> Result<Option<Status>, Error> {
+    ) -> Result<Option<Status>, TryMinimizeError<E>> {
         let (bounds, opts) = (&self.bounds, &self.opts);
         if bounds.projected_gradient_norm(&self.x, &self.g) <= opts.pgtol {
             return Ok(Some(Status::ConvergedPgtol));
@@ -219,9 +229,11 @@ impl Run {
                     x_trial[i] = x[i] + t * d[i];
                 }
                 bounds.project(&mut x_trial);
-                Ok(counter
-                    .eval(f, &x_trial, &mut g_trial, iterations)?
-                    .map(|v| (v, dot(&g_trial, &d))))
+                Ok::<_, TryMinimizeError<E>>(
+                    counter
+                        .eval(f, &x_trial, &mut g_trial, iterations)?
+                        .map(|v| (v, dot(&g_trial, &d))),
+                )
             },
             self.fx,
             g0,
@@ -253,6 +265,7 @@ impl Run {
         self.x = x_trial;
         self.g = g_trial;
         self.fx = result.f;
+        self.trace.push(result.f);
         self.mem.push(s, y);
         if result.end == SearchEnd::Budget {
             return Ok(Some(Status::MaxEvaluations));
@@ -275,6 +288,7 @@ impl Run {
             f: self.fx,
             g: self.g.clone(),
             iterations: self.iterations,
+            trace: self.trace.clone(),
             evaluations: self.counter.evaluations,
             status,
             x0_projected: self.x0_projected,
@@ -292,12 +306,13 @@ impl Run {
 /// the relative reduction `(f_k - f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= factr * eps`, or
 /// at the iteration / evaluation limits. A failed line search resets the memory and retries
 /// along the projected gradient once, then stops with [`Status::LineSearchFailed`].
+/// An objective that can fail uses [`try_minimize`], of which this is the infallible case.
 ///
 /// # Errors
 /// Invalid input (lengths, bounds, non-finite `x0`, options) or a non-finite objective
 /// value or gradient (at the start or during the run).
 pub fn minimize<F>(
-    f: F,
+    mut f: F,
     x0: &[f64],
     bounds: &[(f64, f64)],
     opts: &LbfgsbOptions,
@@ -305,7 +320,44 @@ pub fn minimize<F>(
 where
     F: FnMut(&[f64], &mut [f64]) -> f64,
 {
-    let mut f = f;
+    try_minimize(|x, g| Ok::<f64, Infallible>(f(x, g)), x0, bounds, opts).map_err(|e| match e {
+        TryMinimizeError::Lbfgsb(e) => e,
+        TryMinimizeError::Objective { error, .. } => match error {},
+    })
+}
+
+/// [`minimize`] with a fallible objective: `f(x, g)` returns the objective at `x` (writing
+/// its gradient into `g`) or an error, which stops the run at once and is returned as
+/// [`TryMinimizeError::Objective`] with the iterations completed and the evaluation that
+/// failed. Everything else is as [`minimize`].
+///
+/// ```
+/// use unfold_lbfgsb::{try_minimize, LbfgsbOptions, TryMinimizeError};
+/// // ln(x) is defined for x > 0 only: the objective refuses the rest.
+/// let f = |x: &[f64], g: &mut [f64]| {
+///     if x[0] <= 0.0 {
+///         return Err(format!("ln({}) is undefined", x[0]));
+///     }
+///     g[0] = 1.0 - 1.0 / x[0];
+///     Ok(x[0] - x[0].ln())
+/// };
+/// let r = try_minimize(f, &[3.0], &[(1e-3, 10.0)], &LbfgsbOptions::default()).unwrap();
+/// assert!((r.x[0] - 1.0).abs() < 1e-5);
+/// let e = try_minimize(f, &[-1.0], &[(-2.0, 10.0)], &LbfgsbOptions::default()).unwrap_err();
+/// assert!(matches!(e, TryMinimizeError::Objective { evaluation: 1, .. }));
+/// ```
+///
+/// # Errors
+/// As [`minimize`], and the first error of the objective.
+pub fn try_minimize<E, F>(
+    mut f: F,
+    x0: &[f64],
+    bounds: &[(f64, f64)],
+    opts: &LbfgsbOptions,
+) -> Result<LbfgsbReport, TryMinimizeError<E>>
+where
+    F: FnMut(&[f64], &mut [f64]) -> Result<f64, E>,
+{
     let mut run = Run::start(&mut f, x0, bounds, opts)?;
     loop {
         if let Some(status) = run.step(&mut f)? {

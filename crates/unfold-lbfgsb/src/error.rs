@@ -78,3 +78,24 @@ pub enum Error {
         reason: &'static str,
     },
 }
+
+/// Why [`crate::try_minimize`] failed: the errors of [`crate::minimize`], or the objective's
+/// own error, which stops the run at once.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TryMinimizeError<E> {
+    /// Invalid input or a non-finite objective, as in [`crate::minimize`].
+    #[error(transparent)]
+    Lbfgsb(#[from] Error),
+    /// The objective returned an error.
+    #[error(
+        "the objective failed at evaluation {evaluation} (after {iterations} iterations): {error}"
+    )]
+    Objective {
+        /// The objective's error.
+        error: E,
+        /// Iterations completed before the failing evaluation.
+        iterations: usize,
+        /// The evaluation (1-based) that failed.
+        evaluation: usize,
+    },
+}

@@ -90,6 +90,8 @@ pub struct LbfgsbReport {
     pub g: Vec<f64>,
     /// Number of iterations (accepted steps).
     pub iterations: usize,
+    /// The objective after each iteration (`trace.len() == iterations`).
+    pub trace: Vec<f64>,
     /// Number of objective evaluations.
     pub evaluations: usize,
     /// Infinity norm of the projected gradient `P(x - g) - x` at `x`.

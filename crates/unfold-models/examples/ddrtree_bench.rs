@@ -70,7 +70,7 @@ fn main() {
         [a, b][j] as f64
     });
     write_csv(&format!("{out}_edges.csv"), &edges);
-    let h = &fit.objective_history;
+    let h = &fit.convergence.trace;
     write_csv(
         &format!("{out}_objective.csv"),
         &DMatrix::from_column_slice(h.len(), 1, h),

@@ -14,6 +14,7 @@
 
 pub mod grf;
 pub mod lvm;
+pub mod optimise;
 pub mod registry;
 pub mod regularised;
 pub mod spectral;
@@ -30,7 +31,7 @@ pub use regularised::ddrtree::{Compat, DdrTree, DdrTreeParams};
 pub use regularised::drtree::{DrTree, DrTreeParams};
 pub use regularised::mpme::{DistanceScale, Mpme, MpmeDual, MpmeEmbedding, MpmeParams};
 pub use regularised::spl::{Spl, SplDual, SplParams, SplSolver};
-pub use regularised::{DualSolution, PosteriorRegularised};
+pub use regularised::{DualSolution, PairDual, PosteriorRegularised};
 pub use spectral::cmds::{Cmds, CmdsParams};
 pub use spectral::isomap::{Isomap, IsomapParams};
 pub use spectral::kernel_pca::{KernelPca, KernelPcaParams};

@@ -20,26 +20,55 @@ pub trait Embedding {
     }
 }
 
-/// Implements [`Embedding`] for a fitted model with the fields `coords: DMatrix<f64>`,
-/// `graph: NeighbourGraph` and `evidence: Evidence`.
-macro_rules! embedding_with_graph_and_evidence {
+/// Implements [`Embedding`] for a fitted model with the fields `coords: DMatrix<f64>` and
+/// `evidence: Evidence`, and with `graph` also `graph: NeighbourGraph`:
+///
+/// ```
+/// # use nalgebra::DMatrix;
+/// # use unfold_core::Evidence;
+/// struct Fitted {
+///     coords: DMatrix<f64>,
+///     evidence: Evidence,
+/// }
+/// unfold_models::embedding!(Fitted);
+/// ```
+#[macro_export]
+macro_rules! embedding {
     ($model:ty) => {
-        impl $crate::traits::Embedding for $model {
-            fn coords(&self) -> &nalgebra::DMatrix<f64> {
+        impl $crate::Embedding for $model {
+            fn coords(&self) -> &$crate::traits::macro_types::DMatrix<f64> {
                 &self.coords
             }
 
-            fn graph(&self) -> Option<&unfold_graph::NeighbourGraph> {
+            fn evidence(&self) -> $crate::traits::macro_types::Evidence {
+                self.evidence.clone()
+            }
+        }
+    };
+    ($model:ty, graph) => {
+        impl $crate::Embedding for $model {
+            fn coords(&self) -> &$crate::traits::macro_types::DMatrix<f64> {
+                &self.coords
+            }
+
+            fn graph(&self) -> Option<&$crate::traits::macro_types::NeighbourGraph> {
                 Some(&self.graph)
             }
 
-            fn evidence(&self) -> unfold_core::Evidence {
+            fn evidence(&self) -> $crate::traits::macro_types::Evidence {
                 self.evidence.clone()
             }
         }
     };
 }
-pub(crate) use embedding_with_graph_and_evidence;
+
+/// The types [`embedding!`] names, reachable from any crate.
+#[doc(hidden)]
+pub mod macro_types {
+    pub use nalgebra::DMatrix;
+    pub use unfold_core::Evidence;
+    pub use unfold_graph::NeighbourGraph;
+}
 
 /// Out-of-sample projection of new points into a fitted embedding.
 pub trait OutOfSample: Embedding {

@@ -72,3 +72,20 @@ pub enum Error {
         value: f64,
     },
 }
+
+/// Why [`crate::try_optimize`] failed: the errors of [`crate::optimize`], or the
+/// objective's own error, which stops the method at once.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TryOptimizeError<E> {
+    /// Invalid input or a non-finite objective, as in [`crate::optimize`].
+    #[error(transparent)]
+    Subgradient(#[from] Error),
+    /// The objective returned an error.
+    #[error("the objective failed at iteration {iteration}: {error}")]
+    Objective {
+        /// The objective's error.
+        error: E,
+        /// The iteration at which it failed (0 is the starting point).
+        iteration: usize,
+    },
+}

@@ -39,9 +39,10 @@ mod projection;
 mod step;
 
 pub use argmin_solver::{ProjectedSubgradient, SubgradientState};
-pub use error::Error;
+pub use error::{Error, TryOptimizeError};
 pub use method::{
-    maximize, minimize, optimize, Sense, Status, SubgradientOptions, SubgradientReport,
+    maximize, minimize, optimize, try_maximize, try_optimize, Sense, Status, SubgradientOptions,
+    SubgradientReport,
 };
 pub use projection::{Projection, ProjectionFn};
 pub use step::StepRule;

@@ -1,6 +1,8 @@
 //! The projected (sub)gradient iteration and its plain-function API.
 
+use crate::error::TryOptimizeError;
 use crate::{Error, Projection, StepRule};
+use std::convert::Infallible;
 
 /// Whether the objective is minimised (subgradient descent on a convex function) or
 /// maximised (supergradient ascent on a concave function).
@@ -270,6 +272,7 @@ where
 }
 
 /// Projected (sub)gradient method in the given [`Sense`]; [`minimize`] and [`maximize`] call it.
+/// It is [`try_optimize`] with an objective that cannot fail.
 pub fn optimize<F>(
     sense: Sense,
     mut f: F,
@@ -279,6 +282,45 @@ pub fn optimize<F>(
 ) -> Result<SubgradientReport, Error>
 where
     F: FnMut(&[f64], &mut [f64]) -> f64,
+{
+    let infallible = |x: &[f64], g: &mut [f64]| Ok::<f64, Infallible>(f(x, g));
+    try_optimize(sense, infallible, x0, projection, opts).map_err(|e| match e {
+        TryOptimizeError::Subgradient(e) => e,
+        TryOptimizeError::Objective { error, .. } => match error {},
+    })
+}
+
+/// [`maximize`] with a fallible objective ([`try_optimize`]).
+///
+/// # Errors
+/// As [`maximize`], and the first error of the objective.
+pub fn try_maximize<E, F>(
+    f: F,
+    x0: &[f64],
+    projection: &Projection,
+    opts: &SubgradientOptions,
+) -> Result<SubgradientReport, TryOptimizeError<E>>
+where
+    F: FnMut(&[f64], &mut [f64]) -> Result<f64, E>,
+{
+    try_optimize(Sense::Maximise, f, x0, projection, opts)
+}
+
+/// [`optimize`] with a fallible objective: `f(x, g)` returns `f(x)` (writing a subgradient
+/// into `g`) or an error, which stops the method at once and is returned as
+/// [`TryOptimizeError::Objective`] with the iteration at which it happened.
+///
+/// # Errors
+/// As [`optimize`], and the first error of the objective.
+pub fn try_optimize<E, F>(
+    sense: Sense,
+    mut f: F,
+    x0: &[f64],
+    projection: &Projection,
+    opts: &SubgradientOptions,
+) -> Result<SubgradientReport, TryOptimizeError<E>>
+where
+    F: FnMut(&[f64], &mut [f64]) -> Result<f64, E>,
 {
     let mut x = prepare(x0, projection, || opts.validate())?;
     let n = x.len();
@@ -293,7 +335,10 @@ where
     let mut mapping = f64::NAN;
     let mut t = 0;
     let (fx, status) = loop {
-        let fx = f(&x, &mut g);
+        let fx = f(&x, &mut g).map_err(|error| TryOptimizeError::Objective {
+            error,
+            iteration: t,
+        })?;
         evaluations += 1;
         check_eval(fx, &g, t)?;
         if opts.record_trace {

@@ -508,3 +508,31 @@ fn argmin_executor_minimises_and_maximises() {
         Some(&TerminationReason::SolverConverged)
     );
 }
+
+#[test]
+fn an_objective_error_stops_the_method_at_once() {
+    use unfold_subgradient::{try_maximize, TryOptimizeError};
+    let mut calls = 0;
+    let e = try_maximize(
+        |x: &[f64], g: &mut [f64]| {
+            calls += 1;
+            if calls == 3 {
+                return Err("failed at the third evaluation");
+            }
+            g[0] = -(x[0] - 5.0).signum();
+            Ok(-(x[0] - 5.0).abs())
+        },
+        &[0.0],
+        &Projection::NonNegative,
+        &SubgradientOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(calls, 3);
+    assert_eq!(
+        e,
+        TryOptimizeError::Objective {
+            error: "failed at the third evaluation",
+            iteration: 2
+        }
+    );
+}

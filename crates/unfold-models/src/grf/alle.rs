@@ -19,7 +19,7 @@
 use crate::grf::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionProjector,
 };
-use crate::grf::{FieldScaling, Precision};
+use crate::grf::{FieldScaling, GaussianRandomField, Precision, PrecisionDerivative};
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rand::seq::SliceRandom;
@@ -90,7 +90,11 @@ impl AlleParams {
         let order = self.order(&yc)?;
         let parents = later_neighbours(&yc, &order, self.k)?;
         let regs = LocalRegressions::fit(&yc, parents, self.reg, PrecisionRule::Estimated, "ALLE")?;
-        let evidence = Evidence::from_terms(EvidenceKind::LogLikelihood, regs.terms(yc.ncols()));
+        let evidence = AlleField {
+            regs: &regs,
+            y: &yc,
+        }
+        .evidence(&[])?;
         let (emb, latent_scale) = regression_embedding(&regs, self.dim, self.scaling)?;
         let edges: Vec<(usize, usize, f64)> = regs
             .parents
@@ -192,6 +196,42 @@ fn later_neighbours(y: &DMatrix<f64>, order: &[usize], k: usize) -> Result<Vec<V
         .collect()
 }
 
+/// ALLE's field: the precision `M M^T` of the fitted regressions over the centred data,
+/// with no free parameters left. `M` is triangular in the order, so `|M M^T| = prod m_ii^2`
+/// and the exact log-likelihood is the product of the regressions (spec §4.1), which this
+/// field gives in closed form: more accurate than factorising `M M^T` and forming
+/// `tr(M M^T Y Y^T)` (they agree to about 1e-10 relative on a Swiss roll).
+struct AlleField<'a> {
+    regs: &'a LocalRegressions,
+    y: &'a DMatrix<f64>,
+}
+
+impl GaussianRandomField for AlleField<'_> {
+    fn shape(&self) -> (usize, usize) {
+        self.y.shape()
+    }
+    fn data(&self) -> &DMatrix<f64> {
+        self.y
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        Vec::new()
+    }
+    fn precision(&self, _: &[f64]) -> Result<Precision> {
+        Ok(Precision::Sparse(self.regs.precision_matrix(true)))
+    }
+    fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
+        Ok(Vec::new())
+    }
+    /// The product of the regressions: `(p/2) sum log m_ii^2 - 1/2 sum m_ii^2 ||r_i||^2`
+    /// and the normaliser.
+    fn log_likelihood(&self, _: &[f64]) -> Result<Evidence> {
+        Ok(Evidence::from_terms(
+            EvidenceKind::LogLikelihood,
+            self.regs.terms(self.y.ncols()),
+        ))
+    }
+}
+
 /// A fitted ALLE.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Alle {
@@ -225,7 +265,7 @@ impl Alle {
     }
 }
 
-crate::traits::embedding_with_graph_and_evidence!(Alle);
+crate::embedding!(Alle, graph);
 
 impl OutOfSample for Alle {
     /// See [`RegressionProjector`]: the new point goes first in the order, its parents are

@@ -19,14 +19,13 @@
 //! `Lambda` is not a Laplacian, so the embedding comes from the top eigenvectors of the
 //! centred implied covariance `H Lambda^{-1} H` (spec §7), never the Laplacian shortcut.
 
-use crate::grf::{covariance_embedding, FieldScaling, LOG_TAU};
+use crate::grf::{covariance_embedding, FieldScaling, FixedField, GaussianRandomField, Precision};
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Convergence, Error, Evidence, Result};
 use unfold_glasso::{graphical_lasso, GlassoOptions, Penalty};
 use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
-use unfold_linalg::Cholesky;
 
 /// Settings of [`Drill`].
 #[derive(Clone, Debug, PartialEq)]
@@ -174,23 +173,15 @@ impl DrillParams {
                 ),
             });
         }
-        let log_det = Cholesky::new(&fit.precision, "DRILL's precision")?.log_det();
-        let (nf, pf) = (n as f64, p as f64);
-        let evidence = Evidence::from_terms(
-            EvidenceKind::LogLikelihood,
-            vec![
-                ("normaliser".into(), -0.5 * nf * pf * LOG_TAU),
-                ("log_det".into(), 0.5 * pf * log_det),
-                ("data".into(), -0.5 * pf * s.dot(&fit.precision)),
-            ],
-        );
+        let prec = Precision::Dense(fit.precision.clone());
+        let evidence = FixedField::new(prec, &yc)?.evidence(&[])?;
         let emb = covariance_embedding(fit.covariance.clone(), self.dim, self.scaling)?;
         Ok(Drill {
             rho: self.rho,
             eigenvalues: emb.eigenvalues,
             evidence,
             penalised_objective: fit.objective,
-            sweeps: fit.iterations,
+            convergence: Convergence::iterative(fit.gap_trace, fit.converged, "tolerance"),
             precision: fit.precision,
             covariance: fit.covariance,
             graph,
@@ -213,8 +204,9 @@ pub struct Drill {
     pub evidence: Evidence,
     /// The glasso objective `log|Lambda| - tr(S Lambda) - rho sum |lambda_ij|`.
     pub penalised_objective: f64,
-    /// Glasso sweeps.
-    pub sweeps: usize,
+    /// How the graphical lasso ended: its sweeps, and the duality gap after each sweep
+    /// (the penalised objective is not evaluated per sweep; it costs a log-determinant).
+    pub convergence: Convergence,
     graph: Option<NeighbourGraph>,
     coords: DMatrix<f64>,
 }
@@ -338,12 +330,7 @@ mod registration {
         }
 
         fn convergence(&self) -> Convergence {
-            Convergence {
-                iterations: self.sweeps,
-                converged: true,
-                stopped_by: "tolerance".to_string(),
-                trace: Vec::new(),
-            }
+            self.convergence.clone()
         }
 
         /// The learned structure: the non-zero off-diagonal precision entries, weighted by
@@ -427,5 +414,14 @@ mod tests {
             DrillParams::new(2, 3, -0.1).fit(&y),
             Err(Error::InvalidParameter { .. })
         ));
+    }
+
+    /// The fit reports its real iterations and one objective value per iteration.
+    #[test]
+    fn convergence_reports_every_iteration() {
+        let d = DrillParams::new(2, 5, 0.05).fit(&wavy(25, 6)).unwrap();
+        let c = &d.convergence;
+        assert!(c.iterations > 0 && c.converged, "{c:?}");
+        assert_eq!(c.trace.len(), c.iterations);
     }
 }

@@ -107,7 +107,7 @@ impl LlePl {
     }
 }
 
-crate::traits::embedding_with_graph_and_evidence!(LlePl);
+crate::embedding!(LlePl, graph);
 
 impl OutOfSample for LlePl {
     /// The regression of the new point on its k nearest training points, as in ALLE.

@@ -21,13 +21,14 @@
 //! [`Meu::project`] and `docs/methods/meu.md`.
 
 use crate::grf::{
-    laplacian_embedding, latent_scales, maximise_likelihood, FieldFitOptions, FieldFitReport,
-    FieldScaling, GaussianRandomField, Precision, LOG_TAU,
+    laplacian_embedding, latent_scales, new_node_mean, FieldFactor, FieldFitOptions,
+    FieldFitReport, FieldScaling, GaussianRandomField, Precision, PrecisionDerivative, LOG_TAU,
 };
+use crate::optimise::{maximise, Search};
 use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::{duplicate_pairs, knn_query, GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_linalg::{Cholesky, CsrMatrix, SparseCholesky};
 
@@ -124,8 +125,9 @@ impl MeuParams {
         let (yc, mean) = unfold_data::centre(y);
         let edges: Vec<(usize, usize)> = graph.edges().iter().map(|&(i, j, _)| (i, j)).collect();
         let field = MeuField::new(&yc, edges, self.gamma);
-        let (lambda, report) = maximise_likelihood(&field, &field.initial(), &self.fit)?;
-        let evidence = field.log_likelihood(&lambda)?;
+        let fit = field.fit(&field.initial(), &self.fit)?;
+        let lambda = fit.theta;
+        let evidence = field.evidence(&lambda)?;
         let laplacian = field.laplacian(&lambda, 0.0);
         let emb = laplacian_embedding(&laplacian, self.gamma, self.dim, self.scaling)?;
         let prec = Precision::Sparse(laplacian.add_to_diagonal(self.gamma));
@@ -139,7 +141,8 @@ impl MeuParams {
             eigenvalues: emb.eigenvalues,
             latent_scale,
             evidence,
-            report,
+            report: fit.report,
+            convergence: fit.convergence,
             mean,
             train: yc,
             graph,
@@ -164,6 +167,7 @@ fn check_gamma(gamma: f64) -> Result<()> {
 pub struct MeuField {
     n: usize,
     p: usize,
+    y: DMatrix<f64>,
     edges: Vec<(usize, usize)>,
     sq_dists: Vec<f64>,
     gamma: f64,
@@ -180,6 +184,7 @@ impl MeuField {
         MeuField {
             n: y.nrows(),
             p: y.ncols(),
+            y: y.clone(),
             edges,
             sq_dists,
             gamma,
@@ -239,13 +244,6 @@ impl MeuField {
         a
     }
 
-    fn factor(&self, lambda: &[f64]) -> Result<Cholesky> {
-        Cholesky::new(
-            &self.dense_precision(lambda),
-            "the MEU precision L + gamma I",
-        )
-    }
-
     /// `log|L + gamma I|` (the log pseudo-determinant of `L` when `gamma = 0`) from the
     /// factor of [`MeuField::dense_precision`].
     fn log_det(&self, chol: &Cholesky) -> f64 {
@@ -258,7 +256,7 @@ impl MeuField {
     }
 
     /// The log-likelihood terms given `log |L + gamma I|`.
-    fn evidence(&self, lambda: &[f64], log_det: f64) -> Evidence {
+    fn terms(&self, lambda: &[f64], log_det: f64) -> Evidence {
         let (n, p) = (self.n as f64, self.p as f64);
         let dims = if self.gamma > 0.0 { n } else { n - 1.0 };
         let fit: f64 = lambda.iter().zip(&self.sq_dists).map(|(l, d)| l * d).sum();
@@ -276,7 +274,7 @@ impl MeuField {
     /// `<d_ij> = p (k_ii - 2 k_ij + k_jj)` (spec §2.4). At the fitted optimum they equal the
     /// observed ones where `lambda > 0` and do not exceed them where `lambda = 0`.
     pub fn expected_sq_dists(&self, lambda: &[f64]) -> Result<Vec<f64>> {
-        let k = self.factor(lambda)?.inverse();
+        let k = self.factor(lambda)?.covariance()?;
         Ok(self
             .edges
             .iter()
@@ -304,6 +302,10 @@ impl GaussianRandomField for MeuField {
         (self.n, self.p)
     }
 
+    fn data(&self) -> &DMatrix<f64> {
+        &self.y
+    }
+
     fn n_params(&self) -> usize {
         self.edges.len()
     }
@@ -317,20 +319,39 @@ impl GaussianRandomField for MeuField {
         Ok(Precision::Sparse(self.laplacian(lambda, self.gamma)))
     }
 
-    fn log_likelihood(&self, lambda: &[f64]) -> Result<Evidence> {
+    /// `dP/dlambda_e = A_e`, the edge Laplacian of edge `e`.
+    fn precision_derivatives(&self, lambda: &[f64]) -> Result<Vec<PrecisionDerivative>> {
         self.check_theta(lambda)?;
-        Ok(self.evidence(lambda, self.log_det(&self.factor(lambda)?)))
+        Ok(self
+            .edges
+            .iter()
+            .map(|&(i, j)| PrecisionDerivative::edge(i, j, 1.0))
+            .collect())
     }
 
-    fn log_likelihood_gradient(&self, lambda: &[f64], grad: &mut [f64]) -> Result<f64> {
+    /// The factor of [`MeuField::dense_precision`] (`11^T / n` added, which every edge
+    /// Laplacian's entries cancel), with the determinant corrected.
+    fn factor(&self, lambda: &[f64]) -> Result<FieldFactor> {
         self.check_theta(lambda)?;
-        let chol = self.factor(lambda)?;
-        let k = chol.inverse();
-        let half_p = 0.5 * self.p as f64;
-        for ((g, &(i, j)), &d) in grad.iter_mut().zip(&self.edges).zip(&self.sq_dists) {
-            *g = half_p * (k[(i, i)] - 2.0 * k[(i, j)] + k[(j, j)]) - 0.5 * d;
+        let chol = Cholesky::new(
+            &self.dense_precision(lambda),
+            "the MEU precision L + gamma I",
+        )?;
+        let log_det = self.log_det(&chol);
+        Ok(FieldFactor::dense(chol, Some(log_det)))
+    }
+
+    /// The terms from the squared distances: `-(gamma/2) tr(Y Y^T) - 1/2 sum_e lambda_e
+    /// d_e`, and `n - 1` dimensions per feature when `gamma = 0`.
+    fn log_likelihood_from(&self, lambda: &[f64], factor: &FieldFactor) -> Result<Evidence> {
+        Ok(self.terms(lambda, factor.log_det()))
+    }
+
+    /// `-1/2 tr(A_e Y Y^T) = -d_e / 2` from the observed squared distances.
+    fn data_gradient(&self, _: &[PrecisionDerivative], grad: &mut [f64]) {
+        for (g, &d) in grad.iter_mut().zip(&self.sq_dists) {
+            *g = -0.5 * d;
         }
-        Ok(self.evidence(lambda, self.log_det(&chol)).value)
     }
 
     /// `p / d_e`: near the optimum the curvature along `lambda_e` is
@@ -363,7 +384,11 @@ pub struct Meu {
     pub latent_scale: DVector<f64>,
     /// Exact log-likelihood of the centred training data at the fitted multipliers.
     pub evidence: Evidence,
+    /// Evaluations and the final projected gradient of the maximum-likelihood search.
     pub report: FieldFitReport,
+    /// How the maximum-likelihood search ended, with the log-likelihood after each
+    /// iteration.
+    pub convergence: Convergence,
     mean: DVector<f64>,
     train: DMatrix<f64>,
     graph: NeighbourGraph,
@@ -383,7 +408,7 @@ impl Meu {
     }
 }
 
-crate::traits::embedding_with_graph_and_evidence!(Meu);
+crate::embedding!(Meu, graph);
 
 impl OutOfSample for Meu {
     /// Projects new points. Each new point `*` is joined to its k nearest training points
@@ -428,17 +453,10 @@ impl OutOfSample for Meu {
             }
             let k_nn = covariance_block(&chol, nbrs);
             let local = NewPointField::new(&k_nn, d, self.train.ncols(), self.gamma)?;
-            let (lam, _) = maximise_likelihood(
-                &local,
-                &vec![lambda0; nbrs.len()],
-                &FieldFitOptions::default(),
-            )?;
+            let lam = local.fit(&vec![lambda0; nbrs.len()])?;
             let total = lam.iter().sum::<f64>() + self.gamma;
-            for (&j, &l) in nbrs.iter().zip(&lam) {
-                let xj = self.coords.row(j) * (l / total);
-                let mut row = mean.row_mut(i);
-                row += xj;
-            }
+            let edges = nbrs.iter().copied().zip(lam.iter().copied());
+            mean.set_row(i, &new_node_mean(&self.coords, edges, self.gamma));
             covariance.push(DMatrix::from_diagonal(&(&self.latent_scale / total)));
         }
         Ok(Projection {
@@ -510,32 +528,16 @@ impl NewPointField {
     }
 }
 
-impl GaussianRandomField for NewPointField {
-    fn shape(&self) -> (usize, usize) {
-        (self.d.len() + 1, self.p)
-    }
-
-    fn n_params(&self) -> usize {
-        self.d.len()
-    }
-
-    fn bounds(&self) -> Vec<(f64, f64)> {
-        vec![(0.0, f64::INFINITY); self.d.len()]
-    }
-
-    fn precision(&self, lambda: &[f64]) -> Result<Precision> {
-        Ok(Precision::Dense(self.q(lambda)))
-    }
-
-    fn log_likelihood(&self, lambda: &[f64]) -> Result<Evidence> {
+impl NewPointField {
+    /// The log-likelihood up to terms free of `lambda`.
+    pub fn log_likelihood(&self, lambda: &[f64]) -> Result<f64> {
         let log_det = Cholesky::new(&self.q(lambda), "the new point's precision")?.log_det();
-        Ok(Evidence::new(
-            EvidenceKind::LogLikelihood,
-            self.value(lambda, log_det),
-        ))
+        Ok(self.value(lambda, log_det))
     }
 
-    fn log_likelihood_gradient(&self, lambda: &[f64], grad: &mut [f64]) -> Result<f64> {
+    /// The log-likelihood (up to terms free of `lambda`) and its gradient written into
+    /// `grad`.
+    pub fn log_likelihood_gradient(&self, lambda: &[f64], grad: &mut [f64]) -> Result<f64> {
         let chol = Cholesky::new(&self.q(lambda), "the new point's precision")?;
         let inv = chol.inverse();
         let s = lambda.len();
@@ -544,6 +546,25 @@ impl GaussianRandomField for NewPointField {
             *g = half_p * (inv[(j, j)] - 2.0 * inv[(j, s)] + inv[(s, s)]) - 0.5 * d;
         }
         Ok(self.value(lambda, chol.log_det()))
+    }
+
+    /// The maximum-likelihood multipliers `lambda >= 0` from `lambda0`, searched on the
+    /// per-feature log-likelihood as [`GaussianRandomField::fit`] does.
+    pub fn fit(&self, lambda0: &[f64]) -> Result<Vec<f64>> {
+        let search = Search {
+            scales: None,
+            per: self.p.max(1) as f64,
+            lbfgsb: FieldFitOptions::default().lbfgsb(),
+            context: "the new point's maximum-likelihood search",
+        };
+        let bounds = vec![(0.0, f64::INFINITY); self.d.len()];
+        let best = maximise(
+            |lambda: &[f64], grad: &mut [f64]| self.log_likelihood_gradient(lambda, grad),
+            lambda0,
+            &bounds,
+            &search,
+        )?;
+        Ok(best.x)
     }
 }
 
@@ -626,12 +647,7 @@ mod registration {
         }
 
         fn convergence(&self) -> Convergence {
-            Convergence {
-                iterations: self.report.iterations,
-                converged: self.report.converged(),
-                stopped_by: self.report.stopped_by.clone(),
-                trace: Vec::new(),
-            }
+            self.convergence.clone()
         }
     }
 }
@@ -658,17 +674,29 @@ mod tests {
     }
 
     fn fd_check<F: GaussianRandomField>(field: &F, theta: &[f64]) {
+        fd_check_fn(
+            |t| field.log_likelihood(t).unwrap().value,
+            |t, g| {
+                field.log_likelihood_gradient(t, g).unwrap();
+            },
+            theta,
+        );
+    }
+
+    fn fd_check_fn(
+        value: impl Fn(&[f64]) -> f64,
+        gradient: impl Fn(&[f64], &mut [f64]),
+        theta: &[f64],
+    ) {
         let mut g = vec![0.0; theta.len()];
-        field.log_likelihood_gradient(theta, &mut g).unwrap();
+        gradient(theta, &mut g);
         for e in 0..theta.len() {
             let h = 1e-5 * theta[e].abs().max(1e-2);
             let mut tp = theta.to_vec();
             let mut tm = theta.to_vec();
             tp[e] += h;
             tm[e] -= h;
-            let fd = (field.log_likelihood(&tp).unwrap().value
-                - field.log_likelihood(&tm).unwrap().value)
-                / (2.0 * h);
+            let fd = (value(&tp) - value(&tm)) / (2.0 * h);
             assert!(
                 (fd - g[e]).abs() <= 1e-6 * (1.0 + g[e].abs()),
                 "param {e}: analytic {} vs numeric {fd}",
@@ -865,7 +893,13 @@ mod tests {
             .map(|&j| (y.row(8) - y.row(j)).norm_squared())
             .collect();
         let local = NewPointField::new(&k_nn, d, 3, gamma).unwrap();
-        fd_check(&local, &[0.3, 0.7, 1.1]);
+        fd_check_fn(
+            |t| local.log_likelihood(t).unwrap(),
+            |t, g| {
+                local.log_likelihood_gradient(t, g).unwrap();
+            },
+            &[0.3, 0.7, 1.1],
+        );
         let joint = |lam: &[f64]| {
             let mut e = edges.clone();
             let mut l = train_lambda.clone();
@@ -881,8 +915,7 @@ mod tests {
         let a = [0.3, 0.7, 1.1];
         let b = [1.5, 0.2, 0.9];
         let diff_joint = joint(&a) - joint(&b);
-        let diff_local =
-            local.log_likelihood(&a).unwrap().value - local.log_likelihood(&b).unwrap().value;
+        let diff_local = local.log_likelihood(&a).unwrap() - local.log_likelihood(&b).unwrap();
         assert!(
             (diff_joint - diff_local).abs() < 1e-10,
             "{diff_joint} vs {diff_local}"
@@ -930,5 +963,16 @@ mod tests {
             MeuParams::new(2, 3).fit(&apart),
             Err(Error::DisconnectedGraph { .. })
         ));
+    }
+
+    /// The fit reports its real iterations and one objective value per iteration.
+    #[test]
+    fn convergence_reports_every_iteration() {
+        let meu = MeuParams::new(2, 6).fit(&roll(60)).unwrap();
+        let c = &meu.convergence;
+        assert!(c.iterations > 0 && c.converged, "{c:?}");
+        assert_eq!(c.trace.len(), c.iterations);
+        let last = *c.trace.last().unwrap();
+        assert!((last - meu.evidence.value).abs() < 1e-9 * last.abs());
     }
 }

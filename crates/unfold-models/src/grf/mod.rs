@@ -8,11 +8,13 @@
 //! log p(Y) = -(n p / 2) log 2 pi + (p / 2) log |P| - 1/2 tr(P Y Y^T).
 //! ```
 //!
-//! A model of this family builds the precision `P` from parameters ([`GaussianRandomField`])
-//! and fits them by maximum likelihood ([`maximise_likelihood`] through `unfold-lbfgsb`).
-//! Methods whose precision is fixed up to scale (Laplacian eigenmaps, LLE) report the same
-//! exact log-likelihood with the scale fitted in closed form ([`scaled_field_evidence`]), so
-//! every member of the family gets a comparable number. The embedding comes from the
+//! A model of this family supplies the precision `P` and its derivatives
+//! ([`GaussianRandomField`]); the trait provides the likelihood, its gradient and the
+//! maximum-likelihood fit (through [`crate::optimise::maximise`]). Models fitted by other
+//! means report the likelihood of their precision through [`FixedField`]; methods whose
+//! precision is fixed up to scale (Laplacian eigenmaps, LLE) through the one-parameter
+//! [`ScaledShapeField`] ([`fixed_shape_evidence`]), so every member of the family gets a
+//! comparable number. The embedding comes from the
 //! principal eigenvectors of the centred covariance `H P^{-1} H` ([`laplacian_embedding`],
 //! [`covariance_embedding`]).
 
@@ -22,14 +24,15 @@ pub mod lle_pl;
 pub mod meu;
 pub mod regression;
 
-use nalgebra::{DMatrix, DVector};
+use crate::optimise::{maximise, Search};
+use nalgebra::{DMatrix, DVector, RowDVector};
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::NeighbourGraph;
-use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};
+use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{
-    fix_signs, smallest_eigenpairs, CentredKernel, Cholesky, CsrMatrix, SparseCholesky, SymMatrix,
+    fix_signs, smallest_eigenpairs, spd_inverse, CentredKernel, Cholesky, CsrMatrix,
+    SparseCholesky, SymMatrix,
 };
 
 /// `log 2 pi`, the per-entry Gaussian normaliser.
@@ -62,7 +65,12 @@ impl Precision {
 
     /// `tr(P Y Y^T) = sum_j y_{:,j}^T P y_{:,j}`.
     pub fn quadratic_trace(&self, y: &DMatrix<f64>) -> f64 {
-        let py = match self {
+        self.times(y).dot(y)
+    }
+
+    /// The product `P Y`.
+    pub fn times(&self, y: &DMatrix<f64>) -> DMatrix<f64> {
+        match self {
             Precision::Sparse(m) => {
                 let mut out = DMatrix::zeros(y.nrows(), y.ncols());
                 for (col, mut dst) in y.column_iter().zip(out.column_iter_mut()) {
@@ -71,19 +79,173 @@ impl Precision {
                 out
             }
             Precision::Dense(m) => m * y,
-        };
-        py.dot(y)
+        }
+    }
+
+    /// The diagonal entries `P_ii`.
+    pub fn diagonal(&self) -> Vec<f64> {
+        match self {
+            Precision::Sparse(m) => (0..m.nrows())
+                .map(|i| {
+                    let (cols, vals) = m.row(i);
+                    cols.iter()
+                        .zip(vals)
+                        .filter(|(&j, _)| j == i)
+                        .map(|(_, v)| v)
+                        .sum()
+                })
+                .collect(),
+            Precision::Dense(m) => m.diagonal().iter().copied().collect(),
+        }
     }
 }
 
-/// A Gaussian random field over n points whose precision is built from parameters.
+/// The derivative `dP/dtheta_e` of a field's precision along one parameter, as entries on
+/// the graph's edges and diagonal: `(i, j, value)` with `i <= j`, an off-diagonal entry
+/// standing for both `(i, j)` and `(j, i)`. For a weight on the edge `(i, j)` of a
+/// Laplacian it is the edge Laplacian `A_ij = (e_i - e_j)(e_i - e_j)^T`
+/// ([`PrecisionDerivative::edge`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrecisionDerivative {
+    entries: Vec<(usize, usize, f64)>,
+}
+
+impl PrecisionDerivative {
+    /// The derivative with these entries (`i <= j`; each unordered pair once).
+    pub fn new(entries: Vec<(usize, usize, f64)>) -> Self {
+        PrecisionDerivative { entries }
+    }
+
+    /// `w A_ij`: `w` on the diagonal entries `i` and `j`, `-w` on the edge.
+    pub fn edge(i: usize, j: usize, w: f64) -> Self {
+        PrecisionDerivative::edges([(i, j, w)])
+    }
+
+    /// `sum w A_ij` over weighted edges `(i, j, w)`: a weighted Laplacian's derivative
+    /// (diagonal entries repeat once per edge; [`PrecisionDerivative::trace_with`] sums
+    /// them).
+    pub fn edges(edges: impl IntoIterator<Item = (usize, usize, f64)>) -> Self {
+        let entries = edges
+            .into_iter()
+            .flat_map(|(i, j, w)| {
+                let (i, j) = (i.min(j), i.max(j));
+                [(i, i, w), (i, j, -w), (j, j, w)]
+            })
+            .collect();
+        PrecisionDerivative { entries }
+    }
+
+    /// The entries `(i, j, value)`, `i <= j`.
+    pub fn entries(&self) -> &[(usize, usize, f64)] {
+        &self.entries
+    }
+
+    /// `tr(dP M)` for a symmetric `M` given by its entries `m(i, j)` on the support.
+    pub fn trace_with(&self, m: impl Fn(usize, usize) -> f64) -> f64 {
+        self.entries.iter().fold(0.0, |acc, &(i, j, v)| {
+            if i == j {
+                acc + v * m(i, i)
+            } else {
+                acc + 2.0 * v * m(i, j)
+            }
+        })
+    }
+}
+
+/// A factorised precision: `log |P|` and the covariance `K = P^{-1}` on demand.
+pub struct FieldFactor {
+    log_det: f64,
+    factor: Factor,
+}
+
+enum Factor {
+    Dense(Cholesky),
+    /// The sparse precision; its sparse factor gave `log_det`.
+    Sparse(CsrMatrix),
+}
+
+impl FieldFactor {
+    /// Factorises `prec`, failing with [`Error::NotPositiveDefinite`] when it is not
+    /// positive definite.
+    pub fn new(prec: &Precision, context: &str) -> Result<Self> {
+        Ok(match prec {
+            Precision::Dense(m) => FieldFactor::dense(Cholesky::new(m, context)?, None),
+            Precision::Sparse(m) => FieldFactor {
+                log_det: SparseCholesky::new(m, context)?.log_det(),
+                factor: Factor::Sparse(m.clone()),
+            },
+        })
+    }
+
+    /// The factor of a dense matrix with the log-determinant it stands for (that of the
+    /// matrix itself when `None`): a field may factorise a matrix that differs from `P`
+    /// by a multiple of `11^T` when every derivative's entries sum to zero (MEU).
+    pub fn dense(chol: Cholesky, log_det: Option<f64>) -> Self {
+        FieldFactor {
+            log_det: log_det.unwrap_or_else(|| chol.log_det()),
+            factor: Factor::Dense(chol),
+        }
+    }
+
+    /// `log |P|`.
+    pub fn log_det(&self) -> f64 {
+        self.log_det
+    }
+
+    /// The covariance `K = P^{-1}`, whose entries on each derivative's support give the
+    /// gradient. Dense today (a sparse precision is inverted through the dense Cholesky
+    /// factor, much faster than n sparse solves); this is the one place a selected
+    /// inversion (the entries on the sparsity pattern only) would go.
+    pub fn covariance(&self) -> Result<DMatrix<f64>> {
+        match &self.factor {
+            Factor::Dense(chol) => Ok(chol.inverse()),
+            Factor::Sparse(m) => spd_inverse(&m.to_dense(), "the field's precision"),
+        }
+    }
+}
+
+/// A Gaussian random field over n points whose precision is built from parameters
+/// (spec `meu_alle_drill.md` §2.2).
 ///
-/// Implement this for a new model and [`maximise_likelihood`] fits it; the gradient is
-/// checked against finite differences in the tests of each model.
+/// A model supplies its data, the bounds of its parameters, the precision `P(theta)` and
+/// the derivative of the precision along each parameter ([`PrecisionDerivative`]); the
+/// provided methods give the exact log-likelihood with its terms, its gradient
+///
+/// ```text
+/// d log p(Y) / d theta_e = (p/2) tr(K dP_e) - 1/2 tr(dP_e Y Y^T),   K = P^{-1},
+/// ```
+///
+/// (only `K`'s entries on the support of `dP_e` are read), the evidence and the
+/// maximum-likelihood [`GaussianRandomField::fit`]. A field with a closed form for a
+/// term (MEU's distances, its better-conditioned factor) overrides the hook for it
+/// ([`GaussianRandomField::factor`], [`GaussianRandomField::log_likelihood_from`],
+/// [`GaussianRandomField::data_gradient`]). The gradient is checked against finite
+/// differences in the tests of each field.
 pub trait GaussianRandomField {
     /// `(n, p)`: the number of points (nodes of the field) and of independent features
-    /// (draws of the field).
-    fn shape(&self) -> (usize, usize);
+    /// (draws of the field); by default the shape of [`data`].
+    ///
+    /// [`data`]: GaussianRandomField::data
+    fn shape(&self) -> (usize, usize) {
+        self.data().shape()
+    }
+    /// The (centred) data `Y`, n x p.
+    fn data(&self) -> &DMatrix<f64>;
+    /// `(lower, upper)` bounds per parameter (`f64::INFINITY` where there is none).
+    fn bounds(&self) -> Vec<(f64, f64)>;
+    /// The precision `P(theta)`.
+    fn precision(&self, theta: &[f64]) -> Result<Precision>;
+    /// `dP/dtheta_e` at `theta` for every parameter `e`, in order.
+    fn precision_derivatives(&self, theta: &[f64]) -> Result<Vec<PrecisionDerivative>>;
+    /// A typical magnitude of each parameter, or `None` for all ones. [`fit`] searches over
+    /// `theta_e / scale_e`, which equalises the curvature when the scales are chosen well
+    /// and can save most of the iterations.
+    ///
+    /// [`fit`]: GaussianRandomField::fit
+    fn param_scale(&self) -> Option<Vec<f64>> {
+        None
+    }
+
     /// Number of points (nodes of the field).
     fn n_points(&self) -> usize {
         self.shape().0
@@ -96,24 +258,137 @@ pub trait GaussianRandomField {
     fn n_params(&self) -> usize {
         self.bounds().len()
     }
-    /// `(lower, upper)` bounds per parameter (`f64::INFINITY` where there is none).
-    fn bounds(&self) -> Vec<(f64, f64)>;
-    /// The precision `P(theta)`.
-    fn precision(&self, theta: &[f64]) -> Result<Precision>;
-    /// The exact log-likelihood of the training data at `theta`, with its terms.
-    fn log_likelihood(&self, theta: &[f64]) -> Result<Evidence>;
+
+    /// The factorised precision at `theta` (by default, of [`precision`]).
+    ///
+    /// [`precision`]: GaussianRandomField::precision
+    fn factor(&self, theta: &[f64]) -> Result<FieldFactor> {
+        FieldFactor::new(&self.precision(theta)?, "the field's precision")
+    }
+
+    /// The log-likelihood terms at `theta` given the factor there: `normaliser =
+    /// -(np/2) log 2pi`, `log_det = (p/2) log|P|` and `data = -1/2 tr(P Y Y^T)`.
+    fn log_likelihood_from(&self, theta: &[f64], factor: &FieldFactor) -> Result<Evidence> {
+        let y = self.data();
+        let quadratic = self.precision(theta)?.quadratic_trace(y);
+        Ok(gaussian_terms(y.shape(), factor.log_det(), quadratic))
+    }
+
+    /// Writes the data term of the gradient, `-1/2 tr(dP_e Y Y^T)`, into `grad`.
+    fn data_gradient(&self, derivatives: &[PrecisionDerivative], grad: &mut [f64]) {
+        let y = self.data();
+        for (g, d) in grad.iter_mut().zip(derivatives) {
+            *g = -0.5 * d.trace_with(|i, j| y.row(i).dot(&y.row(j)));
+        }
+    }
+
+    /// The exact log-likelihood of the data at `theta`, with its terms.
+    fn log_likelihood(&self, theta: &[f64]) -> Result<Evidence> {
+        self.log_likelihood_from(theta, &self.factor(theta)?)
+    }
+
     /// The log-likelihood (value only) and its gradient written into `grad`.
-    fn log_likelihood_gradient(&self, theta: &[f64], grad: &mut [f64]) -> Result<f64>;
-    /// A typical magnitude of each parameter, or `None` for all ones.
-    /// [`maximise_likelihood`] searches over `theta_e / scale_e`, which equalises the
-    /// curvature when the scales are chosen well and can save most of the iterations.
-    fn param_scale(&self) -> Option<Vec<f64>> {
-        None
+    fn log_likelihood_gradient(&self, theta: &[f64], grad: &mut [f64]) -> Result<f64> {
+        let factor = self.factor(theta)?;
+        let derivatives = self.precision_derivatives(theta)?;
+        if derivatives.len() != grad.len() {
+            return Err(Error::DimensionMismatch(format!(
+                "the field gave {} precision derivatives for {} parameters",
+                derivatives.len(),
+                grad.len()
+            )));
+        }
+        let k = factor.covariance()?;
+        let half_p = 0.5 * self.n_features() as f64;
+        self.data_gradient(&derivatives, grad);
+        for (g, d) in grad.iter_mut().zip(&derivatives) {
+            *g += half_p * d.trace_with(|i, j| k[(i, j)]);
+        }
+        Ok(self.log_likelihood_from(theta, &factor)?.value)
+    }
+
+    /// The field's evidence at `theta`: its exact log-likelihood.
+    fn evidence(&self, theta: &[f64]) -> Result<Evidence> {
+        self.log_likelihood(theta)
+    }
+
+    /// The pseudo-log-likelihood `sum_i log N(y_i | -sum_{j != i} P_ij y_j / P_ii, 1/P_ii)`
+    /// (each feature a draw), the product of the field's full conditionals.
+    fn pseudo_log_likelihood(&self, theta: &[f64]) -> Result<Evidence> {
+        let prec = self.precision(theta)?;
+        let y = self.data();
+        let (n, p) = (y.nrows(), y.ncols() as f64);
+        let py = prec.times(y);
+        let (mut log_det, mut data) = (0.0, 0.0);
+        for (i, pii) in prec.diagonal().into_iter().enumerate() {
+            if pii.is_nan() || pii <= 0.0 {
+                return Err(Error::numerical(
+                    "the field's pseudo-likelihood",
+                    format!("the precision's diagonal entry {i} is {pii}, not positive"),
+                ));
+            }
+            log_det += pii.ln();
+            // y_i minus its conditional mean is (P y)_i / P_ii.
+            data += py.row(i).norm_squared() / pii;
+        }
+        Ok(Evidence::from_terms(
+            EvidenceKind::PseudoLogLikelihood,
+            vec![
+                ("normaliser".into(), -0.5 * n as f64 * p * LOG_TAU),
+                ("log_det".into(), 0.5 * p * log_det),
+                ("data".into(), -0.5 * data),
+            ],
+        ))
+    }
+
+    /// The embedding at `theta`: the top-`q` eigenvectors of the centred covariance
+    /// `H P^{-1} H` (spec §2.6), from the dense inverse of the precision. Fields whose
+    /// precision is a Laplacian plus `gamma I` have a sparse shortcut,
+    /// [`laplacian_embedding`].
+    fn embedding(&self, theta: &[f64], q: usize, scaling: FieldScaling) -> Result<FieldEmbedding> {
+        let p = match self.precision(theta)? {
+            Precision::Dense(p) => p,
+            Precision::Sparse(p) => p.to_dense(),
+        };
+        covariance_embedding(spd_inverse(&p, "the field's precision")?, q, scaling)
+    }
+
+    /// Maximises the log-likelihood over the parameters from `theta0` through
+    /// [`crate::optimise::maximise`] (bounds from [`GaussianRandomField::bounds`], scales
+    /// from [`GaussianRandomField::param_scale`]). The search runs on the per-feature
+    /// log-likelihood `(1/p) log p(Y)` (the paper's KL approximation, §2.3), so that
+    /// `pgtol` means the same for any number of features.
+    ///
+    /// # Errors
+    /// The first error the field returned during the search (e.g. a precision that is not
+    /// positive definite), or invalid options.
+    fn fit(&self, theta0: &[f64], opts: &FieldFitOptions) -> Result<FieldFit> {
+        let scale = self.param_scale();
+        let search = Search {
+            scales: scale.as_deref(),
+            per: self.n_features().max(1) as f64,
+            lbfgsb: opts.lbfgsb(),
+            context: "the maximum-likelihood search",
+        };
+        let best = maximise(
+            |theta: &[f64], grad: &mut [f64]| self.log_likelihood_gradient(theta, grad),
+            theta0,
+            &self.bounds(),
+            &search,
+        )?;
+        Ok(FieldFit {
+            theta: best.x,
+            report: FieldFitReport {
+                evaluations: best.evaluations,
+                projected_gradient: best.projected_gradient_norm,
+            },
+            convergence: best.convergence,
+        })
     }
 }
 
-/// Options of [`maximise_likelihood`]: the L-BFGS-B stopping rules. `pgtol` applies to
-/// the gradient of the per-feature log-likelihood `(1/p) log p(Y)` with respect to the
+/// Options of [`GaussianRandomField::fit`]: the L-BFGS-B stopping rules. `pgtol` applies
+/// to the gradient of the per-feature log-likelihood `(1/p) log p(Y)` with respect to the
 /// scaled parameters `theta_e / scale_e` ([`GaussianRandomField::param_scale`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FieldFitOptions {
@@ -126,6 +401,20 @@ pub struct FieldFitOptions {
     pub max_iterations: usize,
 }
 
+impl FieldFitOptions {
+    /// The L-BFGS-B options of these stopping rules (evaluations limited to twice the
+    /// iterations, at least 10).
+    pub fn lbfgsb(&self) -> LbfgsbOptions {
+        LbfgsbOptions {
+            pgtol: self.pgtol,
+            factr: self.factr,
+            max_iterations: self.max_iterations,
+            max_evaluations: self.max_iterations.saturating_mul(2).max(10),
+            ..LbfgsbOptions::default()
+        }
+    }
+}
+
 impl Default for FieldFitOptions {
     fn default() -> Self {
         FieldFitOptions {
@@ -136,102 +425,23 @@ impl Default for FieldFitOptions {
     }
 }
 
-/// How a maximum-likelihood fit ended.
+/// The L-BFGS-B details of a maximum-likelihood fit, beyond its [`Convergence`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FieldFitReport {
-    pub iterations: usize,
     pub evaluations: usize,
     /// Largest entry of the projected gradient at the optimum.
     pub projected_gradient: f64,
-    /// `"pgtol"`, `"factr"`, `"max_iterations"`, `"max_evaluations"` or `"line_search"`.
-    pub stopped_by: String,
 }
 
-impl FieldFitReport {
-    /// True when the fit stopped on a convergence test (not on a limit).
-    pub fn converged(&self) -> bool {
-        self.stopped_by == "pgtol" || self.stopped_by == "factr"
-    }
-}
-
-/// Maximises the field's log-likelihood over its parameters from `theta0` with L-BFGS-B
-/// (bounds from [`GaussianRandomField::bounds`]). Returns the parameters and the report.
-///
-/// # Errors
-/// The first error the field returned during the search (e.g. a precision that is not
-/// positive definite), or invalid options.
-pub fn maximise_likelihood<F: GaussianRandomField + ?Sized>(
-    field: &F,
-    theta0: &[f64],
-    opts: &FieldFitOptions,
-) -> Result<(Vec<f64>, FieldFitReport)> {
-    let scale = field
-        .param_scale()
-        .unwrap_or_else(|| vec![1.0; theta0.len()]);
-    if scale.len() != theta0.len() || scale.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
-        return Err(Error::numerical(
-            "the parameter scales of the field",
-            "one finite positive scale per parameter is needed",
-        ));
-    }
-    // The search runs on the per-feature log-likelihood (1/p) log p(Y) (the paper's
-    // KL approximation, §2.3), so that pgtol means the same for any number of features.
-    let per = field.n_features().max(1) as f64;
-    let failure: RefCell<Option<Error>> = RefCell::new(None);
-    let mut theta = vec![0.0; theta0.len()];
-    let objective = |u: &[f64], grad: &mut [f64]| {
-        for ((t, &u), &s) in theta.iter_mut().zip(u).zip(&scale) {
-            *t = u * s;
-        }
-        match field.log_likelihood_gradient(&theta, grad) {
-            Ok(ll) => {
-                grad.iter_mut()
-                    .zip(&scale)
-                    .for_each(|(g, &s)| *g *= -s / per);
-                -ll / per
-            }
-            Err(e) => {
-                failure.borrow_mut().get_or_insert(e);
-                f64::NAN
-            }
-        }
-    };
-    let u0: Vec<f64> = theta0.iter().zip(&scale).map(|(t, s)| t / s).collect();
-    let bounds: Vec<(f64, f64)> = field
-        .bounds()
-        .iter()
-        .zip(&scale)
-        .map(|(&(lo, hi), &s)| (lo / s, hi / s))
-        .collect();
-    let lopts = LbfgsbOptions {
-        pgtol: opts.pgtol,
-        factr: opts.factr,
-        max_iterations: opts.max_iterations,
-        max_evaluations: opts.max_iterations.saturating_mul(2).max(10),
-        ..LbfgsbOptions::default()
-    };
-    let result = minimize(objective, &u0, &bounds, &lopts);
-    if let Some(e) = failure.into_inner() {
-        return Err(e);
-    }
-    let r = result.map_err(|e| Error::numerical("the maximum-likelihood search", e.to_string()))?;
-    let stopped_by = match r.status {
-        Status::ConvergedPgtol => "pgtol",
-        Status::ConvergedFactr => "factr",
-        Status::MaxIterations => "max_iterations",
-        Status::MaxEvaluations => "max_evaluations",
-        Status::LineSearchFailed => "line_search",
-    };
-    let theta = r.x.iter().zip(&scale).map(|(u, s)| u * s).collect();
-    Ok((
-        theta,
-        FieldFitReport {
-            iterations: r.iterations,
-            evaluations: r.evaluations,
-            projected_gradient: r.projected_gradient_norm,
-            stopped_by: stopped_by.to_string(),
-        },
-    ))
+/// The result of [`GaussianRandomField::fit`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldFit {
+    /// The maximum-likelihood parameters.
+    pub theta: Vec<f64>,
+    /// Evaluations and the final projected gradient.
+    pub report: FieldFitReport,
+    /// Iterations, stopping rule and the log-likelihood after each iteration.
+    pub convergence: Convergence,
 }
 
 /// The exact log-likelihood of `y` (n x p) under the field with precision `prec`, with the
@@ -239,74 +449,173 @@ pub fn maximise_likelihood<F: GaussianRandomField + ?Sized>(
 /// `data = -1/2 tr(P Y Y^T)`.
 pub fn field_log_likelihood(prec: &Precision, y: &DMatrix<f64>, context: &str) -> Result<Evidence> {
     check_rows(prec, y)?;
-    let (n, p) = (y.nrows() as f64, y.ncols() as f64);
-    Ok(Evidence::from_terms(
-        EvidenceKind::LogLikelihood,
-        vec![
-            ("normaliser".into(), -0.5 * n * p * LOG_TAU),
-            ("log_det".into(), 0.5 * p * prec.log_det(context)?),
-            ("data".into(), -0.5 * prec.quadratic_trace(y)),
-        ],
+    Ok(gaussian_terms(
+        y.shape(),
+        prec.log_det(context)?,
+        prec.quadratic_trace(y),
     ))
 }
 
-/// The exact log-likelihood of the centred data `y` under the field with precision
-/// `s L + gamma I`, where the Laplacian-form shape `L` is fixed by a method (Laplacian
-/// eigenmaps, LLE: spec §3 and §4.3, "once the parameters of the Laplacian have been set
-/// CMDS is being performed") and only the scale `s` is fitted by maximum likelihood, so
-/// every method of the family reports a comparable number. The log-likelihood is concave
-/// in `s`; it is maximised by golden-section search on `log s` within
-/// `[1e-6 s0, s0]`, `s0 = p (n - 1) / tr(L Y Y^T)` (the optimum as `gamma -> 0`, an upper
-/// bound of it), each step one sparse Cholesky factorisation. Returns `(s, evidence)`.
+/// The terms of `log p(Y)` for `(n, p)` data given `log|P|` and `tr(P Y Y^T)`.
+fn gaussian_terms((n, p): (usize, usize), log_det: f64, quadratic: f64) -> Evidence {
+    let (n, p) = (n as f64, p as f64);
+    Evidence::from_terms(
+        EvidenceKind::LogLikelihood,
+        vec![
+            ("normaliser".into(), -0.5 * n * p * LOG_TAU),
+            ("log_det".into(), 0.5 * p * log_det),
+            ("data".into(), -0.5 * quadratic),
+        ],
+    )
+}
+
+/// A field at a fixed precision, without free parameters: the evidence of a model whose
+/// precision was fitted by other means (ALLE's regressions, DRILL's graphical lasso) goes
+/// through [`GaussianRandomField::evidence`] like every other field's.
+pub struct FixedField<'a> {
+    precision: Precision,
+    y: &'a DMatrix<f64>,
+}
+
+impl<'a> FixedField<'a> {
+    /// The field of precision `precision` over the rows of the centred data `y`.
+    pub fn new(precision: Precision, y: &'a DMatrix<f64>) -> Result<Self> {
+        check_rows(&precision, y)?;
+        Ok(FixedField { precision, y })
+    }
+}
+
+impl GaussianRandomField for FixedField<'_> {
+    fn shape(&self) -> (usize, usize) {
+        self.y.shape()
+    }
+    fn data(&self) -> &DMatrix<f64> {
+        self.y
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        Vec::new()
+    }
+    fn precision(&self, _: &[f64]) -> Result<Precision> {
+        Ok(self.precision.clone())
+    }
+    fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
+        Ok(Vec::new())
+    }
+}
+
+/// The one-parameter field `s S + gamma I` of centred data `y`, where the shape `S` is
+/// fixed by a method (Laplacian eigenmaps, LLE: spec §3 and §4.3, "once the parameters of
+/// the Laplacian have been set CMDS is being performed") and only the scale `s` is fitted
+/// by maximum likelihood, so that every method of the family reports a comparable number.
+/// The log-likelihood is concave in `s`; its maximum lies in `[1e-6 s0, s0]`,
+/// `s0 = p (n - 1) / tr(S Y Y^T)` (the optimum as `gamma -> 0`, an upper bound of it).
+pub struct ScaledShapeField<'a> {
+    shape: &'a CsrMatrix,
+    gamma: f64,
+    y: &'a DMatrix<f64>,
+    /// `tr(S Y Y^T)`.
+    spread: f64,
+}
+
+impl<'a> ScaledShapeField<'a> {
+    /// The field `s shape + gamma I` over the rows of `y`.
+    ///
+    /// # Errors
+    /// A shape of the wrong size, `gamma <= 0`, or data without variance under the shape.
+    pub fn new(
+        shape: &'a CsrMatrix,
+        gamma: f64,
+        y: &'a DMatrix<f64>,
+        context: &str,
+    ) -> Result<Self> {
+        let n = y.nrows();
+        if shape.nrows() != n || !(gamma.is_finite() && gamma > 0.0) {
+            return Err(Error::invalid(
+                "shape",
+                format!("needs an {n} x {n} precision shape and gamma > 0 (got gamma = {gamma})"),
+            ));
+        }
+        let spread = Precision::Sparse(shape.clone()).quadratic_trace(y);
+        if !(spread > 0.0 && spread.is_finite()) {
+            return Err(Error::numerical(
+                context,
+                "the data have no variance under this precision, so its scale cannot be fitted",
+            ));
+        }
+        Ok(ScaledShapeField {
+            shape,
+            gamma,
+            y,
+            spread,
+        })
+    }
+
+    /// `s0 = p (n - 1) / tr(S Y Y^T)`, the upper end of the search.
+    pub fn upper_scale(&self) -> f64 {
+        self.y.ncols() as f64 * (self.y.nrows() as f64 - 1.0) / self.spread
+    }
+}
+
+impl GaussianRandomField for ScaledShapeField<'_> {
+    fn shape(&self) -> (usize, usize) {
+        self.y.shape()
+    }
+    fn data(&self) -> &DMatrix<f64> {
+        self.y
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        let s0 = self.upper_scale();
+        vec![(1e-6 * s0, s0)]
+    }
+    fn precision(&self, s: &[f64]) -> Result<Precision> {
+        let scaled = self
+            .shape
+            .scale_symmetric(&vec![s[0].sqrt(); self.y.nrows()]);
+        Ok(Precision::Sparse(scaled.add_to_diagonal(self.gamma)))
+    }
+    /// `dP/ds = S`.
+    fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
+        let mut entries = Vec::with_capacity(self.shape.nnz());
+        for i in 0..self.shape.nrows() {
+            let (cols, vals) = self.shape.row(i);
+            entries.extend(
+                cols.iter()
+                    .zip(vals)
+                    .filter(|(&j, _)| j >= i)
+                    .map(|(&j, &v)| (i, j, v)),
+            );
+        }
+        Ok(vec![PrecisionDerivative::new(entries)])
+    }
+    /// `-1/2 tr(S Y Y^T)`, computed once.
+    fn data_gradient(&self, _: &[PrecisionDerivative], grad: &mut [f64]) {
+        grad[0] = -0.5 * self.spread;
+    }
+    fn param_scale(&self) -> Option<Vec<f64>> {
+        Some(vec![self.upper_scale()])
+    }
+}
+
+/// The exact log-likelihood of the centred data `y` under the field `s shape + gamma I`
+/// with the scale fitted ([`ScaledShapeField`], by [`GaussianRandomField::fit`] from the
+/// upper end `s0`). Returns `(s, evidence)`.
+///
+/// # Errors
+/// As [`ScaledShapeField::new`], or a failed factorisation.
 pub fn fixed_shape_evidence(
     shape: &CsrMatrix,
     gamma: f64,
     y: &DMatrix<f64>,
     context: &str,
 ) -> Result<(f64, Evidence)> {
-    let n = y.nrows();
-    if shape.nrows() != n || !(gamma.is_finite() && gamma > 0.0) {
-        return Err(Error::invalid(
-            "shape",
-            format!("needs an {n} x {n} precision shape and gamma > 0 (got gamma = {gamma})"),
-        ));
-    }
-    let (nf, pf) = (n as f64, y.ncols() as f64);
-    let t = Precision::Sparse(shape.clone()).quadratic_trace(y);
-    if !(t > 0.0 && t.is_finite()) {
-        return Err(Error::numerical(
-            context,
-            "the data have no variance under this precision, so its scale cannot be fitted",
-        ));
-    }
-    let at = |log_s: f64| -> Result<Evidence> {
-        let scaled = shape.scale_symmetric(&vec![(0.5 * log_s).exp(); n]);
-        field_log_likelihood(
-            &Precision::Sparse(scaled.add_to_diagonal(gamma)),
-            y,
-            context,
-        )
-    };
-    let s0 = pf * (nf - 1.0) / t;
-    let (mut lo, mut hi) = (s0.ln() - 6.0 * std::f64::consts::LN_10, s0.ln());
-    let ratio = (5f64.sqrt() - 1.0) / 2.0;
-    let (mut a, mut b) = (hi - ratio * (hi - lo), lo + ratio * (hi - lo));
-    let (mut fa, mut fb) = (at(a)?.value, at(b)?.value);
-    while hi - lo > 1e-10 {
-        if fa >= fb {
-            hi = b;
-            (b, fb) = (a, fa);
-            a = hi - ratio * (hi - lo);
-            fa = at(a)?.value;
-        } else {
-            lo = a;
-            (a, fa) = (b, fb);
-            b = lo + ratio * (hi - lo);
-            fb = at(b)?.value;
-        }
-    }
-    let best = 0.5 * (lo + hi);
-    Ok((best.exp(), at(best)?))
+    let field = ScaledShapeField::new(shape, gamma, y, context)?;
+    // The default pgtol (1e-5 on the per-feature gradient in s / s0) is near the round-off
+    // of the gradient; the evidence is flat there (curvature about n/2 per feature), so it
+    // is exact to far below 1e-9 relative.
+    let s = field
+        .fit(&[field.upper_scale()], &FieldFitOptions::default())?
+        .theta;
+    Ok((s[0], field.evidence(&s)?))
 }
 
 fn check_rows(prec: &Precision, y: &DMatrix<f64>) -> Result<()> {
@@ -440,6 +749,24 @@ fn laplacian_components(l: &CsrMatrix) -> Result<usize> {
     Ok(NeighbourGraph::from_edges(n, &edges)?.components().count)
 }
 
+/// The conditional mean of a new node of the Laplacian field `L + gamma I`, joined to the
+/// training nodes `j` by edges of weight `w_j`, given the training embedding: the new
+/// row of the precision is `(sum_j w_j + gamma, -w_j)`, so `x_* = sum_j w_j x_j / (sum_j w_j +
+/// gamma)` (spec `meu_alle_drill.md` §2.6; the projection of MEU and of any field whose
+/// precision has the Laplacian form). The terms are added in the order of `edges`.
+pub fn new_node_mean(
+    coords: &DMatrix<f64>,
+    edges: impl IntoIterator<Item = (usize, f64)> + Clone,
+    gamma: f64,
+) -> RowDVector<f64> {
+    let total = edges.clone().into_iter().map(|(_, w)| w).sum::<f64>() + gamma;
+    let mut mean = RowDVector::zeros(coords.ncols());
+    for (j, w) in edges {
+        mean += coords.row(j) * (w / total);
+    }
+    mean
+}
+
 /// The embedding from a dense covariance `K`: the top-q eigenpairs of `H K H` (used when
 /// the precision is not a Laplacian, as in DRILL, spec §7).
 pub fn covariance_embedding(
@@ -531,6 +858,112 @@ mod tests {
                 e.value
             );
         }
+    }
+
+    /// A field on the generic path (no hook overridden): one weight per edge of a path and
+    /// one shift of the diagonal, `P = sum_e theta_e A_e + theta_last I`.
+    struct PathField(DMatrix<f64>);
+
+    impl GaussianRandomField for PathField {
+        fn shape(&self) -> (usize, usize) {
+            self.0.shape()
+        }
+        fn data(&self) -> &DMatrix<f64> {
+            &self.0
+        }
+        fn bounds(&self) -> Vec<(f64, f64)> {
+            vec![(0.0, f64::INFINITY); self.0.nrows()]
+        }
+        fn precision(&self, t: &[f64]) -> Result<Precision> {
+            let n = self.0.nrows();
+            let mut trip: Vec<_> = (0..n).map(|i| (i, i, t[n - 1])).collect();
+            for (e, &w) in t[..n - 1].iter().enumerate() {
+                trip.extend([(e, e, w), (e + 1, e + 1, w), (e, e + 1, -w), (e + 1, e, -w)]);
+            }
+            Ok(Precision::Sparse(CsrMatrix::from_triplets(n, n, &trip)))
+        }
+        fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
+            let n = self.0.nrows();
+            let mut d: Vec<_> = (0..n - 1)
+                .map(|e| PrecisionDerivative::edge(e, e + 1, 1.0))
+                .collect();
+            d.push(PrecisionDerivative::new(
+                (0..n).map(|i| (i, i, 1.0)).collect(),
+            ));
+            Ok(d)
+        }
+    }
+
+    fn fd_check<F: GaussianRandomField>(field: &F, theta: &[f64], tol: f64) {
+        let mut g = vec![0.0; theta.len()];
+        let value = field.log_likelihood_gradient(theta, &mut g).unwrap();
+        assert_eq!(value, field.log_likelihood(theta).unwrap().value);
+        for e in 0..theta.len() {
+            let h = 1e-6 * theta[e].abs().max(1e-3);
+            let (mut tp, mut tm) = (theta.to_vec(), theta.to_vec());
+            tp[e] += h;
+            tm[e] -= h;
+            let fd = (field.log_likelihood(&tp).unwrap().value
+                - field.log_likelihood(&tm).unwrap().value)
+                / (2.0 * h);
+            assert!(
+                (fd - g[e]).abs() <= tol * (1.0 + g[e].abs()),
+                "param {e}: analytic {} vs numeric {fd}",
+                g[e]
+            );
+        }
+    }
+
+    #[test]
+    fn generic_gradient_matches_finite_differences() {
+        let (y, _) = unfold_data::centre(&data(7, 3));
+        let field = PathField(y);
+        let theta: Vec<f64> = (0..7).map(|e| 0.4 + 0.15 * e as f64).collect();
+        fd_check(&field, &theta, 1e-6);
+        // The trait's likelihood is the Gaussian density of the precision.
+        let prec = field.precision(&theta).unwrap();
+        let direct = field_log_likelihood(&prec, field.data(), "t")
+            .unwrap()
+            .value;
+        assert_eq!(field.log_likelihood(&theta).unwrap().value, direct);
+    }
+
+    #[test]
+    fn scaled_shape_gradient_matches_finite_differences() {
+        let (y, _) = unfold_data::centre(&data(9, 2));
+        let shape = path_laplacian(9, 0.0);
+        let field = ScaledShapeField::new(&shape, 0.05, &y, "t").unwrap();
+        fd_check(&field, &[0.7 * field.upper_scale()], 1e-6);
+    }
+
+    #[test]
+    fn pseudo_likelihood_is_the_product_of_full_conditionals() {
+        let (y, _) = unfold_data::centre(&data(6, 2));
+        let field = PathField(y.clone());
+        let theta = [0.5, 1.0, 1.5, 0.7, 0.9, 0.3];
+        let Precision::Sparse(p) = field.precision(&theta).unwrap() else {
+            unreachable!()
+        };
+        let p = p.to_dense();
+        let mut want = 0.0;
+        for c in 0..y.ncols() {
+            for i in 0..6 {
+                let mean: f64 = (0..6)
+                    .filter(|&j| j != i)
+                    .map(|j| -p[(i, j)] * y[(j, c)])
+                    .sum::<f64>()
+                    / p[(i, i)];
+                let r = y[(i, c)] - mean;
+                want += -0.5 * LOG_TAU + 0.5 * p[(i, i)].ln() - 0.5 * p[(i, i)] * r * r;
+            }
+        }
+        let got = field.pseudo_log_likelihood(&theta).unwrap();
+        assert_eq!(got.kind, EvidenceKind::PseudoLogLikelihood);
+        assert!(
+            (got.value - want).abs() < 1e-12 * want.abs(),
+            "{} vs {want}",
+            got.value
+        );
     }
 
     #[test]

@@ -28,16 +28,15 @@ mod project;
 
 pub use project::LlLvmProjection;
 
-use crate::traits::{check_fit_input, embedding_with_graph_and_evidence};
+use crate::traits::check_fit_input;
 use moments::{Form, Graph};
 use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, EvidenceKind, Result, Rng};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result, Rng};
 use unfold_graph::{GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_linalg::{symmetrise, Cholesky};
-use unfold_vem::LatentVariableModel;
-use unfold_vem::{Observer, Silent, VemOptions};
+use unfold_vem::{LatentVariableModel, Observer, Silent, VemOptions};
 
 /// How the precision `alpha` of the prior on x is set in the M-step (spec §3.4).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -555,8 +554,12 @@ impl LlLvmProblem {
         restart_bounds: Vec<f64>,
         k: usize,
     ) -> LlLvm {
-        let converged = run.converged();
-        let trace = run.bounds();
+        let stopped_by = match run.stop {
+            unfold_vem::Stop::AbsTol => "abs_tol",
+            unfold_vem::Stop::RelTol => "rel_tol",
+            unfold_vem::Stop::MaxIter => "max_iterations",
+        };
+        let convergence = Convergence::iterative(run.bounds(), run.converged(), stopped_by);
         let q = run.posterior;
         LlLvm {
             coords: q.mu_x,
@@ -571,9 +574,8 @@ impl LlLvmProblem {
             hyper: run.hyper,
             epsilon: self.epsilon,
             k,
-            trace,
+            convergence,
             restart_bounds,
-            converged,
         }
     }
 
@@ -815,15 +817,14 @@ pub struct LlLvm {
     pub epsilon: f64,
     /// The k of the graph, used to connect new points.
     pub k: usize,
-    /// The bound after every EM iteration of the best restart.
-    pub trace: Vec<f64>,
+    /// How EM ended for the best restart: its iterations, whether a tolerance stopped it
+    /// before the iteration limit, and the bound after every iteration.
+    pub convergence: Convergence,
     /// The final bound of every restart.
     pub restart_bounds: Vec<f64>,
-    /// Whether the best restart met its tolerance before the iteration limit.
-    pub converged: bool,
 }
 
-embedding_with_graph_and_evidence!(LlLvm);
+crate::embedding!(LlLvm, graph);
 
 impl LlLvm {
     /// The posterior mean of the map `C_i` (dy x dx) in the data's units: `y_j - y_i` is
@@ -960,12 +961,7 @@ mod registration {
         }
 
         fn convergence(&self) -> Convergence {
-            let stop = if self.converged {
-                "tolerance"
-            } else {
-                "max_iterations"
-            };
-            Convergence::iterative(self.trace.clone(), self.converged, stop)
+            self.convergence.clone()
         }
     }
 }

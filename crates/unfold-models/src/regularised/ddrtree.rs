@@ -31,6 +31,7 @@
 
 mod assign;
 
+use crate::regularised::alternating_convergence;
 use crate::traits::{check_fit_input, Embedding};
 #[cfg(test)]
 use assign::soft_assign_to;
@@ -42,9 +43,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::ops::Range;
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_eval::{kmeans_with, EmptyClusters, KMeansInit, KMeansOptions};
-use unfold_graph::{minimum_spanning_tree_dense, Laplacian};
+use unfold_graph::{minimum_spanning_tree_dense, Laplacian, NeighbourGraph};
 use unfold_linalg::gemm::{lower_gram, mul, mul_with, sum_lower_and_mirror, tr_mul, tr_mul_self};
 use unfold_linalg::view::{as_faer, as_faer_mut};
 use unfold_linalg::{
@@ -170,17 +171,15 @@ impl DdrTreeParams {
             Compat::Paper => problem.run_paper(state, self.max_iter, self.tol)?,
             Compat::R => problem.run_r(state, self.max_iter, self.tol)?,
         };
-        let objective = *run.history.last().expect("at least one iteration runs");
         Ok(DdrTree {
             mean,
             w: run.state.w,
             centres: run.state.c,
             edges: run.edges,
-            objective_history: run.history,
-            converged: run.converged,
+            convergence: alternating_convergence(run.history, run.converged),
             lambda,
             compat: self.compat,
-            evidence: Evidence::new(EvidenceKind::Objective, objective),
+            evidence: Evidence::from_terms(EvidenceKind::Objective, run.terms),
             coords: run.state.z,
         })
     }
@@ -209,10 +208,10 @@ pub struct DdrTree {
     /// The tree over the centres, `(a, b, ||c_a - c_b||^2)` with `a < b`, as found by the
     /// last tree step (squared lengths of that moment).
     pub edges: Vec<(usize, usize, f64)>,
-    /// The objective after every iteration (see [`Compat`] for which objective).
-    pub objective_history: Vec<f64>,
-    /// Whether the relative-change rule stopped the fit before `max_iter`.
-    pub converged: bool,
+    /// How the alternating minimisation ended, with the objective after every iteration
+    /// (see [`Compat`] for which objective); `converged` when the relative-change rule
+    /// stopped it before `max_iter`.
+    pub convergence: Convergence,
     /// The `lambda` used.
     pub lambda: f64,
     /// The conventions followed.
@@ -221,13 +220,25 @@ pub struct DdrTree {
     coords: DMatrix<f64>,
 }
 
+impl crate::regularised::PosteriorRegularised for DdrTree {
+    /// The spanning tree over the centres, unit weights.
+    fn learned_graph(&self) -> Result<NeighbourGraph> {
+        let edges: Vec<_> = self.edges.iter().map(|&(a, b, _)| (a, b, 1.0)).collect();
+        NeighbourGraph::from_edges(self.centres.nrows(), &edges)
+    }
+
+    fn convergence(&self) -> &Convergence {
+        &self.convergence
+    }
+}
+
 impl Embedding for DdrTree {
     /// The latent points `Z` (N x d).
     fn coords(&self) -> &DMatrix<f64> {
         &self.coords
     }
 
-    /// The last objective value, kind `objective`.
+    /// The last objective value with its terms, kind `objective`.
     fn evidence(&self) -> Evidence {
         self.evidence.clone()
     }
@@ -265,6 +276,8 @@ struct Run {
     state: State,
     edges: Vec<(usize, usize, f64)>,
     history: Vec<f64>,
+    /// The terms of the last objective in `history`.
+    terms: Vec<(String, f64)>,
     converged: bool,
 }
 
@@ -345,6 +358,7 @@ impl<'a> Problem<'a> {
     fn run_paper(&self, mut state: State, max_iter: usize, tol: f64) -> Result<Run> {
         let mut dist = sq_dists_to(&state.c, &state.z);
         let mut history: Vec<f64> = Vec::new();
+        let mut terms = Vec::new();
         let mut edges = Vec::new();
         for _ in 0..max_iter {
             edges = spanning_tree(&state.c)?;
@@ -353,7 +367,8 @@ impl<'a> Problem<'a> {
             let assign = soft_assign(&dist, self.sigma, order);
             state = self.update_wzc(&lap, &assign, false)?.0;
             dist = sq_dists_to(&state.c, &state.z);
-            let f = self.objective(&state, &edges, &assign, &dist);
+            terms = self.objective_terms(&state, &edges, &assign, &dist);
+            let f = sum_terms(&terms);
             if let Some(&prev) = history.last() {
                 if f > prev + OBJECTIVE_SLACK * prev.abs().max(1.0) {
                     return Err(Error::numerical(
@@ -372,6 +387,7 @@ impl<'a> Problem<'a> {
                         state,
                         edges,
                         history,
+                        terms,
                         converged: true,
                     });
                 }
@@ -383,6 +399,7 @@ impl<'a> Problem<'a> {
             state,
             edges,
             history,
+            terms,
             converged: false,
         })
     }
@@ -395,15 +412,19 @@ impl<'a> Problem<'a> {
         let mut history: Vec<f64> = Vec::new();
         // The previous iteration's assignments, whose buffers the next one reuses.
         let mut spare = None;
+        let mut terms = Vec::new();
         let mut edges = Vec::new();
         for _ in 0..max_iter {
             edges = spanning_tree(&state.c)?;
             let lap = tree_laplacian(&edges, state.c.nrows());
             let order = tree_order(&edges, state.c.nrows());
             let assign = soft_assign_reusing(&state.z, &state.c, self.sigma, order, spare.take());
-            let f = residual
-                + self.lambda * tree_energy(&state.c, &edges)
-                + self.gamma * assign.soft_min;
+            terms = vec![
+                ("residual".into(), residual),
+                ("tree".into(), self.lambda * tree_energy(&state.c, &edges)),
+                ("assignment".into(), self.gamma * assign.soft_min),
+            ];
+            let f = sum_terms(&terms);
             let stop = history
                 .last()
                 .is_some_and(|&prev| relative_change(prev, f) < tol);
@@ -413,6 +434,7 @@ impl<'a> Problem<'a> {
                     state,
                     edges,
                     history,
+                    terms,
                     converged: true,
                 });
             }
@@ -424,6 +446,7 @@ impl<'a> Problem<'a> {
             state,
             edges,
             history,
+            terms,
             converged: false,
         })
     }
@@ -506,19 +529,31 @@ impl<'a> Problem<'a> {
         Ok(chol.solve(rtz))
     }
 
-    /// The paper's objective (31) at `state`, tree `edges`, assignments `assign` and
-    /// `dist[(k, i)] = ||z_i - c_k||^2` (K x N).
-    pub(crate) fn objective(
+    /// The terms of the paper's objective (31) at `state`, tree `edges`, assignments
+    /// `assign` and `dist[(k, i)] = ||z_i - c_k||^2` (K x N): `reconstruction`
+    /// `||Y - Z W^T||^2`, `tree` `lambda sum_(a,b) ||c_a - c_b||^2` and `assignment`
+    /// `gamma (sum r_ik d_ik + sigma sum r_ik log r_ik)`; the objective is their sum in
+    /// this order ([`sum_terms`]).
+    pub(crate) fn objective_terms(
         &self,
         state: &State,
         edges: &[(usize, usize, f64)],
         assign: &Assignment,
         dist: &DMatrix<f64>,
-    ) -> f64 {
+    ) -> Vec<(String, f64)> {
         let fit = (self.y - &state.z * state.w.transpose()).norm_squared();
         let cluster = assign.dot(dist) + assign.neg_entropy;
-        fit + self.lambda * tree_energy(&state.c, edges) + self.gamma * cluster
+        vec![
+            ("reconstruction".into(), fit),
+            ("tree".into(), self.lambda * tree_energy(&state.c, edges)),
+            ("assignment".into(), self.gamma * cluster),
+        ]
     }
+}
+
+/// The sum of the terms in order, as the objective adds them.
+fn sum_terms(terms: &[(String, f64)]) -> f64 {
+    terms[1..].iter().fold(terms[0].1, |f, t| f + t.1)
 }
 
 /// Allowed increase of the objective between iterations, relative to its size (round-off).
@@ -774,12 +809,7 @@ mod registration {
         }
 
         fn convergence(&self) -> Convergence {
-            let stop = if self.converged {
-                "tolerance"
-            } else {
-                "max_iterations"
-            };
-            Convergence::iterative(self.objective_history.clone(), self.converged, stop)
+            self.convergence.clone()
         }
 
         /// The learned tree over the centres and the centres themselves.
@@ -807,7 +837,7 @@ mod registration {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use rand::Rng;
     use rand_distr::{Distribution, StandardNormal};
@@ -890,7 +920,9 @@ mod tests {
         let y = centred(branching(40, 6, 2));
         let (problem, (edges, lap, assign)) = first_iteration(&y, 8, 0.3);
         let best = problem.update_wzc(&lap, &assign, false).unwrap().0;
-        let f = |s: &State| problem.objective(s, &edges, &assign, &sq_dists_to(&s.c, &s.z));
+        let f = |s: &State| {
+            sum_terms(&problem.objective_terms(s, &edges, &assign, &sq_dists_to(&s.c, &s.z)))
+        };
         let f0 = f(&best);
         let eps = 1e-3;
         for trial in 0..4u64 {
@@ -925,8 +957,8 @@ mod tests {
                 ..DdrTreeParams::new(2)
             };
             let fit = params.fit(&y).unwrap();
-            assert_eq!(fit.objective_history.len(), 25);
-            for pair in fit.objective_history.windows(2) {
+            assert_eq!(fit.convergence.trace.len(), 25);
+            for pair in fit.convergence.trace.windows(2) {
                 assert!(pair[1] <= pair[0] * (1.0 + 1e-12), "{pair:?}");
             }
             let k = ncenters.unwrap_or(90);
@@ -1208,8 +1240,8 @@ mod tests {
         };
         let fit = params.fit(&y).unwrap();
         assert_eq!(fit.mean, DVector::zeros(4));
-        let h = &fit.objective_history;
-        if fit.converged {
+        let h = &fit.convergence.trace;
+        if fit.convergence.converged {
             let (a, b) = (h[h.len() - 2], h[h.len() - 1]);
             assert!((b - a).abs() / a.abs() < 1e-3);
         } else {
@@ -1291,5 +1323,15 @@ mod tests {
             DdrTreeParams::new(4).fit(&y),
             Err(Error::DimensionTooLarge { .. })
         ));
+    }
+
+    /// The fit reports its real iterations and one objective value per iteration.
+    #[test]
+    fn convergence_reports_every_iteration() {
+        let fit = DdrTreeParams::new(2).fit(&branching(60, 4, 6)).unwrap();
+        let c = &fit.convergence;
+        assert!(c.iterations > 0, "{c:?}");
+        assert_eq!(c.trace.len(), c.iterations);
+        assert_eq!(*c.trace.last().unwrap(), fit.evidence().value);
     }
 }

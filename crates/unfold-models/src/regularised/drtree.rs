@@ -23,11 +23,13 @@
 //! each iteration needs the dense N x N distance matrix (use DDRTree with `K < N` centres
 //! for large N).
 
+use crate::regularised::alternating_convergence;
 use crate::regularised::ddrtree::{spanning_tree, top_eigenvectors, tree_energy};
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
+use unfold_graph::NeighbourGraph;
 use unfold_linalg::gemm::tr_mul;
 use unfold_linalg::{symmetrised, CsrMatrix, SparseCholesky};
 
@@ -87,6 +89,7 @@ impl DrTreeParams {
         let mut w = top_eigenvectors(&symmetrised(tr_mul(&yc, &yc)), self.dim)?;
         let mut z = &yc * &w;
         let mut history: Vec<f64> = Vec::new();
+        let mut terms: Vec<(String, f64)> = Vec::new();
         let mut edges = Vec::new();
         let mut converged = false;
         for _ in 0..self.max_iter {
@@ -94,8 +97,14 @@ impl DrTreeParams {
             let pinv_y = self.smoothed(&yc, &edges)?;
             w = top_eigenvectors(&symmetrised(tr_mul(&yc, &pinv_y)), self.dim)?;
             z = &pinv_y * &w;
-            let f =
-                (&yc - &z * w.transpose()).norm_squared() + self.lambda * tree_energy(&z, &edges);
+            terms = vec![
+                (
+                    "reconstruction".into(),
+                    (&yc - &z * w.transpose()).norm_squared(),
+                ),
+                ("tree".into(), self.lambda * tree_energy(&z, &edges)),
+            ];
+            let f = terms[0].1 + terms[1].1;
             if let Some(&prev) = history.last() {
                 if f > prev + 1e-9 * prev.abs().max(1.0) {
                     return Err(Error::numerical(
@@ -115,14 +124,12 @@ impl DrTreeParams {
                 history.push(f);
             }
         }
-        let objective = *history.last().expect("at least one iteration runs");
         Ok(DrTree {
             mean,
             w,
             edges,
-            objective_history: history,
-            converged,
-            evidence: Evidence::new(EvidenceKind::Objective, objective),
+            convergence: alternating_convergence(history, converged),
+            evidence: Evidence::from_terms(EvidenceKind::Objective, terms),
             coords: z,
         })
     }
@@ -160,12 +167,23 @@ pub struct DrTree {
     /// The tree over the points, `(i, j, ||z_i - z_j||^2)` with `i < j`, from the last tree
     /// step (squared lengths of that moment).
     pub edges: Vec<(usize, usize, f64)>,
-    /// The objective after every iteration.
-    pub objective_history: Vec<f64>,
-    /// Whether the relative-change rule stopped the fit before `max_iter`.
-    pub converged: bool,
+    /// How the alternating minimisation ended, with the objective after every iteration;
+    /// `converged` when the relative-change rule stopped it before `max_iter`.
+    pub convergence: Convergence,
     evidence: Evidence,
     coords: DMatrix<f64>,
+}
+
+impl crate::regularised::PosteriorRegularised for DrTree {
+    /// The spanning tree over the points, unit weights.
+    fn learned_graph(&self) -> Result<NeighbourGraph> {
+        let edges: Vec<_> = self.edges.iter().map(|&(a, b, _)| (a, b, 1.0)).collect();
+        NeighbourGraph::from_edges(self.coords.nrows(), &edges)
+    }
+
+    fn convergence(&self) -> &Convergence {
+        &self.convergence
+    }
 }
 
 impl Embedding for DrTree {
@@ -174,7 +192,8 @@ impl Embedding for DrTree {
         &self.coords
     }
 
-    /// The last objective value, kind `objective`.
+    /// The last objective value with its terms (`reconstruction`, `tree`), kind
+    /// `objective`.
     fn evidence(&self) -> Evidence {
         self.evidence.clone()
     }
@@ -230,12 +249,7 @@ mod registration {
         }
 
         fn convergence(&self) -> Convergence {
-            let stop = if self.converged {
-                "tolerance"
-            } else {
-                "max_iterations"
-            };
-            Convergence::iterative(self.objective_history.clone(), self.converged, stop)
+            self.convergence.clone()
         }
     }
 }
@@ -278,8 +292,8 @@ mod tests {
         };
         let fit = params.fit(&y).unwrap();
         // tol = 0 stops only at an exact fixed point (the tree stopped changing).
-        assert!(fit.objective_history.len() >= 2);
-        for pair in fit.objective_history.windows(2) {
+        assert!(fit.convergence.trace.len() >= 2);
+        for pair in fit.convergence.trace.windows(2) {
             assert!(pair[1] <= pair[0] * (1.0 + 1e-12), "{pair:?}");
         }
         // Z = (I + lambda L)^{-1} Y W for the returned tree: (I + lambda L) Z = Yc W.
@@ -316,5 +330,15 @@ mod tests {
             params.fit(&y),
             Err(Error::InvalidParameter { .. })
         ));
+    }
+
+    /// The fit reports its real iterations and one objective value per iteration.
+    #[test]
+    fn convergence_reports_every_iteration() {
+        let fit = DrTreeParams::new(2, 0.5).fit(&data(60, 4, 2)).unwrap();
+        let c = &fit.convergence;
+        assert!(c.iterations > 0, "{c:?}");
+        assert_eq!(c.trace.len(), c.iterations);
+        assert_eq!(*c.trace.last().unwrap(), fit.evidence().value);
     }
 }

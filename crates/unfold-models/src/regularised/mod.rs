@@ -1,10 +1,15 @@
 //! Posterior-regularised models (Li Wang's family: SPL, MPME, DRTree, DDRTree).
 //!
-//! The posterior of the embedding is regularised by expected-distance constraints; their
-//! Lagrange multipliers are the weights of a learned graph, one per candidate pair
-//! `(i, j)`, `i > j`. A model exposes its concave dual over those weights, the box of the
-//! weights and the embedding read off the optimal weights; [`maximise_dual`] solves any
-//! such model by L-BFGS-B (`unfold-lbfgsb`).
+//! The posterior of the embedding is regularised by a learned graph: expected-distance
+//! constraints whose Lagrange multipliers weigh the candidate pairs (SPL, MPME), or a
+//! spanning tree found by alternating minimisation (DRTree over the points, DDRTree over
+//! centres). What all four share is [`PosteriorRegularised`]: the objective at the fit with
+//! its named terms (kind `objective`, not a likelihood), the learned graph, the embedding
+//! and how the fit ended.
+//!
+//! SPL and MPME also expose their concave dual over the pair weights ([`PairDual`]): the
+//! dual, the box of the weights and the embedding read off the optimal weights;
+//! [`maximise_dual`] solves any such dual by L-BFGS-B (`unfold-lbfgsb`).
 //!
 //! The matrix `diag(S 1) - S + shift I` of the weighted pairs ([`weighted_pairs`] fed to
 //! [`unfold_graph::Laplacian`]) and [`pair_contrasts`], `Tr(G A_ij) = G_ii + G_jj - 2 G_ij`
@@ -15,15 +20,37 @@ pub mod drtree;
 pub mod mpme;
 pub mod spl;
 
+use crate::optimise::{maximise, Search};
+use crate::traits::Embedding;
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, Result};
+use unfold_core::{Convergence, Error, Evidence, Result};
 use unfold_graph::NeighbourGraph;
-use unfold_lbfgsb::{minimize, LbfgsbOptions, Status};
+use unfold_lbfgsb::LbfgsbOptions;
 
-/// A posterior-regularised model: a concave dual objective over graph weights (one per
-/// candidate pair), their box, and the embedding from the weights (DESIGN.md).
-pub trait PosteriorRegularised {
+/// A fitted posterior-regularised model (SPL, MPME, DRTree, DDRTree): its objective with
+/// named terms, the graph it learned, its embedding ([`Embedding`]) and its convergence.
+pub trait PosteriorRegularised: Embedding {
+    /// The objective at the fit with its named terms, kind
+    /// [`unfold_core::EvidenceKind::Objective`] (SPL and MPME: the dual; DRTree and DDRTree:
+    /// the minimised objective).
+    fn objective(&self) -> Evidence {
+        self.evidence()
+    }
+
+    /// The learned graph: the pairs with a non-zero weight (SPL, MPME), the spanning tree
+    /// over the points (DRTree) or over the centres (DDRTree), weighted as the model
+    /// weighs it.
+    fn learned_graph(&self) -> Result<NeighbourGraph>;
+
+    /// How the fit ended, with the objective after every iteration.
+    fn convergence(&self) -> &Convergence;
+}
+
+/// The concave dual of SPL and MPME over graph weights (one per candidate pair), their
+/// box, and the embedding from the weights (DESIGN.md's sketch of the posterior-regularised
+/// trait).
+pub trait PairDual {
     /// The candidate pairs `(i, j)` with `i > j`, one dual variable each, in order.
     fn pairs(&self) -> &[(usize, usize)];
 
@@ -45,19 +72,16 @@ pub trait PosteriorRegularised {
 /// The result of maximising a dual.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DualSolution {
-    /// Optimal weights, one per pair of [`PosteriorRegularised::pairs`].
+    /// Optimal weights, one per pair of [`PairDual::pairs`].
     pub weights: Vec<f64>,
     /// Dual value at `weights`.
     pub value: f64,
-    /// Optimiser iterations.
-    pub iterations: usize,
-    /// Projected-gradient infinity norm at `weights`.
+    /// Projected-gradient infinity norm at `weights` (of the preconditioned search).
     pub projected_gradient_norm: f64,
-    /// True when the optimiser met its tolerance (not an iteration or line-search stop).
-    pub converged: bool,
 }
 
-/// Maximises the dual of `model` by L-BFGS-B from `start` (all zeros when `None`).
+/// Maximises the dual of `model` by L-BFGS-B from `start` (all zeros when `None`), through
+/// [`crate::optimise::maximise`].
 ///
 /// With `scales`, the search runs on `v_p = s_p / scales[p]` (box and gradient scaled to
 /// match): a diagonal preconditioner. For log-det duals the curvature along `s_p` near the
@@ -68,27 +92,13 @@ pub struct DualSolution {
 /// # Errors
 /// A wrong start or scale length, a non-positive scale, invalid options, or a non-finite
 /// dual (the model's own error is returned when it caused the breakdown).
-pub fn maximise_dual<M: PosteriorRegularised + ?Sized>(
+pub fn maximise_dual<M: PairDual + ?Sized>(
     model: &M,
     start: Option<&[f64]>,
     scales: Option<&[f64]>,
     opts: &LbfgsbOptions,
-) -> Result<DualSolution> {
+) -> Result<(DualSolution, Convergence)> {
     let m = model.pairs().len();
-    let unit = vec![1.0; m];
-    let scales = scales.unwrap_or(&unit);
-    if scales.len() != m {
-        return Err(Error::DimensionMismatch(format!(
-            "{} scales given for {m} pairs",
-            scales.len()
-        )));
-    }
-    if let Some(p) = scales.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
-        return Err(Error::invalid(
-            "scales",
-            format!("scale {p} must be finite and > 0, got {}", scales[p]),
-        ));
-    }
     let v0 = match start {
         Some(s) if s.len() != m => {
             return Err(Error::DimensionMismatch(format!(
@@ -96,51 +106,38 @@ pub fn maximise_dual<M: PosteriorRegularised + ?Sized>(
                 s.len()
             )))
         }
-        Some(s) => s.iter().zip(scales).map(|(s, c)| s / c).collect(),
+        Some(s) => s.to_vec(),
         None => vec![0.0; m],
     };
-    let bounds: Vec<(f64, f64)> = model
-        .bounds()
-        .iter()
-        .zip(scales)
-        .map(|(&(l, u), c)| (l / c, u / c))
-        .collect();
-    let mut failure: Option<Error> = None;
-    let mut s = vec![0.0; m];
-    let report = minimize(
-        |v: &[f64], g: &mut [f64]| {
-            for ((s, v), c) in s.iter_mut().zip(v).zip(scales) {
-                *s = v * c;
-            }
-            match model.dual(&s, Some(&mut *g)) {
-                Ok(value) => {
-                    g.iter_mut().zip(scales).for_each(|(g, c)| *g *= -c);
-                    -value
-                }
-                Err(e) => {
-                    failure.get_or_insert(e);
-                    f64::NAN
-                }
-            }
-        },
+    let search = Search {
+        scales,
+        per: 1.0,
+        lbfgsb: opts.clone(),
+        context: "L-BFGS-B on the dual",
+    };
+    let best = maximise(
+        |s: &[f64], g: &mut [f64]| model.dual(s, Some(g)),
         &v0,
-        &bounds,
-        opts,
-    );
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    let report = report.map_err(|e| Error::numerical("L-BFGS-B on the dual", e.to_string()))?;
-    Ok(DualSolution {
-        value: -report.f,
-        iterations: report.iterations,
-        projected_gradient_norm: report.projected_gradient_norm,
-        converged: matches!(
-            report.status,
-            Status::ConvergedPgtol | Status::ConvergedFactr
-        ),
-        weights: report.x.iter().zip(scales).map(|(v, c)| v * c).collect(),
-    })
+        &model.bounds(),
+        &search,
+    )?;
+    let solution = DualSolution {
+        weights: best.x,
+        value: best.value,
+        projected_gradient_norm: best.projected_gradient_norm,
+    };
+    Ok((solution, best.convergence))
+}
+
+/// How an alternating minimisation (DRTree, DDRTree) ended: the objective after every
+/// iteration, stopped by the relative-change `tolerance` or by `max_iterations`.
+pub(crate) fn alternating_convergence(history: Vec<f64>, converged: bool) -> Convergence {
+    let stopped_by = if converged {
+        "tolerance"
+    } else {
+        "max_iterations"
+    };
+    Convergence::iterative(history, converged, stopped_by)
 }
 
 /// The preconditioner `factor / phi_p` of [`maximise_dual`] for distances `phi`; a zero
@@ -245,7 +242,7 @@ mod tests {
         target: Vec<f64>,
     }
 
-    impl PosteriorRegularised for Toy {
+    impl PairDual for Toy {
         fn pairs(&self) -> &[(usize, usize)] {
             &self.pairs
         }
@@ -283,11 +280,13 @@ mod tests {
             target: vec![-0.5, 0.3, 4.0],
         };
         for scales in [None, Some(&[10.0, 0.1, 3.0][..])] {
-            let sol = maximise_dual(&toy, None, scales, &LbfgsbOptions::default()).unwrap();
+            let (sol, convergence) =
+                maximise_dual(&toy, None, scales, &LbfgsbOptions::default()).unwrap();
             for (w, want) in sol.weights.iter().zip([0.0, 0.3, 1.0]) {
                 assert!((w - want).abs() < 1e-8, "{w} vs {want}");
             }
-            assert!(sol.converged);
+            assert!(convergence.converged);
+            assert_eq!(convergence.trace.len(), convergence.iterations);
         }
         assert!(maximise_dual(&toy, Some(&[0.0]), None, &LbfgsbOptions::default()).is_err());
         assert!(maximise_dual(
@@ -314,5 +313,43 @@ mod tests {
         let c = pair_contrasts(&q, &pairs);
         assert!((c[0] - (q[(1, 1)] + q[(0, 0)] - 2.0 * q[(1, 0)])).abs() < 1e-15);
         assert!(((l.row_sum()).amax()) < 1e-15);
+    }
+
+    /// The four models report through the shared trait: an objective with named terms that
+    /// add up to it, a learned graph and a convergence whose trace ends at the objective.
+    #[test]
+    fn all_four_models_report_through_the_trait() {
+        use crate::{DdrTreeParams, DrTreeParams, MpmeParams, SplParams};
+        fn check(model: &dyn PosteriorRegularised, vertices: usize, tree: bool) {
+            let objective = model.objective();
+            assert_eq!(objective.kind, unfold_core::EvidenceKind::Objective);
+            assert!(objective.terms.len() >= 2, "{objective:?}");
+            let sum: f64 = objective.terms.iter().map(|t| t.1).sum();
+            assert_eq!(sum, objective.value);
+            let graph = model.learned_graph().unwrap();
+            assert_eq!(graph.n(), vertices);
+            if tree {
+                assert_eq!(graph.n_edges(), vertices - 1);
+            }
+            let c = model.convergence();
+            assert!(c.iterations > 0 && c.trace.len() == c.iterations);
+        }
+        let y = ddrtree::tests::branching(40, 3, 2);
+        let spl = SplParams::new(2).k(6).gamma(1e-3).c(1e3).fit(&y).unwrap();
+        check(&spl, 40, false);
+        let mpme = MpmeParams::new(2).lambda(10.0).c(1.0).fit(&y).unwrap();
+        check(&mpme, 40, false);
+        let drtree = DrTreeParams::new(2, 0.5).fit(&y).unwrap();
+        check(&drtree, 40, true);
+        assert_eq!(
+            drtree.convergence.trace.last(),
+            Some(&drtree.objective().value)
+        );
+        let ddrtree = DdrTreeParams::new(2).fit(&y).unwrap();
+        check(&ddrtree, ddrtree.centres.nrows(), true);
+        assert_eq!(
+            ddrtree.convergence.trace.last(),
+            Some(&ddrtree.objective().value)
+        );
     }
 }

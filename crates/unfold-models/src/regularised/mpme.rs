@@ -20,11 +20,11 @@
 use crate::grf::{laplacian_embedding, FieldScaling};
 use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
-    weighted_pairs, DualSolution, PosteriorRegularised,
+    weighted_pairs, DualSolution, PairDual,
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
+use unfold_core::{check_finite, Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::{Laplacian, NeighbourGraph};
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{pairwise_sq_dists, smallest_generalized_eigenpairs, Cholesky, SymMatrix};
@@ -209,7 +209,8 @@ impl MpmeParams {
     /// Fits MPME: builds and maximises the dual, then embeds.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mpme> {
         let dual = self.dual(y)?;
-        let solution = maximise_dual(&dual, None, Some(&dual.scales()), &self.lbfgsb)?;
+        let (solution, convergence) =
+            maximise_dual(&dual, None, Some(&dual.scales()), &self.lbfgsb)?;
         let coords = dual.embed(&solution.weights)?;
         let evidence = dual.evidence(&solution.weights)?;
         let graph = learned_graph(dual.n, &dual.pairs, &solution.weights)?;
@@ -218,6 +219,7 @@ impl MpmeParams {
             graph,
             evidence,
             solution,
+            convergence,
             dual,
         })
     }
@@ -280,7 +282,7 @@ impl MpmeDual {
     }
 }
 
-impl PosteriorRegularised for MpmeDual {
+impl PairDual for MpmeDual {
     fn pairs(&self) -> &[(usize, usize)] {
         &self.pairs
     }
@@ -339,6 +341,8 @@ pub struct Mpme {
     pub evidence: Evidence,
     /// The optimiser's result (weights per candidate pair).
     pub solution: DualSolution,
+    /// How the L-BFGS-B search of the dual ended, with the dual after each iteration.
+    pub convergence: Convergence,
     /// The dual that was solved (pairs, distances).
     pub dual: MpmeDual,
 }
@@ -447,7 +451,7 @@ mod tests {
             }
         }
         // The preconditioned search and the plain one reach the same optimum.
-        let plain = maximise_dual(&full.dual, None, None, &base.lbfgsb).unwrap();
+        let (plain, _) = maximise_dual(&full.dual, None, None, &base.lbfgsb).unwrap();
         assert!((plain.value - full.solution.value).abs() < 1e-8 * plain.value.abs());
         assert!(
             (screened.solution.value - full.solution.value).abs()
@@ -543,9 +547,33 @@ mod tests {
             .fit(&big);
         assert!(ok.is_ok());
     }
+
+    /// The fit reports its real iterations and one objective value per iteration.
+    #[test]
+    fn convergence_reports_every_iteration() {
+        let fit = MpmeParams::new(2)
+            .lambda(10.0)
+            .c(1.0)
+            .fit(&circle(30, 5))
+            .unwrap();
+        let c = &fit.convergence;
+        assert!(c.iterations > 0, "{c:?}");
+        assert_eq!(c.trace.len(), c.iterations);
+        assert!((c.trace.last().unwrap() - fit.solution.value).abs() < 1e-12);
+    }
 }
 
-crate::traits::embedding_with_graph_and_evidence!(Mpme);
+crate::embedding!(Mpme, graph);
+
+impl crate::regularised::PosteriorRegularised for Mpme {
+    fn learned_graph(&self) -> Result<NeighbourGraph> {
+        Ok(self.graph.clone())
+    }
+
+    fn convergence(&self) -> &Convergence {
+        &self.convergence
+    }
+}
 
 pub use registration::MpmeMethod;
 
@@ -608,17 +636,7 @@ mod registration {
         }
 
         fn convergence(&self) -> Convergence {
-            let stop = if self.solution.converged {
-                "pgtol"
-            } else {
-                "max_iterations"
-            };
-            Convergence {
-                iterations: self.solution.iterations,
-                converged: self.solution.converged,
-                stopped_by: stop.to_string(),
-                trace: Vec::new(),
-            }
+            self.convergence.clone()
         }
     }
 }

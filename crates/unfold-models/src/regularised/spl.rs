@@ -24,15 +24,18 @@ use crate::grf::{laplacian_embedding, FieldScaling};
 use crate::regularised::mpme::DistanceScale;
 use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
-    weighted_pairs, PosteriorRegularised,
+    weighted_pairs, PairDual,
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::{check_finite, Error, Evidence, EvidenceKind, Result};
+use unfold_core::{check_finite, Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::{knn, GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{sym_eigen, symmetrised, Cholesky};
-use unfold_subgradient::{maximize, Projection, StepRule, SubgradientOptions};
+use unfold_subgradient::{
+    try_maximize, Projection, Status as SubgradientStatus, StepRule, SubgradientOptions,
+    TryOptimizeError,
+};
 
 /// How the concave dual over `s >= 0` is maximised.
 #[derive(Clone, Debug, PartialEq)]
@@ -199,10 +202,10 @@ impl SplParams {
     /// Fits SPL: builds the dual, maximises it with the chosen solver and embeds.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Spl> {
         let dual = self.dual(y)?;
-        let (weights, iterations, trace) = match &self.solver {
+        let (weights, convergence) = match &self.solver {
             SplSolver::Lbfgsb(opts) => {
-                let sol = maximise_dual(&dual, None, Some(&dual.scales()), opts)?;
-                (sol.weights, sol.iterations, Vec::new())
+                let (sol, convergence) = maximise_dual(&dual, None, Some(&dual.scales()), opts)?;
+                (sol.weights, convergence)
             }
             SplSolver::Subgradient {
                 step,
@@ -216,24 +219,31 @@ impl SplParams {
                     record_trace: true,
                     ..SubgradientOptions::default()
                 };
-                let mut failure = None;
-                let r = maximize(
-                    |s: &[f64], g: &mut [f64]| match dual.dual(s, Some(g)) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            failure.get_or_insert(e);
-                            f64::NAN
-                        }
-                    },
+                let r = try_maximize(
+                    |s: &[f64], g: &mut [f64]| dual.dual(s, Some(g)),
                     &vec![0.0; dual.pairs.len()],
                     &Projection::NonNegative,
                     &opts,
-                );
-                if let Some(e) = failure {
-                    return Err(e);
-                }
-                let r = r.map_err(|e| Error::numerical("SPL subgradient ascent", e.to_string()))?;
-                (r.best_x, r.iterations, r.trace)
+                )
+                .map_err(|e| match e {
+                    TryOptimizeError::Objective { error, .. } => error,
+                    TryOptimizeError::Subgradient(e) => {
+                        Error::numerical("SPL subgradient ascent", e.to_string())
+                    }
+                })?;
+                // The trace starts at the initial point; the convergence trace holds the
+                // dual after each step.
+                let trace = r.trace.get(1..).unwrap_or_default().to_vec();
+                let (converged, stopped_by) = match r.status {
+                    SubgradientStatus::GradientMappingSmall => (true, "gradient_mapping"),
+                    SubgradientStatus::OptimumReached => (true, "optimum"),
+                    SubgradientStatus::Stalled => (false, "stalled"),
+                    SubgradientStatus::MaxIterations => (false, "max_iterations"),
+                };
+                (
+                    r.best_x,
+                    Convergence::iterative(trace, converged, stopped_by),
+                )
             }
         };
         let coords = dual.embed(&weights)?;
@@ -244,8 +254,7 @@ impl SplParams {
             graph,
             evidence,
             weights,
-            iterations,
-            trace,
+            convergence,
             dual,
         })
     }
@@ -355,7 +364,7 @@ fn top_columns(values: &nalgebra::DVector<f64>, vectors: &DMatrix<f64>, d: usize
     DMatrix::from_fn(vectors.nrows(), d, |r, c| vectors[(r, idx[c])])
 }
 
-impl PosteriorRegularised for SplDual {
+impl PairDual for SplDual {
     fn pairs(&self) -> &[(usize, usize)] {
         &self.pairs
     }
@@ -416,10 +425,9 @@ pub struct Spl {
     pub evidence: Evidence,
     /// The learned weights, one per kNN pair of `dual.pairs()`.
     pub weights: Vec<f64>,
-    /// Solver iterations.
-    pub iterations: usize,
-    /// Dual value at every subgradient iterate (empty for L-BFGS-B).
-    pub trace: Vec<f64>,
+    /// How the solver ended, with the dual value after each iteration (for the subgradient
+    /// solver, at each iterate after the start; it is not monotone).
+    pub convergence: Convergence,
     /// The dual that was solved.
     pub dual: SplDual,
 }
@@ -512,7 +520,8 @@ mod tests {
             }
         }
         let sub = params.solver(SplSolver::paper(200)).fit(&y).unwrap();
-        assert!(sub.trace.len() == 201);
+        assert!(sub.convergence.trace.len() == 200);
+        assert_eq!(sub.convergence.iterations, 200);
         assert!(sub.evidence.value <= f + 1e-9);
         assert_eq!(fit.evidence.kind, EvidenceKind::Objective);
         assert!((fit.evidence.value - f).abs() < 1e-9 * f.abs().max(1.0));
@@ -580,9 +589,34 @@ mod tests {
         assert!(SplParams::new(2).fit(&dup).is_ok());
         assert!(SplParams::new(0).fit(&y).is_err());
     }
+
+    /// The fit reports its real iterations and one objective value per iteration.
+    #[test]
+    fn convergence_reports_every_iteration() {
+        let y = s_curve(40, 2);
+        let params = SplParams::new(2).k(6).gamma(1e-3).c(1e3);
+        for fit in [
+            params.fit(&y).unwrap(),
+            params.solver(SplSolver::paper(30)).fit(&y).unwrap(),
+        ] {
+            let c = &fit.convergence;
+            assert!(c.iterations > 0, "{c:?}");
+            assert_eq!(c.trace.len(), c.iterations);
+        }
+    }
 }
 
-crate::traits::embedding_with_graph_and_evidence!(Spl);
+crate::embedding!(Spl, graph);
+
+impl crate::regularised::PosteriorRegularised for Spl {
+    fn learned_graph(&self) -> Result<NeighbourGraph> {
+        Ok(self.graph.clone())
+    }
+
+    fn convergence(&self) -> &Convergence {
+        &self.convergence
+    }
+}
 
 pub use registration::SplMethod;
 
@@ -648,12 +682,7 @@ mod registration {
         }
 
         fn convergence(&self) -> Convergence {
-            Convergence {
-                iterations: self.iterations,
-                converged: true,
-                stopped_by: "tolerance".to_string(),
-                trace: self.trace.clone(),
-            }
+            self.convergence.clone()
         }
     }
 }

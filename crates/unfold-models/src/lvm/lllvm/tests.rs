@@ -289,6 +289,7 @@ fn bound_is_monotone_on_a_swiss_roll() {
             .fit(&y)
             .unwrap();
         assert!(fit
+            .convergence
             .trace
             .windows(2)
             .all(|w| w[1] >= w[0] - 1e-9 * w[0].abs()));
@@ -384,4 +385,17 @@ fn bad_input_gets_clear_errors() {
     let fit = LlLvmParams::new(2, 5).max_iter(2).fit(&y).unwrap();
     assert!(fit.project(&DMatrix::zeros(1, 2)).is_err());
     assert!(fit.reconstruct(&DMatrix::zeros(1, 2), 0).is_err());
+}
+
+/// The fit reports its real EM iterations and the bound after each one.
+#[test]
+fn convergence_reports_every_iteration() {
+    let fit = LlLvmParams::new(2, 8)
+        .max_iter(10)
+        .fit(&roll(80, 2))
+        .unwrap();
+    let c = &fit.convergence;
+    assert!(c.iterations > 0, "{c:?}");
+    assert_eq!(c.trace.len(), c.iterations);
+    assert_eq!(*c.trace.last().unwrap(), fit.evidence().value);
 }
