@@ -597,8 +597,14 @@ impl GaussianRandomField for ScaledShapeField<'_> {
 }
 
 /// The exact log-likelihood of the centred data `y` under the field `s shape + gamma I`
-/// with the scale fitted ([`ScaledShapeField`], by [`GaussianRandomField::fit`] from the
-/// upper end `s0`). Returns `(s, evidence)`.
+/// with the scale fitted ([`ScaledShapeField`]; its evidence through the field trait).
+/// Returns `(s, evidence)`.
+///
+/// The log-likelihood is concave in `s`; it is maximised by golden-section search on
+/// `log s` within the field's bounds `[1e-6 s0, s0]`, each step one sparse Cholesky
+/// factorisation of `s S + gamma I`. The trait's gradient would need `tr((s S + gamma
+/// I)^{-1} S)`, the diagonal of a dense inverse (O(n^3) per step) until a selected
+/// inversion is available; the one-dimensional search needs only the likelihood.
 ///
 /// # Errors
 /// As [`ScaledShapeField::new`], or a failed factorisation.
@@ -609,13 +615,27 @@ pub fn fixed_shape_evidence(
     context: &str,
 ) -> Result<(f64, Evidence)> {
     let field = ScaledShapeField::new(shape, gamma, y, context)?;
-    // The default pgtol (1e-5 on the per-feature gradient in s / s0) is near the round-off
-    // of the gradient; the evidence is flat there (curvature about n/2 per feature), so it
-    // is exact to far below 1e-9 relative.
-    let s = field
-        .fit(&[field.upper_scale()], &FieldFitOptions::default())?
-        .theta;
-    Ok((s[0], field.evidence(&s)?))
+    let at = |log_s: f64| field.log_likelihood(&[log_s.exp()]);
+    let (lo, hi) = field.bounds()[0];
+    let (mut lo, mut hi) = (lo.ln(), hi.ln());
+    let ratio = (5f64.sqrt() - 1.0) / 2.0;
+    let (mut a, mut b) = (hi - ratio * (hi - lo), lo + ratio * (hi - lo));
+    let (mut fa, mut fb) = (at(a)?.value, at(b)?.value);
+    while hi - lo > 1e-10 {
+        if fa >= fb {
+            hi = b;
+            (b, fb) = (a, fa);
+            a = hi - ratio * (hi - lo);
+            fa = at(a)?.value;
+        } else {
+            lo = a;
+            (a, fa) = (b, fb);
+            b = lo + ratio * (hi - lo);
+            fb = at(b)?.value;
+        }
+    }
+    let best = 0.5 * (lo + hi);
+    Ok((best.exp(), field.evidence(&[best.exp()])?))
 }
 
 fn check_rows(prec: &Precision, y: &DMatrix<f64>) -> Result<()> {
