@@ -63,7 +63,10 @@ fn every_method_fits_saves_loads_and_projects_as_its_flags_say() {
             assert!(report.iterations > 0, "{name} reports 0 iterations");
             assert_ne!(report.stopped_by, "closed_form", "{name}");
         }
-        assert!(report.trace.len() <= report.iterations, "{name}");
+        // One objective value per iteration (MVU's interior-point steps record none).
+        if name != "mvu" {
+            assert_eq!(report.trace.len(), report.iterations, "{name}");
+        }
         // The evidence is of the kind the method declares.
         let evidence = model.evidence_on(&y).unwrap();
         assert_eq!(evidence.kind, info.evidence, "{name}");
