@@ -226,10 +226,6 @@ impl crate::regularised::PosteriorRegularised for DdrTree {
         let edges: Vec<_> = self.edges.iter().map(|&(a, b, _)| (a, b, 1.0)).collect();
         NeighbourGraph::from_edges(self.centres.nrows(), &edges)
     }
-
-    fn convergence(&self) -> &Convergence {
-        &self.convergence
-    }
 }
 
 impl Embedding for DdrTree {

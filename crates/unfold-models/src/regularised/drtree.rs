@@ -180,10 +180,6 @@ impl crate::regularised::PosteriorRegularised for DrTree {
         let edges: Vec<_> = self.edges.iter().map(|&(a, b, _)| (a, b, 1.0)).collect();
         NeighbourGraph::from_edges(self.coords.nrows(), &edges)
     }
-
-    fn convergence(&self) -> &Convergence {
-        &self.convergence
-    }
 }
 
 impl Embedding for DrTree {

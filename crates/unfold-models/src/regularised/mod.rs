@@ -21,7 +21,7 @@ pub mod mpme;
 pub mod spl;
 
 use crate::optimise::{maximise, Search};
-use crate::traits::Embedding;
+use crate::registry::Model;
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, Result};
@@ -29,8 +29,9 @@ use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::LbfgsbOptions;
 
 /// A fitted posterior-regularised model (SPL, MPME, DRTree, DDRTree): its objective with
-/// named terms, the graph it learned, its embedding ([`Embedding`]) and its convergence.
-pub trait PosteriorRegularised: Embedding {
+/// named terms and the graph it learned, on top of what every fitted model gives
+/// ([`Model`]: the embedding, how the fit converged, the model file).
+pub trait PosteriorRegularised: Model {
     /// The objective at the fit with its named terms, kind
     /// [`unfold_core::EvidenceKind::Objective`] (SPL and MPME: the dual; DRTree and DDRTree:
     /// the minimised objective).
@@ -42,9 +43,6 @@ pub trait PosteriorRegularised: Embedding {
     /// over the points (DRTree) or over the centres (DDRTree), weighted as the model
     /// weighs it.
     fn learned_graph(&self) -> Result<NeighbourGraph>;
-
-    /// How the fit ended, with the objective after every iteration.
-    fn convergence(&self) -> &Convergence;
 }
 
 /// The concave dual of SPL and MPME over graph weights (one per candidate pair), their

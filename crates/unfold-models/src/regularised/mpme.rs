@@ -569,10 +569,6 @@ impl crate::regularised::PosteriorRegularised for Mpme {
     fn learned_graph(&self) -> Result<NeighbourGraph> {
         Ok(self.graph.clone())
     }
-
-    fn convergence(&self) -> &Convergence {
-        &self.convergence
-    }
 }
 
 pub use registration::MpmeMethod;

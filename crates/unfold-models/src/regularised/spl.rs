@@ -612,10 +612,6 @@ impl crate::regularised::PosteriorRegularised for Spl {
     fn learned_graph(&self) -> Result<NeighbourGraph> {
         Ok(self.graph.clone())
     }
-
-    fn convergence(&self) -> &Convergence {
-        &self.convergence
-    }
 }
 
 pub use registration::SplMethod;
