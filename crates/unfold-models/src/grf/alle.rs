@@ -207,9 +207,6 @@ struct AlleField<'a> {
 }
 
 impl GaussianRandomField for AlleField<'_> {
-    fn shape(&self) -> (usize, usize) {
-        self.y.shape()
-    }
     fn data(&self) -> &DMatrix<f64> {
         self.y
     }

@@ -486,9 +486,6 @@ impl<'a> FixedField<'a> {
 }
 
 impl GaussianRandomField for FixedField<'_> {
-    fn shape(&self) -> (usize, usize) {
-        self.y.shape()
-    }
     fn data(&self) -> &DMatrix<f64> {
         self.y
     }
@@ -557,9 +554,6 @@ impl<'a> ScaledShapeField<'a> {
 }
 
 impl GaussianRandomField for ScaledShapeField<'_> {
-    fn shape(&self) -> (usize, usize) {
-        self.y.shape()
-    }
     fn data(&self) -> &DMatrix<f64> {
         self.y
     }
@@ -885,9 +879,6 @@ mod tests {
     struct PathField(DMatrix<f64>);
 
     impl GaussianRandomField for PathField {
-        fn shape(&self) -> (usize, usize) {
-            self.0.shape()
-        }
         fn data(&self) -> &DMatrix<f64> {
             &self.0
         }
