@@ -12,6 +12,8 @@
 //! (non-zero coordinates) until it converges, then a full pass checks it (the active-set
 //! strategy of Friedman, Hastie & Tibshirani 2010).
 
+use unfold_linalg::vectorize;
+
 /// One column's lasso, borrowing the block's storage (column-major, dimension `m`).
 pub(crate) struct ColumnLasso<'a> {
     /// Current W of the block (row/column `i` is ignored).
@@ -29,34 +31,14 @@ pub(crate) struct ColumnLasso<'a> {
     pub dense: bool,
 }
 
-/// `y += a x` (the inner loop of the dense lasso). On x86-64 with AVX the same operations
-/// run on 256-bit registers (no fused multiply-add, so the result is bitwise identical to the
-/// portable loop).
+/// `y += a x` (the inner loop of the dense lasso), on the widest vector instructions of
+/// the processor through unfold-linalg's SIMD layer (the same bits on every path).
 pub(crate) fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx") {
-            // SAFETY: the AVX feature was detected at run time.
-            unsafe { axpy_avx(y, a, x) };
-            return;
+    vectorize(|| {
+        for (yj, xj) in y.iter_mut().zip(x) {
+            *yj += a * xj;
         }
-    }
-    axpy_portable(y, a, x);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-/// [`axpy`] compiled for AVX.
-unsafe fn axpy_avx(y: &mut [f64], a: f64, x: &[f64]) {
-    axpy_portable(y, a, x);
-}
-
-#[inline(always)]
-/// Portable `y += a x`.
-fn axpy_portable(y: &mut [f64], a: f64, x: &[f64]) {
-    for (yj, xj) in y.iter_mut().zip(x) {
-        *yj += a * xj;
-    }
+    });
 }
 
 /// Soft-thresholding `sign(z) max(|z| - t, 0)`.

@@ -1,4 +1,6 @@
 #![warn(missing_docs)]
+// Unsafe code only in the SIMD layer (`simd`), where each use says why it is sound.
+#![deny(unsafe_code)]
 //! Linear algebra kernels of unfold.
 //!
 //! Public types are `nalgebra` matrices (column-major, like faer); heavy kernels run on
@@ -10,6 +12,8 @@
 //! - [`largest_eigenpairs`], [`smallest_eigenpairs`], [`smallest_generalized_eigenpairs`]:
 //!   the few extreme eigenpairs spectral methods need, by the full decomposition for small
 //!   matrices and by block Lanczos ([`partial_sym_eigen`]) otherwise.
+//! - [`simd`]: the one SIMD layer (runtime dispatch through `pulp` with the same bits on
+//!   every path, the vectorisable [`exp`], the [`lane_sum`]).
 //!
 //! ```
 //! use nalgebra::DMatrix;
@@ -40,6 +44,7 @@ pub mod eigen;
 pub mod lanczos;
 pub mod operator;
 pub mod packed;
+pub mod simd;
 pub mod sparse;
 pub mod sparse_cholesky;
 #[cfg(test)]
@@ -47,7 +52,7 @@ mod test_util;
 pub mod view;
 
 pub use cholesky::{log_det_spd, spd_inverse, Cholesky};
-pub use distance::{exp, pairwise_kernel, pairwise_sq_dists, sq_dists_to};
+pub use distance::{pairwise_kernel, pairwise_sq_dists, sq_dists_to};
 pub use eigen::{
     largest_eigenpairs, largest_eigenpairs_with, smallest_eigenpairs, smallest_eigenpairs_with,
     smallest_generalized_eigenpairs, smallest_generalized_eigenpairs_with, sym_eigen, SymEigen,
@@ -56,5 +61,6 @@ pub use eigen::{
 pub use lanczos::{partial_sym_eigen, PartialEigenOptions, Which};
 pub use operator::SymOperator;
 pub use packed::PackedSym;
+pub use simd::{exp, lane_sum, vectorize};
 pub use sparse::CsrMatrix;
 pub use sparse_cholesky::SparseCholesky;
