@@ -12,8 +12,6 @@
 //! (non-zero coordinates) until it converges, then a full pass checks it (the active-set
 //! strategy of Friedman, Hastie & Tibshirani 2010).
 
-use unfold_linalg::vectorize;
-
 /// One column's lasso, borrowing the block's storage (column-major, dimension `m`).
 pub(crate) struct ColumnLasso<'a> {
     /// Current W of the block (row/column `i` is ignored).
@@ -31,17 +29,19 @@ pub(crate) struct ColumnLasso<'a> {
     pub dense: bool,
 }
 
-/// `y += a x` (the inner loop of the dense lasso), on the widest vector instructions of
-/// the processor through unfold-linalg's SIMD layer (the same bits on every path).
+/// `y += a x`, the inner loop of the dense lasso. It vectorises to the width of the
+/// instruction set the caller runs on: the block solver runs each column's lasso through
+/// unfold-linalg's SIMD layer (`unfold_linalg::vectorize`), where every path gives the same
+/// bits.
+#[inline(always)]
 pub(crate) fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
-    vectorize(|| {
-        for (yj, xj) in y.iter_mut().zip(x) {
-            *yj += a * xj;
-        }
-    });
+    for (yj, xj) in y.iter_mut().zip(x) {
+        *yj += a * xj;
+    }
 }
 
 /// Soft-thresholding `sign(z) max(|z| - t, 0)`.
+#[inline(always)]
 fn soft(z: f64, t: f64) -> f64 {
     if z > t {
         z - t
@@ -54,11 +54,13 @@ fn soft(z: f64, t: f64) -> f64 {
 
 impl ColumnLasso<'_> {
     /// Column `k` of W.
+    #[inline(always)]
     fn col(&self, k: usize) -> &[f64] {
         &self.w[k * self.m..(k + 1) * self.m]
     }
 
     /// `r -= delta * W[:, k]` on the rows that matter.
+    #[inline(always)]
     fn update_residual(&self, r: &mut [f64], k: usize, delta: f64) {
         let col = self.col(k);
         if self.dense {
@@ -71,6 +73,7 @@ impl ColumnLasso<'_> {
     }
 
     /// Sets `r = s12 - W11 beta` from the (warm-start) `beta`.
+    #[inline(always)]
     fn init_residual(&self, beta: &[f64], r: &mut [f64]) {
         if self.dense {
             r.copy_from_slice(self.s_col);
@@ -87,6 +90,7 @@ impl ColumnLasso<'_> {
     }
 
     /// One coordinate-descent pass over `idx`; returns `max_j W_jj |change of beta_j|`.
+    #[inline(always)]
     fn pass(&self, idx: &[usize], beta: &mut [f64], r: &mut [f64]) -> f64 {
         let mut largest = 0.0f64;
         for &j in idx {
@@ -106,6 +110,7 @@ impl ColumnLasso<'_> {
     /// Minimises from the warm start in `beta` (length m, `beta[i] = 0`), leaving
     /// `r = s12 - W11 beta` on the free rows (and on every row when dense). `active` is
     /// scratch. Returns the number of passes.
+    #[inline(always)]
     pub fn solve(
         &self,
         beta: &mut [f64],

@@ -267,10 +267,13 @@ fn fill_and_sum<S: PanelFill>(
     w: usize,
     panel: &mut [f64],
 ) -> Vec<f64> {
-    level.run(|| {
-        src.fill(c0, w, panel);
-        panel_row_sums(panel, panel.len() / w, w)
-    })
+    level.run(
+        #[inline(always)]
+        || {
+            src.fill(c0, w, panel);
+            panel_row_sums(panel, panel.len() / w, w)
+        },
+    )
 }
 
 /// Squared distances `sum_k (y_ik - y_jk)^2` of the panel starting at column `c0`.
@@ -404,18 +407,21 @@ fn panel_product<const L: usize>(
     x: &[[f64; L]],
     y: &mut [[f64; L]],
 ) {
-    level.run(|| {
-        let rows = x.len();
-        let mut j = 0;
-        while j + COLS <= w {
-            columns::<COLS, L>(&panel[j * rows..(j + COLS) * rows], j, w, x, y);
-            j += COLS;
-        }
-        while j < w {
-            columns::<1, L>(&panel[j * rows..(j + 1) * rows], j, w, x, y);
-            j += 1;
-        }
-    })
+    level.run(
+        #[inline(always)]
+        || {
+            let rows = x.len();
+            let mut j = 0;
+            while j + COLS <= w {
+                columns::<COLS, L>(&panel[j * rows..(j + COLS) * rows], j, w, x, y);
+                j += COLS;
+            }
+            while j < w {
+                columns::<1, L>(&panel[j * rows..(j + 1) * rows], j, w, x, y);
+                j += 1;
+            }
+        },
+    )
 }
 
 /// The contribution of `R` consecutive panel columns `j..j + R` (column-major in `cols`):

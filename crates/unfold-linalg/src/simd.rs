@@ -1,23 +1,44 @@
 //! The one SIMD layer of unfold: runtime dispatch to the widest vector instructions the
 //! processor has (through `pulp`), the vectorisable [`exp`], the [`lane_sum`] and a cache
 //! [`prefetch`] hint. Every kernel of the workspace that wants wider vectors than the
-//! compile-time baseline goes through [`vectorize`]; no other crate detects processor
-//! features or enables target features.
+//! compile-time baseline goes through [`vectorize`] (or [`Level::run`]); no other code
+//! detects processor features or enables target features.
 //!
 //! # How a kernel is written
 //!
 //! As plain, safe Rust: loops over slices or fixed-width arrays (`[f64; LANES]`) that the
-//! compiler vectorises, marked `#[inline(always)]` and called inside a closure,
-//! `vectorize(|| kernel(args))`. [`vectorize`] runs the closure inside a function compiled
-//! for the widest instruction set found at run time, so the same source becomes AVX-512,
-//! AVX2 or baseline code:
+//! compiler vectorises, in an `#[inline(always)]` function called from a closure that is
+//! itself marked `#[inline(always)]`:
 //!
-//! - x86-64-v4 (AVX-512F/BW/CD/DQ/VL on top of v3), by a token declared here with pulp's
-//!   `simd_type!`. pulp's own `V4` sits behind its `x86-v4` feature, and pulp is shared
-//!   with faer: enabling the feature would move faer's kernels onto AVX-512 as well,
-//!   changing their timings and the order of their sums. The token declared here gives
-//!   unfold's kernels AVX-512 and leaves faer as it is.
+//! ```
+//! use unfold_linalg::simd::{exp, vectorize};
+//!
+//! #[inline(always)]
+//! fn softplus_sum(x: &[f64]) -> f64 {
+//!     x.iter().map(|&v| (1.0 + exp(v)).ln()).sum()
+//! }
+//!
+//! let x = vec![0.5; 100];
+//! let s = vectorize(#[inline(always)] || softplus_sum(&x));
+//! assert!((s - 100.0 * (1.0 + 0.5f64.exp()).ln()).abs() < 1e-12);
+//! ```
+//!
+//! [`vectorize`] runs the closure inside a function compiled for the widest instruction set
+//! found at run time (detected once), so the same source becomes AVX-512, AVX2 or baseline
+//! code. Both attributes matter: without them the compiler may keep the kernel out of line,
+//! compiled for the baseline only (the results stay the same; the speed does not).
+//!
+//! - x86-64-v4 (AVX-512 F/BW/CD/DQ/VL over x86-64-v3): the one piece not expressed through
+//!   pulp. pulp's `V4` and its AVX-512 feature tokens exist only with pulp's `x86-v4`
+//!   feature, and pulp is shared with faer: enabling the feature would move faer's own
+//!   kernels (triangular solves, Householder, tridiagonalisation, ...) onto AVX-512 as
+//!   well, changing the order of their sums and so every number downstream. So the
+//!   token is kept here ([`Level`]'s x86-64-v4 case): detected with
+//!   `is_x86_feature_detected!`, run through one `#[target_feature]` function, the same
+//!   thing pulp's `V4::vectorize` does.
 //! - otherwise pulp's [`pulp::Arch`]: x86-64-v3 (AVX2, FMA) or NEON, else the baseline.
+//!
+//! The prefetch hint is pulp's safe `_mm_prefetch`.
 //!
 //! # The same bits on every path
 //!
@@ -26,16 +47,18 @@
 //! into a fused multiply-add (even where FMA is enabled), so enabling wider instruction sets
 //! changes no rounding, and reductions are split into a fixed number of partial sums
 //! ([`LANES`], [`lane_sum`]) that does not depend on the register width. Results are
-//! therefore bitwise identical on every path: tests run a kernel on each of
-//! [`Level::available`] and compare the bits.
+//! therefore bitwise identical on every path; the tests of each kernel (here, in
+//! `packed.rs`, in DDRTree's `assign.rs`) run it on every level of [`Level::available`] and
+//! compare the bits. DDRTree relies on this: its fits are the same on every processor.
 //!
 //! # Safety
 //!
-//! The dispatch needs no `unsafe` code here: pulp's tokens exist only once the features
-//! were detected, and running a closure under them is a safe call. The one `unsafe` block
-//! of the crate is the huge-page advice for large buffers ([`advise_huge_pages`], a Linux
-//! system call), kept in this module so that all of unfold-linalg's contact with the
-//! platform below safe Rust is in one file.
+//! The crate denies `unsafe` code outside this module, which holds three `unsafe` blocks,
+//! each with its argument: the call into the AVX-512 function (sound because its token
+//! exists only after detection), and the `sysconf` and `madvise` calls that ask Linux for
+//! huge pages under large buffers (`advise_huge_pages`, used by [`crate::PackedSym`]; an
+//! operating-system hint rather than SIMD, kept here so that all of unfold-linalg's contact
+//! with the platform below safe Rust is in one file).
 
 use std::sync::OnceLock;
 
@@ -121,22 +144,38 @@ impl Level {
         levels
     }
 
-    /// Runs `f` compiled for this instruction set (`f` and what it calls should be
-    /// `#[inline(always)]`, so that they are compiled into the dispatched function).
+    /// Runs `f` compiled for this instruction set. `f` should be a closure marked
+    /// `#[inline(always)]` calling `#[inline(always)]` functions, so that all of it is
+    /// compiled into the dispatched function (see the module documentation).
     #[inline(always)]
-    pub fn run<F: pulp::NullaryFnOnce>(self, f: F) -> F::Output {
+    pub fn run<R, F: FnMut() -> R>(self, f: F) -> R {
         match self.0 {
             #[cfg(target_arch = "x86_64")]
-            Isa::V4(v4) => v4.vectorize(f),
-            Isa::Pulp(arch) => arch.dispatch(f),
+            Isa::V4(v4) => v4.vectorize(Call(f)),
+            Isa::Pulp(arch) => arch.dispatch(Call(f)),
         }
     }
 }
 
-/// Runs `f` compiled for the widest instruction set of this processor ([`Level::widest`]).
+/// Runs `f` compiled for the widest instruction set of this processor ([`Level::widest`]);
+/// see [`Level::run`].
 #[inline(always)]
-pub fn vectorize<F: pulp::NullaryFnOnce>(f: F) -> F::Output {
+pub fn vectorize<R, F: FnMut() -> R>(f: F) -> R {
     Level::widest().run(f)
+}
+
+/// A kernel closure as pulp's `NullaryFnOnce`, called through `FnMut`: a closure's body is
+/// then called directly, where `FnOnce` would go through a shim that the compiler may leave
+/// out of line (and so compiled without the dispatched instruction set).
+struct Call<F>(F);
+
+impl<R, F: FnMut() -> R> pulp::NullaryFnOnce for Call<F> {
+    type Output = R;
+
+    #[inline(always)]
+    fn call(mut self) -> R {
+        (self.0)()
+    }
 }
 
 /// `e^x` to within one unit in the last place, without branches or table look-ups, so that
@@ -309,23 +348,49 @@ mod tests {
         assert_eq!(lane_sum(3, |j| j as f64), 3.0);
     }
 
+    /// A kernel with a division, `exp` and a lane sum.
+    #[inline(always)]
+    fn kernel(x: &[f64]) -> (f64, Vec<f64>) {
+        let e: Vec<f64> = x.iter().map(|&v| exp(v / 1.7)).collect();
+        (lane_sum(e.len(), |j| e[j] * x[j]), e)
+    }
+
     #[test]
     fn every_level_gives_the_same_bits() {
-        // A kernel with a division, exp and a lane sum, on every level the processor has.
         let x: Vec<f64> = (0..1003)
             .map(|j| -((j as f64) * 0.731).sin().abs() * 40.0)
             .collect();
-        let kernel = || {
-            let e: Vec<f64> = x.iter().map(|&v| exp(v / 1.7)).collect();
-            (lane_sum(e.len(), |j| e[j] * x[j]), e)
-        };
-        let want = Level::baseline().run(kernel);
+        let want = Level::baseline().run(
+            #[inline(always)]
+            || kernel(&x),
+        );
+        assert_eq!(
+            Level::widest().run(
+                #[inline(always)]
+                || kernel(&x)
+            ),
+            want
+        );
+        assert_eq!(
+            vectorize(
+                #[inline(always)]
+                || kernel(&x)
+            ),
+            want
+        );
         let levels = Level::available();
-        assert!(matches!(levels.last(), Some(l) if l.run(kernel) == want));
-        assert_eq!(Level::widest().run(kernel), want);
-        assert_eq!(vectorize(kernel), want);
+        assert!(matches!(
+            levels.last(),
+            Some(Level(Isa::Pulp(pulp::Arch::Scalar)))
+        ));
         for level in levels {
-            assert!(level.run(kernel) == want, "{level:?}");
+            assert!(
+                level.run(
+                    #[inline(always)]
+                    || kernel(&x)
+                ) == want,
+                "{level:?}"
+            );
         }
     }
 }

@@ -9,6 +9,9 @@
 //!
 //! Gaussian random fields (issue 4, [`grf`]): [`Meu`], [`Alle`], [`LlePl`], [`Drill`].
 
+// Vector instructions come from unfold-linalg's SIMD layer (`unfold_linalg::simd`).
+#![forbid(unsafe_code)]
+
 pub mod grf;
 pub mod lvm;
 pub mod neighbourhood;

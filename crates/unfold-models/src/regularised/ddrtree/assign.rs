@@ -380,7 +380,10 @@ pub(crate) fn soft_assign_reusing(
     assert_eq!(order.len(), c.nrows(), "one position per centre");
     let g = Geometry::new(z, c, &order);
     Assignment::build(z.nrows(), order, spare, |rows, block| {
-        simd::vectorize(|| points_block(&g, sigma, rows, block))
+        simd::vectorize(
+            #[inline(always)]
+            || points_block(&g, sigma, rows.clone(), block),
+        )
     })
 }
 
@@ -394,7 +397,10 @@ pub(crate) fn nearest_centres(z: &DMatrix<f64>, c: &DMatrix<f64>) -> Vec<usize> 
         .into_par_iter()
         .map(|b| {
             let rows = b * rows..((b + 1) * rows).min(z.nrows());
-            simd::vectorize(|| nearest_block(&g, rows))
+            simd::vectorize(
+                #[inline(always)]
+                || nearest_block(&g, rows.clone()),
+            )
         })
         .collect();
     labels.concat()
@@ -672,7 +678,10 @@ impl Assignment {
             .enumerate()
             .map(|(g, blocks)| {
                 let x = &x.lanes[g * group * rows * xw..];
-                simd::vectorize(|| products_blocks(blocks, x, xw, rows, k))
+                simd::vectorize(
+                    #[inline(always)]
+                    || products_blocks(blocks, x, xw, rows, k),
+                )
             })
             .collect();
         let (mut grams, mut rtxs, mut sums) = (Vec::new(), Vec::new(), Vec::new());
@@ -998,10 +1007,18 @@ mod tests {
             let run = |level: Level| {
                 let mut block = Block::default();
                 block.clear();
-                let part = level.run(|| points_block(&g, sigma, 0..1100, &mut block));
-                let labels = level.run(|| nearest_block(&g, 0..1100));
-                let (gram, rtx, sums) =
-                    level.run(|| products_blocks(&a.blocks, &x.lanes, x.width, a.block_rows, a.k));
+                let part = level.run(
+                    #[inline(always)]
+                    || points_block(&g, sigma, 0..1100, &mut block),
+                );
+                let labels = level.run(
+                    #[inline(always)]
+                    || nearest_block(&g, 0..1100),
+                );
+                let (gram, rtx, sums) = level.run(
+                    #[inline(always)]
+                    || products_blocks(&a.blocks, &x.lanes, x.width, a.block_rows, a.k),
+                );
                 let rows = (block.ptr, block.pos, block.val, part);
                 (rows, labels, gram, rtx, sums)
             };
