@@ -267,9 +267,10 @@ fn fill_and_sum<S: PanelFill>(
     w: usize,
     panel: &mut [f64],
 ) -> Vec<f64> {
-    level.run(
+    level.run_out(
+        panel,
         #[inline(always)]
-        || {
+        |panel| {
             src.fill(c0, w, panel);
             panel_row_sums(panel, panel.len() / w, w)
         },
@@ -398,8 +399,7 @@ const COLS: usize = 8;
 /// `Y += P X` for one panel `P` of `w` columns and all its `rows = x.len()` rows (its
 /// diagonal tile is stored whole, the rest is the strict lower triangle and also
 /// contributes `Y_J += P_rest^T X_rest`), for a chunk of `L` columns of `X`. `x` and `y`
-/// start at the panel's first row. Blocks of [`COLS`] columns, then single columns, on the
-/// instruction set `level` (every level gives the same bits, see [`simd`]).
+/// start at the panel's first row. On the instruction set `level` (every level gives the same bits, see [`simd`]).
 fn panel_product<const L: usize>(
     level: Level,
     panel: &[f64],
@@ -407,21 +407,26 @@ fn panel_product<const L: usize>(
     x: &[[f64; L]],
     y: &mut [[f64; L]],
 ) {
-    level.run(
+    level.run_out(
+        y,
         #[inline(always)]
-        || {
-            let rows = x.len();
-            let mut j = 0;
-            while j + COLS <= w {
-                columns::<COLS, L>(&panel[j * rows..(j + COLS) * rows], j, w, x, y);
-                j += COLS;
-            }
-            while j < w {
-                columns::<1, L>(&panel[j * rows..(j + 1) * rows], j, w, x, y);
-                j += 1;
-            }
-        },
+        |y| panel_columns(panel, w, x, y),
     )
+}
+
+/// [`panel_product`]'s loops: blocks of [`COLS`] columns, then single columns.
+#[inline(always)]
+fn panel_columns<const L: usize>(panel: &[f64], w: usize, x: &[[f64; L]], y: &mut [[f64; L]]) {
+    let rows = x.len();
+    let mut j = 0;
+    while j + COLS <= w {
+        columns::<COLS, L>(&panel[j * rows..(j + COLS) * rows], j, w, x, y);
+        j += COLS;
+    }
+    while j < w {
+        columns::<1, L>(&panel[j * rows..(j + 1) * rows], j, w, x, y);
+        j += 1;
+    }
 }
 
 /// The contribution of `R` consecutive panel columns `j..j + R` (column-major in `cols`):

@@ -380,9 +380,10 @@ pub(crate) fn soft_assign_reusing(
     assert_eq!(order.len(), c.nrows(), "one position per centre");
     let g = Geometry::new(z, c, &order);
     Assignment::build(z.nrows(), order, spare, |rows, block| {
-        simd::vectorize(
+        simd::Level::widest().run_out(
+            block,
             #[inline(always)]
-            || points_block(&g, sigma, rows.clone(), block),
+            |block| points_block(&g, sigma, rows.clone(), block),
         )
     })
 }
@@ -1007,9 +1008,10 @@ mod tests {
             let run = |level: Level| {
                 let mut block = Block::default();
                 block.clear();
-                let part = level.run(
+                let part = level.run_out(
+                    &mut block,
                     #[inline(always)]
-                    || points_block(&g, sigma, 0..1100, &mut block),
+                    |block| points_block(&g, sigma, 0..1100, block),
                 );
                 let labels = level.run(
                     #[inline(always)]
