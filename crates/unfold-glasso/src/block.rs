@@ -13,7 +13,7 @@
 
 use crate::lasso::{axpy, ColumnLasso};
 use crate::Error;
-use unfold_linalg::vectorize;
+use unfold_linalg::simd::Level;
 
 /// Relative size of the Schur complement `w22 - w12^T beta` (times `w22`) below which the
 /// block is declared to have no solution.
@@ -127,6 +127,7 @@ impl Block {
         let mut inner_rel = (INNER_GAP_FRACTION * initial_gap.abs() / m as f64)
             .min(MAX_INNER_TOL)
             .max(limits.inner_tol);
+        let level = Level::narrow();
         while sweeps < limits.max_iter {
             sweeps += 1;
             let inner_tol = limits.scale * inner_rel;
@@ -141,9 +142,10 @@ impl Block {
                     coords,
                     dense,
                 };
-                // The column's lasso and w12 = W11 beta on the widest vector instructions
-                // (unfold-linalg's SIMD layer: the same bits on every path).
-                vectorize(
+                // The column's lasso and w12 = W11 beta on vector instructions of up to 256
+                // bits (unfold-linalg's SIMD layer: the same bits on every path; columns are
+                // too short for 512-bit vectors to pay).
+                level.run(
                     #[inline(always)]
                     || {
                         lasso.solve(b, &mut r, &mut active, inner_tol, limits.inner_max_iter);

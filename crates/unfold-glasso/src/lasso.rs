@@ -31,8 +31,7 @@ pub(crate) struct ColumnLasso<'a> {
 
 /// `y += a x`, the inner loop of the dense lasso. It vectorises to the width of the
 /// instruction set the caller runs on: the block solver runs each column's lasso through
-/// unfold-linalg's SIMD layer (`unfold_linalg::vectorize`), where every path gives the same
-/// bits.
+/// unfold-linalg's SIMD layer (`Level::narrow`), where every path gives the same bits.
 #[inline(always)]
 pub(crate) fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
     for (yj, xj) in y.iter_mut().zip(x) {
