@@ -13,6 +13,7 @@
 
 use crate::lasso::{axpy, ColumnLasso};
 use crate::Error;
+use unfold_linalg::simd::Level;
 
 /// Relative size of the Schur complement `w22 - w12^T beta` (times `w22`) below which the
 /// block is declared to have no solution.
@@ -129,6 +130,7 @@ impl Block {
         let mut inner_rel = (INNER_GAP_FRACTION * initial_gap.abs() / m as f64)
             .min(MAX_INNER_TOL)
             .max(limits.inner_tol);
+        let level = Level::narrow();
         while sweeps < limits.max_iter {
             sweeps += 1;
             let inner_tol = limits.scale * inner_rel;
@@ -143,20 +145,27 @@ impl Block {
                     coords,
                     dense,
                 };
-                lasso.solve(b, &mut r, &mut active, inner_tol, limits.inner_max_iter);
-                // w12 = W11 beta.
-                if dense {
-                    for j in 0..m {
-                        w12[j] = self.s[j + i * m] - r[j];
-                    }
-                } else {
-                    w12.iter_mut().for_each(|v| *v = 0.0);
-                    for &k in coords {
-                        if b[k] != 0.0 {
-                            axpy(&mut w12, b[k], &w[k * m..(k + 1) * m]);
+                // The column's lasso and w12 = W11 beta on vector instructions of up to 256
+                // bits (unfold-linalg's SIMD layer: the same bits on every path; columns are
+                // too short for 512-bit vectors to pay).
+                level.run(
+                    #[inline(always)]
+                    || {
+                        lasso.solve(b, &mut r, &mut active, inner_tol, limits.inner_max_iter);
+                        if dense {
+                            for j in 0..m {
+                                w12[j] = self.s[j + i * m] - r[j];
+                            }
+                        } else {
+                            w12.iter_mut().for_each(|v| *v = 0.0);
+                            for &k in coords {
+                                if b[k] != 0.0 {
+                                    axpy(&mut w12, b[k], &w[k * m..(k + 1) * m]);
+                                }
+                            }
                         }
-                    }
-                }
+                    },
+                );
                 w12[i] = 0.0;
                 let wii = w[i + i * m];
                 let quad: f64 = coords.iter().map(|&k| w12[k] * b[k]).sum();

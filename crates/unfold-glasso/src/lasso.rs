@@ -29,37 +29,18 @@ pub(crate) struct ColumnLasso<'a> {
     pub dense: bool,
 }
 
-/// `y += a x` (the inner loop of the dense lasso). On x86-64 with AVX the same operations
-/// run on 256-bit registers (no fused multiply-add, so the result is bitwise identical to the
-/// portable loop).
-pub(crate) fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx") {
-            // SAFETY: the AVX feature was detected at run time.
-            unsafe { axpy_avx(y, a, x) };
-            return;
-        }
-    }
-    axpy_portable(y, a, x);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-/// [`axpy`] compiled for AVX.
-unsafe fn axpy_avx(y: &mut [f64], a: f64, x: &[f64]) {
-    axpy_portable(y, a, x);
-}
-
+/// `y += a x`, the inner loop of the dense lasso. It vectorises to the width of the
+/// instruction set the caller runs on: the block solver runs each column's lasso through
+/// unfold-linalg's SIMD layer (`Level::narrow`), where every path gives the same bits.
 #[inline(always)]
-/// Portable `y += a x`.
-fn axpy_portable(y: &mut [f64], a: f64, x: &[f64]) {
+pub(crate) fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
     for (yj, xj) in y.iter_mut().zip(x) {
         *yj += a * xj;
     }
 }
 
 /// Soft-thresholding `sign(z) max(|z| - t, 0)`.
+#[inline(always)]
 fn soft(z: f64, t: f64) -> f64 {
     if z > t {
         z - t
@@ -72,11 +53,13 @@ fn soft(z: f64, t: f64) -> f64 {
 
 impl ColumnLasso<'_> {
     /// Column `k` of W.
+    #[inline(always)]
     fn col(&self, k: usize) -> &[f64] {
         &self.w[k * self.m..(k + 1) * self.m]
     }
 
     /// `r -= delta * W[:, k]` on the rows that matter.
+    #[inline(always)]
     fn update_residual(&self, r: &mut [f64], k: usize, delta: f64) {
         let col = self.col(k);
         if self.dense {
@@ -89,6 +72,7 @@ impl ColumnLasso<'_> {
     }
 
     /// Sets `r = s12 - W11 beta` from the (warm-start) `beta`.
+    #[inline(always)]
     fn init_residual(&self, beta: &[f64], r: &mut [f64]) {
         if self.dense {
             r.copy_from_slice(self.s_col);
@@ -105,6 +89,7 @@ impl ColumnLasso<'_> {
     }
 
     /// One coordinate-descent pass over `idx`; returns `max_j W_jj |change of beta_j|`.
+    #[inline(always)]
     fn pass(&self, idx: &[usize], beta: &mut [f64], r: &mut [f64]) -> f64 {
         let mut largest = 0.0f64;
         for &j in idx {
@@ -124,6 +109,7 @@ impl ColumnLasso<'_> {
     /// Minimises from the warm start in `beta` (length m, `beta[i] = 0`), leaving
     /// `r = s12 - W11 beta` on the free rows (and on every row when dense). `active` is
     /// scratch. Returns the number of passes.
+    #[inline(always)]
     pub fn solve(
         &self,
         beta: &mut [f64],

@@ -10,6 +10,9 @@
 //! a support mask), a penalised or free diagonal, and convergence on the duality gap.
 //! This crate knows nothing about models. See [`graphical_lasso`] and `docs/glasso.md`.
 
+// Vector instructions come from unfold-linalg's SIMD layer; nothing here needs `unsafe`.
+#![forbid(unsafe_code)]
+
 mod block;
 mod error;
 mod glasso;

@@ -133,55 +133,6 @@ fn mirror_lower(d: &mut DMatrix<f64>) {
     }
 }
 
-/// `e^x` to within one unit in the last place, without branches or table look-ups, so that
-/// loops applying it over slices vectorise (an RBF kernel spends most of its time here).
-///
-/// Range reduction `x = k ln 2 + r`, `|r| <= ln 2 / 2`, with `ln 2` split in two parts
-/// (Cody & Waite) so that `k ln 2` is exact; `e^r = 1 + r (1 + r p(r))` with `p` the Taylor
-/// polynomial `sum_{m=0}^{11} r^m / (m + 2)!` (truncation below `r^14 / 14! < 5e-18`),
-/// evaluated by Estrin's scheme (short dependency chains); `2^k` built from the exponent
-/// bits in two halves, so that results in the subnormal range are rounded once. Overflows
-/// to infinity above about 709.78, underflows to zero below about -745.13; NaN in, NaN
-/// out. No fused multiply-adds: the result is the same on every machine.
-#[inline]
-pub fn exp(x: f64) -> f64 {
-    /// `ln 2` to 32 significant bits: `k LN2_HI` is exact for `|k| < 2^21`.
-    const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
-    /// `ln 2 - LN2_HI`.
-    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
-    /// `1.5 * 2^52`: adding it rounds to an integer held in the low bits.
-    const SHIFT: f64 = 6_755_399_441_055_744.0;
-    /// Taylor coefficients `1 / (m + 2)!`, `m = 0..=11`.
-    const C: [f64; 12] = [
-        1.0 / 2.0,
-        1.0 / 6.0,
-        1.0 / 24.0,
-        1.0 / 120.0,
-        1.0 / 720.0,
-        1.0 / 5040.0,
-        1.0 / 40320.0,
-        1.0 / 362880.0,
-        1.0 / 3628800.0,
-        1.0 / 39916800.0,
-        1.0 / 479001600.0,
-        1.0 / 6227020800.0,
-    ];
-    // Beyond these bounds the result is 0 or infinity anyway; they keep `k` in range.
-    let x = x.clamp(-746.0, 710.0);
-    let t = x * std::f64::consts::LOG2_E + SHIFT;
-    let k = t - SHIFT;
-    let r = (x - k * LN2_HI) - k * LN2_LO;
-    let (r2, r4) = (r * r, r * r * (r * r));
-    let pair = |m: usize| C[m] + C[m + 1] * r;
-    let quad = |m: usize| pair(m) + pair(m + 2) * r2;
-    let p = (quad(0) + quad(4) * r4) + quad(8) * (r4 * r4);
-    let e_r = 1.0 + r * (1.0 + r * p);
-    let ki = (t.to_bits() as i64).wrapping_sub(SHIFT.to_bits() as i64);
-    let k1 = ki >> 1;
-    let pow2 = |m: i64| f64::from_bits(((m + 1023) as u64) << 52);
-    e_r * pow2(k1) * pow2(ki - k1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,30 +166,5 @@ mod tests {
         let k_wide = pairwise_kernel(&y, |d| -0.5 * d);
         assert!((k - direct.map(|d| (-d).exp())).amax() < 1e-12);
         assert_eq!(k_wide, p.map(|d| -0.5 * d));
-    }
-
-    #[test]
-    fn exp_within_one_ulp_of_std() {
-        // Distance in units in the last place between two positive floats.
-        let ulps = |a: f64, b: f64| (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs();
-        let m = 400_000;
-        // The whole range with normal results, and the range an RBF kernel uses, finely.
-        let wide = (0..=m).map(|i| -708.0 + 1417.0 * i as f64 / m as f64);
-        let kernel = (0..=m).map(|i| -40.0 * i as f64 / m as f64);
-        let worst = wide.chain(kernel).map(|x| ulps(exp(x), x.exp())).max();
-        assert_eq!(worst, Some(1));
-        assert_eq!(exp(0.0), 1.0);
-        assert_eq!(exp(-0.0), 1.0);
-        assert!(ulps(exp(1.0), std::f64::consts::E) <= 1);
-        assert!(ulps(exp(709.7), 709.7f64.exp()) <= 1);
-        // Subnormal results are rounded once: within one subnormal step.
-        for x in [-709.5, -720.0, -740.0, -744.5] {
-            assert!(exp(x) > 0.0 && ulps(exp(x), x.exp()) <= 1, "{x}");
-        }
-        assert_eq!(exp(-746.0), 0.0);
-        assert_eq!(exp(f64::NEG_INFINITY), 0.0);
-        assert_eq!(exp(710.0), f64::INFINITY);
-        assert_eq!(exp(f64::INFINITY), f64::INFINITY);
-        assert!(exp(f64::NAN).is_nan());
     }
 }

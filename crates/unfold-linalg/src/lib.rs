@@ -1,4 +1,6 @@
 #![warn(missing_docs)]
+// Unsafe code only in the SIMD layer (`simd`), where each use says why it is sound.
+#![deny(unsafe_code)]
 //! Linear algebra kernels of unfold.
 //!
 //! Public types are `nalgebra` matrices (column-major, like faer); heavy kernels run on
@@ -15,6 +17,8 @@
 //! - [`CentredKernel`]: the top eigenpairs of a doubly centred kernel and the Nyström
 //!   projection of new points (classical MDS, kernel PCA, Isomap).
 //! - [`gemm`]: dense products (`A B`, `A^T B`, `A^T A`, tall-skinny blocks) on faer.
+//! - [`simd`]: the one SIMD layer (runtime dispatch through `pulp` with the same bits on
+//!   every path, the vectorisable [`exp`], the [`lane_sum`]).
 //!
 //! ```
 //! use nalgebra::DMatrix;
@@ -49,6 +53,7 @@ pub mod gemm;
 pub mod lanczos;
 pub mod operator;
 pub mod packed;
+pub mod simd;
 pub mod sparse;
 pub mod sparse_cholesky;
 #[cfg(test)]
@@ -59,7 +64,7 @@ pub use centred::CentredKernel;
 pub use cholesky::{log_det_spd, spd_inverse, Cholesky};
 pub use dense::{symmetrise, symmetrised};
 pub use dense_eigen::fix_signs;
-pub use distance::{exp, pairwise_kernel, pairwise_sq_dists, sq_dists_to};
+pub use distance::{pairwise_kernel, pairwise_sq_dists, sq_dists_to};
 pub use eigen::{
     largest_eigenpairs, largest_eigenpairs_with, smallest_eigenpairs, smallest_eigenpairs_with,
     smallest_generalized_eigenpairs, smallest_generalized_eigenpairs_with, sym_eigen, SymEigen,
@@ -68,5 +73,6 @@ pub use eigen::{
 pub use lanczos::{partial_sym_eigen, PartialEigenOptions, Which};
 pub use operator::SymOperator;
 pub use packed::PackedSym;
+pub use simd::{exp, lane_sum, vectorize};
 pub use sparse::CsrMatrix;
 pub use sparse_cholesky::SparseCholesky;

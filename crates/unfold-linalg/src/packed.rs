@@ -10,11 +10,12 @@
 //! memory of a dense product, which is what bounds a product with a narrow block.
 //!
 //! The loops are written so that the compiler vectorises them (one row of a block of
-//! [`PackedSym::LANES`] columns is one 512-bit register) and are compiled for AVX-512 and AVX2 besides
-//! the baseline, picked at run time; no fused multiply-adds are used, so every path gives
-//! the same bits.
+//! [`PackedSym::LANES`] columns is one 512-bit register) and run through the SIMD layer
+//! ([`crate::simd`]) on the widest instruction set the processor has; every path gives the
+//! same bits.
 
 use crate::operator::SymOperator;
+use crate::simd::{self, lane_sum, Level};
 use crate::view::as_faer;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, Par};
@@ -106,7 +107,7 @@ impl PackedSym {
     /// `f` evaluated once per pair and exact zeros as the squared distances on the
     /// diagonal. Up to 16 coordinates the squared distances are summed directly; above,
     /// they come from `||y_i||^2 + ||y_j||^2 - 2 y_i . y_j`, clamped at zero. The loops
-    /// run on the widest vector instructions the processor has (AVX-512, AVX2), so a
+    /// run on the widest vector instructions the processor has ([`crate::simd`]), so a
     /// branch-free `f` such as `|d2| exp(-gamma * d2)` with [`crate::exp`] vectorises.
     pub fn pairwise_kernel<F: Fn(f64) -> f64 + Sync>(y: &DMatrix<f64>, f: F) -> Self {
         if y.ncols() <= DIRECT_MAX_FEATURES {
@@ -121,7 +122,7 @@ impl PackedSym {
     fn build<S: PanelFill>(n: usize, src: &S) -> Self {
         let (offsets, len) = panel_offsets(n);
         let mut data = vec![0.0; len];
-        advise_huge_pages(&mut data);
+        simd::advise_huge_pages(&mut data);
         let mut panels = Vec::with_capacity(offsets.len());
         let mut rest = data.as_mut_slice();
         for p in 0..offsets.len() {
@@ -132,11 +133,12 @@ impl PackedSym {
         }
         // Each panel also returns its contribution to the row sums of rows c0.., the
         // mirrored strict lower part counting towards the panel's own columns.
+        let level = Level::widest();
         let partial: Vec<Vec<f64>> = panels
             .into_par_iter()
             .map(|(p, panel)| {
                 let (c0, w) = panel_cols(n, p);
-                fill_and_sum(src, c0, w, panel)
+                fill_and_sum(level, src, c0, w, panel)
             })
             .collect();
         let mut row_sums = vec![0.0; n];
@@ -186,37 +188,6 @@ impl PackedSym {
     }
 }
 
-/// Asks Linux to back a large, not yet written buffer with transparent huge pages (2 MiB):
-/// writing the matrix then takes one page fault per 2 MiB instead of one per 4 KiB, which
-/// otherwise costs as much as computing the entries. Advisory only (NumPy does the same
-/// for its large arrays): an error leaves the buffer as it was; other systems skip it.
-fn advise_huge_pages(data: &mut [f64]) {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: sysconf only reads a system constant.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        let Ok(page) = usize::try_from(page) else {
-            return;
-        };
-        let start = data.as_mut_ptr() as usize;
-        let end = start + std::mem::size_of_val(data);
-        let aligned = start.next_multiple_of(page.max(1));
-        if end > aligned + (4 << 20) {
-            // SAFETY: the page-aligned range lies inside `data`, which we borrow mutably;
-            // MADV_HUGEPAGE changes how the kernel backs the pages, never their contents.
-            unsafe {
-                libc::madvise(
-                    aligned as *mut libc::c_void,
-                    end - aligned,
-                    libc::MADV_HUGEPAGE,
-                );
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = data;
-}
-
 /// Row sums of a panel of `rows` rows and `w` columns (rows `c0..` of the matrix), with the
 /// strict lower part (below the diagonal tile) also summed into the rows of its mirror.
 #[inline(always)]
@@ -226,25 +197,10 @@ fn panel_row_sums(panel: &[f64], rows: usize, w: usize) -> Vec<f64> {
         for (s, v) in sums.iter_mut().zip(col) {
             *s += v;
         }
-        sums[jj] += lane_sum(&col[w..]);
+        let below = &col[w..];
+        sums[jj] += lane_sum(below.len(), |i| below[i]);
     }
     sums
-}
-
-/// `sum v` in eight interleaved partial sums (so that it vectorises), added in a fixed
-/// order.
-#[inline(always)]
-fn lane_sum(v: &[f64]) -> f64 {
-    const LANES: usize = 8;
-    let mut acc = [0.0; LANES];
-    let chunks = v.chunks_exact(LANES);
-    let rest = chunks.remainder().iter().sum::<f64>();
-    for c in chunks {
-        for (a, x) in acc.iter_mut().zip(c) {
-            *a += x;
-        }
-    }
-    acc.iter().sum::<f64>() + rest
 }
 
 /// How the entries of a panel are computed.
@@ -302,48 +258,23 @@ impl<F: Fn(f64) -> f64 + Sync> PanelFill for Product<'_, F> {
     }
 }
 
-/// Fills a panel and returns its row sums, compiled for AVX-512 or AVX2 when the processor
-/// has them so that the loops use wider vectors. Fused multiply-adds are not enabled:
-/// every path gives the same bits.
-fn fill_and_sum<S: PanelFill>(src: &S, c0: usize, w: usize, panel: &mut [f64]) -> Vec<f64> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the processor supports AVX-512F (detected at run time).
-            return unsafe { fill_and_sum_avx512(src, c0, w, panel) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor supports AVX2 (detected at run time).
-            return unsafe { fill_and_sum_avx2(src, c0, w, panel) };
-        }
-    }
-    fill_and_sum_portable(src, c0, w, panel)
-}
-
-/// [`fill_and_sum`] on AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn fill_and_sum_avx512<S: PanelFill>(src: &S, c0: usize, w: usize, panel: &mut [f64]) -> Vec<f64> {
-    fill_and_sum_portable(src, c0, w, panel)
-}
-
-/// [`fill_and_sum`] on AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn fill_and_sum_avx2<S: PanelFill>(src: &S, c0: usize, w: usize, panel: &mut [f64]) -> Vec<f64> {
-    fill_and_sum_portable(src, c0, w, panel)
-}
-
-/// [`fill_and_sum`] for any processor.
-#[inline(always)]
-fn fill_and_sum_portable<S: PanelFill>(
+/// Fills a panel and returns its row sums, on the instruction set `level` (the loops
+/// vectorise to its width; every level gives the same bits, see [`simd`]).
+fn fill_and_sum<S: PanelFill>(
+    level: Level,
     src: &S,
     c0: usize,
     w: usize,
     panel: &mut [f64],
 ) -> Vec<f64> {
-    src.fill(c0, w, panel);
-    panel_row_sums(panel, panel.len() / w, w)
+    level.run_out(
+        panel,
+        #[inline(always)]
+        |panel| {
+            src.fill(c0, w, panel);
+            panel_row_sums(panel, panel.len() / w, w)
+        },
+    )
 }
 
 /// Squared distances `sum_k (y_ik - y_jk)^2` of the panel starting at column `c0`.
@@ -432,6 +363,7 @@ impl PackedSym {
         let xr: Vec<[f64; L]> = (0..n)
             .map(|i| std::array::from_fn(|l| if l < lanes { x[(i, l0 + l)] } else { 0.0 }))
             .collect();
+        let level = Level::widest();
         let partial: Vec<(usize, Vec<[f64; L]>)> = balanced_groups(&self.offsets, self.data.len())
             .into_par_iter()
             .map(|range| {
@@ -441,7 +373,7 @@ impl PackedSym {
                     let (c0, w) = panel_cols(n, p);
                     let start = self.offsets[p];
                     let panel = &self.data[start..start + (n - c0) * w];
-                    panel_product(panel, w, &xr[c0..], &mut buf[c0 - r0..]);
+                    panel_product(level, panel, w, &xr[c0..], &mut buf[c0 - r0..]);
                 }
                 (r0, buf)
             })
@@ -467,50 +399,24 @@ const COLS: usize = 8;
 /// `Y += P X` for one panel `P` of `w` columns and all its `rows = x.len()` rows (its
 /// diagonal tile is stored whole, the rest is the strict lower triangle and also
 /// contributes `Y_J += P_rest^T X_rest`), for a chunk of `L` columns of `X`. `x` and `y`
-/// start at the panel's first row. Compiled for AVX-512 or AVX2 when available; no fused
-/// multiply-adds, so the bits do not depend on the path.
-fn panel_product<const L: usize>(panel: &[f64], w: usize, x: &[[f64; L]], y: &mut [[f64; L]]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the processor supports AVX-512F (detected at run time).
-            return unsafe { panel_product_avx512(panel, w, x, y) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor supports AVX2 (detected at run time).
-            return unsafe { panel_product_avx2(panel, w, x, y) };
-        }
-    }
-    panel_product_portable(panel, w, x, y)
-}
-
-/// [`panel_product`] on AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn panel_product_avx512<const L: usize>(
+/// start at the panel's first row. On the instruction set `level` (every level gives the same bits, see [`simd`]).
+fn panel_product<const L: usize>(
+    level: Level,
     panel: &[f64],
     w: usize,
     x: &[[f64; L]],
     y: &mut [[f64; L]],
 ) {
-    panel_product_portable(panel, w, x, y)
+    level.run_out(
+        y,
+        #[inline(always)]
+        |y| panel_columns(panel, w, x, y),
+    )
 }
 
-/// [`panel_product`] on AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn panel_product_avx2<const L: usize>(panel: &[f64], w: usize, x: &[[f64; L]], y: &mut [[f64; L]]) {
-    panel_product_portable(panel, w, x, y)
-}
-
-/// [`panel_product`] for any processor: blocks of [`COLS`] columns, then single columns.
+/// [`panel_product`]'s loops: blocks of [`COLS`] columns, then single columns.
 #[inline(always)]
-fn panel_product_portable<const L: usize>(
-    panel: &[f64],
-    w: usize,
-    x: &[[f64; L]],
-    y: &mut [[f64; L]],
-) {
+fn panel_columns<const L: usize>(panel: &[f64], w: usize, x: &[[f64; L]], y: &mut [[f64; L]]) {
     let rows = x.len();
     let mut j = 0;
     while j + COLS <= w {
@@ -672,45 +578,29 @@ mod tests {
 
     #[test]
     fn every_instruction_set_gives_the_same_bits() {
-        // One panel of 300 rows and 256 columns; each compiled path against the portable
-        // one (the paths the processor lacks are skipped).
+        // One panel of 300 rows and 256 columns, filled and multiplied on every instruction
+        // set the processor has, against the baseline.
         let (rows, w) = (300, TILE);
         let y = random_matrix(rows, 3, 5);
-        let panel_of = |fill: &dyn Fn(&mut [f64]) -> Vec<f64>| {
-            let mut panel = vec![0.0; rows * w];
-            let sums = fill(&mut panel);
-            (panel, sums)
-        };
         let src = Direct {
             y: &y,
             f: |d2: f64| crate::exp(-0.7 * d2),
         };
-        let want = panel_of(&|p| fill_and_sum_portable(&src, 0, w, p));
         let x: Vec<[f64; LANES]> = (0..rows)
             .map(|i| std::array::from_fn(|l| ((i * LANES + l) as f64 * 0.37).sin()))
             .collect();
-        let product = |f: &dyn Fn(&mut [[f64; LANES]])| {
+        let run = |level: Level| {
+            let mut panel = vec![0.0; rows * w];
+            let sums = fill_and_sum(level, &src, 0, w, &mut panel);
             let mut out = vec![[0.0; LANES]; rows];
-            f(&mut out);
-            out
+            panel_product(level, &panel, w, &x, &mut out);
+            (panel, sums, out)
         };
-        let want_y = product(&|o| panel_product_portable(&want.0, w, &x, o));
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: AVX2 was detected.
-                let got = panel_of(&|p| unsafe { fill_and_sum_avx2(&src, 0, w, p) });
-                assert_eq!(got, want);
-                let y = product(&|o| unsafe { panel_product_avx2(&want.0, w, &x, o) });
-                assert_eq!(y, want_y);
-            }
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: AVX-512F was detected.
-                let got = panel_of(&|p| unsafe { fill_and_sum_avx512(&src, 0, w, p) });
-                assert_eq!(got, want);
-                let y = product(&|o| unsafe { panel_product_avx512(&want.0, w, &x, o) });
-                assert_eq!(y, want_y);
-            }
+        let want = run(Level::baseline());
+        let levels = Level::available();
+        assert!(levels.len() > 1 || cfg!(not(target_arch = "x86_64")));
+        for level in levels {
+            assert!(run(level) == want, "{level:?}");
         }
     }
 

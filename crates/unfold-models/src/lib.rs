@@ -12,6 +12,9 @@
 //! exists, [`OutOfSample`]. Every method is registered in [`registry::Registry`], through
 //! which the command line, model selection, model files and the Python package reach it.
 
+// Vector instructions come from unfold-linalg's SIMD layer (`unfold_linalg::simd`).
+#![forbid(unsafe_code)]
+
 pub mod grf;
 pub mod lvm;
 pub mod optimise;

@@ -13,6 +13,7 @@
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use std::ops::Range;
+use unfold_linalg::simd::{self, exp, lane_sum, LANES};
 
 /// Assignments below `e^-37 < 1e-16` times the point's largest are set to zero: they
 /// change no sum at double precision, and with a small sigma dropping them leaves `R`
@@ -28,40 +29,6 @@ const MAX_BLOCKS: usize = 16;
 const ACCUMULATORS: usize = 4;
 /// Rows of `R` that update the accumulators of [`products_blocks`] together.
 const GROUP: usize = 4;
-
-/// Defines `fn $name` that runs its body compiled for the widest vector instructions the
-/// processor has (AVX-512, AVX2, else the baseline). The body is the same operations in the
-/// same order (no fused multiply-adds are introduced), so the results do not depend on the
-/// version that runs.
-macro_rules! widest_simd {
-    ($(#[$meta:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
-        $(#[$meta])*
-        fn $name($($arg: $ty),*) -> $ret {
-            #[inline(always)]
-            fn body($($arg: $ty),*) -> $ret $body
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f")]
-                fn avx512($($arg: $ty),*) -> $ret {
-                    body($($arg),*)
-                }
-                #[target_feature(enable = "avx2")]
-                fn avx2($($arg: $ty),*) -> $ret {
-                    body($($arg),*)
-                }
-                if std::arch::is_x86_feature_detected!("avx512f") {
-                    // SAFETY: the processor supports AVX-512F.
-                    return unsafe { avx512($($arg),*) };
-                }
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the processor supports AVX2.
-                    return unsafe { avx2($($arg),*) };
-                }
-            }
-            body($($arg),*)
-        }
-    };
-}
 
 /// `R^T R`, `R^T X` and `1^T R`, in the original numbering of the centres.
 pub(crate) struct Products {
@@ -178,9 +145,6 @@ fn blocking(n: usize) -> (usize, usize) {
     (n.div_ceil(rows).max(1), rows)
 }
 
-/// Doubles per [`Lane`].
-const LANES: usize = 8;
-
 /// Eight doubles aligned to a cache line: one AVX-512 register (two AVX2 ones).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C, align(64))]
@@ -257,50 +221,6 @@ fn sum_lanes_in_order(parts: Vec<Vec<Lane>>) -> Vec<Lane> {
     total
 }
 
-/// `exp(x)` lane by lane for `x` in `[-708, 709]` (the softmax exponents lie in
-/// `(-37, 0]`), to within about one unit in the last place: `x = n ln 2 + r` with
-/// `|r| <= ln(2)/2` (Cody-Waite, fdlibm's split of `ln 2`), `exp(r)` by its Taylor
-/// polynomial of degree 13 (truncation below `1e-17` relative) and `2^n` by the exponent
-/// bits. The same operations in every lane, so it vectorises (unlike calls to `f64::exp`).
-#[inline(always)]
-pub(crate) fn exp_lanes(x: [f64; LANES]) -> [f64; LANES] {
-    const LOG2_E: f64 = std::f64::consts::LOG2_E;
-    const LN2_HI: f64 = 6.931_471_803_691_238e-1;
-    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
-    // Adding and subtracting 1.5 * 2^52 rounds to the nearest integer.
-    const ROUND: f64 = 6_755_399_441_055_744.0;
-    const INV_FACT: [f64; 14] = [
-        1.0,
-        1.0,
-        1.0 / 2.0,
-        1.0 / 6.0,
-        1.0 / 24.0,
-        1.0 / 120.0,
-        1.0 / 720.0,
-        1.0 / 5_040.0,
-        1.0 / 40_320.0,
-        1.0 / 362_880.0,
-        1.0 / 3_628_800.0,
-        1.0 / 39_916_800.0,
-        1.0 / 479_001_600.0,
-        1.0 / 6_227_020_800.0,
-    ];
-    let mut out = [0.0; LANES];
-    for l in 0..LANES {
-        let t = x[l] * LOG2_E + ROUND;
-        let n = t - ROUND;
-        let r = (x[l] - n * LN2_HI) - n * LN2_LO;
-        let mut p = INV_FACT[13];
-        for c in INV_FACT[..13].iter().rev() {
-            p = p * r + c;
-        }
-        // `t`'s low bits hold the integer `n`: the bits of `2^n` are `(n + 1023) << 52`.
-        let scale = f64::from_bits(t.to_bits().wrapping_add(1023) << 52);
-        out[l] = p * scale;
-    }
-    out
-}
-
 /// The smallest entry of `d` (exact, in vector lanes).
 #[inline(always)]
 fn min_of(d: &[f64]) -> f64 {
@@ -318,18 +238,6 @@ fn min_of(d: &[f64]) -> f64 {
     }
     let tail = chunks.remainder().iter().copied();
     lanes.into_iter().chain(tail).fold(f64::INFINITY, f64::min)
-}
-
-/// The sum of `values` in [`LANES`] interleaved partial sums (value `j` into sum `j % 8`,
-/// which vectorises), added up at the end in a fixed order.
-#[inline(always)]
-fn lane_sum(values: impl Iterator<Item = f64>) -> f64 {
-    let mut lanes = [0.0; LANES];
-    for (j, v) in values.enumerate() {
-        lanes[j % LANES] += v;
-    }
-    ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6]))
-        + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]))
 }
 
 /// Sums equally long accumulators in order into the first.
@@ -472,7 +380,11 @@ pub(crate) fn soft_assign_reusing(
     assert_eq!(order.len(), c.nrows(), "one position per centre");
     let g = Geometry::new(z, c, &order);
     Assignment::build(z.nrows(), order, spare, |rows, block| {
-        points_block(&g, sigma, rows, block)
+        simd::Level::widest().run_out(
+            block,
+            #[inline(always)]
+            |block| points_block(&g, sigma, rows.clone(), block),
+        )
     })
 }
 
@@ -484,7 +396,13 @@ pub(crate) fn nearest_centres(z: &DMatrix<f64>, c: &DMatrix<f64>) -> Vec<usize> 
     let (nblocks, rows) = blocking(z.nrows());
     let labels: Vec<Vec<usize>> = (0..nblocks)
         .into_par_iter()
-        .map(|b| nearest_block(&g, b * rows..((b + 1) * rows).min(z.nrows())))
+        .map(|b| {
+            let rows = b * rows..((b + 1) * rows).min(z.nrows());
+            simd::vectorize(
+                #[inline(always)]
+                || nearest_block(&g, rows.clone()),
+            )
+        })
         .collect();
     labels.concat()
 }
@@ -546,39 +464,37 @@ impl Geometry {
     }
 }
 
-widest_simd! {
-    /// The nearest centre of each point in `rows`.
-    fn nearest_block(g: &Geometry, rows: Range<usize>) -> Vec<usize> {
-        let mut d = vec![0.0; g.cn.len()];
-        let mut labels = Vec::with_capacity(rows.len());
-        for i in rows {
-            let least = g.sq_dists(i, &mut d);
-            // The first position holding the minimum: its chunk of eight first (a vector
-            // comparison per chunk), then the position from there.
-            let full = d.len() / LANES * LANES;
-            let start = d[..full]
-                .chunks_exact(LANES)
-                .position(|ch| ch.iter().fold(false, |hit, &v| hit | (v == least)))
-                .map_or(full, |c| c * LANES);
-            let label = d[start..].iter().position(|&v| v == least);
-            labels.push(label.map_or(0, |l| start + l));
-        }
-        labels
+/// The nearest centre of each point in `rows`.
+#[inline(always)]
+fn nearest_block(g: &Geometry, rows: Range<usize>) -> Vec<usize> {
+    let mut d = vec![0.0; g.cn.len()];
+    let mut labels = Vec::with_capacity(rows.len());
+    for i in rows {
+        let least = g.sq_dists(i, &mut d);
+        // The first position holding the minimum: its chunk of eight first (a vector
+        // comparison per chunk), then the position from there.
+        let full = d.len() / LANES * LANES;
+        let start = d[..full]
+            .chunks_exact(LANES)
+            .position(|ch| ch.iter().fold(false, |hit, &v| hit | (v == least)))
+            .map_or(full, |c| c * LANES);
+        let label = d[start..].iter().position(|&v| v == least);
+        labels.push(label.map_or(0, |l| start + l));
     }
+    labels
 }
 
-widest_simd! {
-    /// The softmax rows of the points `rows` (see [`soft_assign_to`]).
-    fn points_block(g: &Geometry, sigma: f64, rows: Range<usize>, block: &mut Block) -> (f64, f64) {
-        let k = g.cn.len();
-        let mut d = vec![0.0; k];
-        let mut rows_out = SoftmaxRows::new(k);
-        for i in rows {
-            let least = g.sq_dists(i, &mut d);
-            rows_out.push(&d, least, sigma, block);
-        }
-        (rows_out.neg_entropy, rows_out.soft_min)
+/// The softmax rows of the points `rows` (see [`soft_assign_to`]).
+#[inline(always)]
+fn points_block(g: &Geometry, sigma: f64, rows: Range<usize>, block: &mut Block) -> (f64, f64) {
+    let k = g.cn.len();
+    let mut d = vec![0.0; k];
+    let mut rows_out = SoftmaxRows::new(k);
+    for i in rows {
+        let least = g.sq_dists(i, &mut d);
+        rows_out.push(&d, least, sigma, block);
     }
+    (rows_out.neg_entropy, rows_out.soft_min)
 }
 
 /// Appends softmax rows to a block, summing their parts of the objective.
@@ -665,22 +581,21 @@ impl SoftmaxRows {
         // Whole chunks of eight (lanes past `count` hold earlier values, whose results are
         // cut off), so that every copy has a fixed length.
         for chunk in self.exponents[..count.div_ceil(LANES) * LANES].chunks_exact(LANES) {
-            let x: [f64; LANES] = chunk.try_into().expect("whole chunks");
-            block.val.extend_from_slice(&exp_lanes(x));
+            let mut e = [0.0; LANES];
+            for (e, &x) in e.iter_mut().zip(chunk) {
+                *e = exp(x);
+            }
+            block.val.extend_from_slice(&e);
         }
         block.val.truncate(start + count);
         let row = &mut block.val[start..];
-        let total = lane_sum(row.iter().copied());
+        let total = lane_sum(row.len(), |j| row[j]);
         let log_total = total.ln();
         for v in row.iter_mut() {
             *v /= total;
         }
         // log r_ij = -(d_ij - shift)/sigma - log total, exact when r_ij is tiny.
-        let neg_entropy = lane_sum(
-            row.iter()
-                .zip(exponents)
-                .map(|(v, x)| sigma * v * (x - log_total)),
-        );
+        let neg_entropy = lane_sum(row.len(), |j| sigma * row[j] * (exponents[j] - log_total));
         if row.contains(&0.0) {
             // Entries that underflowed in the normalisation are dropped (adding their zero
             // terms above changed nothing).
@@ -764,7 +679,10 @@ impl Assignment {
             .enumerate()
             .map(|(g, blocks)| {
                 let x = &x.lanes[g * group * rows * xw..];
-                products_blocks(blocks, x, xw, rows, k)
+                simd::vectorize(
+                    #[inline(always)]
+                    || products_blocks(blocks, x, xw, rows, k),
+                )
             })
             .collect();
         let (mut grams, mut rtxs, mut sums) = (Vec::new(), Vec::new(), Vec::new());
@@ -908,138 +826,129 @@ impl Assignment {
     }
 }
 
-widest_simd! {
-    /// The blocks' `R^T R` (the upper triangle in positions, rows of `ceil(K/8)` lanes;
-    /// entries left of the diagonal are not used), `R^T X` (by positions, `xw` lanes per
-    /// centre; `x` holds the blocks' rows of `X` one after the other, `block_rows` per
-    /// block) and column sums (by positions).
-    ///
-    /// The stored rows of a block (ordered by their first position) are taken [`GROUP`] at
-    /// a time: their values are spread into dense lanes over the union of their runs of
-    /// lanes, and for every position `p` of the union the `GROUP` rows update the
-    /// accumulators at once, `acc[p] += sum_r r_rp row_r` (`row_r` is the lanes of `R`'s row
-    /// from `p`'s lane on, for `R^T R`, and the row of `X`, for `R^T X`): one load and
-    /// store of an accumulator lane per `GROUP` multiply-adds (the updates are bound by
-    /// those loads and stores), and zeros where a row is not in the union add nothing.
-    fn products_blocks(
-        blocks: &[Block],
-        x: &[Lane],
-        xw: usize,
-        block_rows: usize,
-        k: usize,
-    ) -> (Vec<Lane>, Vec<Lane>, Vec<f64>) {
-        let kw = k.div_ceil(LANES);
-        let mut gram = vec![Lane::default(); k * kw];
-        let mut rtx = vec![Lane::default(); k * xw];
-        let mut sums = vec![0.0; k];
-        // The group's rows as dense lanes (row r at r * kw), zero outside their non-zeros.
-        let mut dense = vec![Lane::default(); GROUP * kw];
-        // The group's rows of X, interleaved: lane j of row r at j * GROUP + r (zero for
-        // missing rows of a last, smaller group).
-        let mut xs = vec![Lane::default(); xw * GROUP];
-        let mut runs: Vec<(usize, usize)> = Vec::new();
-        let mut used = vec![false; kw];
-        for (bi, b) in blocks.iter().enumerate() {
-            let xb = &x[bi * block_rows * xw..];
-            // Empty rows are stored last.
-            let filled = (0..b.rows()).take_while(|&i| b.ptr[i] < b.ptr[i + 1]).count();
-            for first in (0..filled).step_by(GROUP) {
-                let members = first..(first + GROUP).min(filled);
-                // The rows of X are read in the order of the stored rows (scattered): the
-                // next group's are requested now, while this group is computed.
-                for i in (first + GROUP..first + 2 * GROUP).take_while(|&i| i < filled) {
-                    let point = b.point[i] as usize;
-                    prefetch(&xb[point * xw..(point + 1) * xw]);
+/// The blocks' `R^T R` (the upper triangle in positions, rows of `ceil(K/8)` lanes;
+/// entries left of the diagonal are not used), `R^T X` (by positions, `xw` lanes per
+/// centre; `x` holds the blocks' rows of `X` one after the other, `block_rows` per
+/// block) and column sums (by positions).
+///
+/// The stored rows of a block (ordered by their first position) are taken [`GROUP`] at
+/// a time: their values are spread into dense lanes over the union of their runs of
+/// lanes, and for every position `p` of the union the `GROUP` rows update the
+/// accumulators at once, `acc[p] += sum_r r_rp row_r` (`row_r` is the lanes of `R`'s row
+/// from `p`'s lane on, for `R^T R`, and the row of `X`, for `R^T X`): one load and
+/// store of an accumulator lane per `GROUP` multiply-adds (the updates are bound by
+/// those loads and stores), and zeros where a row is not in the union add nothing.
+#[inline(always)]
+fn products_blocks(
+    blocks: &[Block],
+    x: &[Lane],
+    xw: usize,
+    block_rows: usize,
+    k: usize,
+) -> (Vec<Lane>, Vec<Lane>, Vec<f64>) {
+    let kw = k.div_ceil(LANES);
+    let mut gram = vec![Lane::default(); k * kw];
+    let mut rtx = vec![Lane::default(); k * xw];
+    let mut sums = vec![0.0; k];
+    // The group's rows as dense lanes (row r at r * kw), zero outside their non-zeros.
+    let mut dense = vec![Lane::default(); GROUP * kw];
+    // The group's rows of X, interleaved: lane j of row r at j * GROUP + r (zero for
+    // missing rows of a last, smaller group).
+    let mut xs = vec![Lane::default(); xw * GROUP];
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut used = vec![false; kw];
+    for (bi, b) in blocks.iter().enumerate() {
+        let xb = &x[bi * block_rows * xw..];
+        // Empty rows are stored last.
+        let filled = (0..b.rows())
+            .take_while(|&i| b.ptr[i] < b.ptr[i + 1])
+            .count();
+        for first in (0..filled).step_by(GROUP) {
+            let members = first..(first + GROUP).min(filled);
+            // The rows of X are read in the order of the stored rows (scattered): the
+            // next group's are requested now, while this group is computed.
+            for i in (first + GROUP..first + 2 * GROUP).take_while(|&i| i < filled) {
+                let point = b.point[i] as usize;
+                xb[point * xw..(point + 1) * xw]
+                    .iter()
+                    .for_each(simd::prefetch);
+            }
+            xs.fill(Lane::default());
+            for (r, i) in members.clone().enumerate() {
+                let (pos, val) = b.row(i);
+                let dr = &mut dense[r * kw..(r + 1) * kw];
+                for (&p, &v) in pos.iter().zip(val) {
+                    let p = p as usize;
+                    dr[p / LANES].0[p % LANES] = v;
+                    used[p / LANES] = true;
                 }
-                xs.fill(Lane::default());
-                for (r, i) in members.clone().enumerate() {
-                    let (pos, val) = b.row(i);
-                    let dr = &mut dense[r * kw..(r + 1) * kw];
-                    for (&p, &v) in pos.iter().zip(val) {
-                        let p = p as usize;
-                        dr[p / LANES].0[p % LANES] = v;
-                        used[p / LANES] = true;
-                    }
-                    let point = b.point[i] as usize;
-                    for (j, lane) in xb[point * xw..(point + 1) * xw].iter().enumerate() {
-                        xs[j * GROUP + r] = *lane;
-                    }
+                let point = b.point[i] as usize;
+                for (j, lane) in xb[point * xw..(point + 1) * xw].iter().enumerate() {
+                    xs[j * GROUP + r] = *lane;
                 }
-                // The union's runs of lanes (the lanes of its members' runs).
-                runs.clear();
-                for i in members {
-                    for &p in b.row(i).0 {
-                        let c = p as usize / LANES;
-                        if used[c] {
-                            used[c] = false;
-                            runs.push((c, c + 1));
-                        }
-                    }
-                }
-                runs.sort_unstable();
-                runs.dedup_by(|next, run| {
-                    let merge = next.0 <= run.1;
-                    if merge {
-                        run.1 = run.1.max(next.1);
-                    }
-                    merge
-                });
-                for (ri, &(s, e)) in runs.iter().enumerate() {
-                    for c in s..e {
-                        for l in 0..LANES {
-                            let mut v = [0.0; GROUP];
-                            for (r, vr) in v.iter_mut().enumerate() {
-                                *vr = dense[r * kw + c].0[l];
-                            }
-                            if v.iter().all(|&vr| vr == 0.0) {
-                                continue;
-                            }
-                            let p = c * LANES + l;
-                            let row = &mut gram[p * kw..(p + 1) * kw];
-                            for (rs, re) in std::iter::once((c, e)).chain(runs[ri + 1..].iter().copied()) {
-                                for cc in rs..re {
-                                    let mut a = row[cc];
-                                    for (r, &vr) in v.iter().enumerate() {
-                                        a.add_scaled(vr, &dense[r * kw + cc]);
-                                    }
-                                    row[cc] = a;
-                                }
-                            }
-                            let acc = &mut rtx[p * xw..(p + 1) * xw];
-                            for (a, x) in acc.iter_mut().zip(xs.chunks_exact(GROUP)) {
-                                let mut t = *a;
-                                for (&vr, xl) in v.iter().zip(x) {
-                                    t.add_scaled(vr, xl);
-                                }
-                                *a = t;
-                            }
-                            sums[p] = v.iter().fold(sums[p], |t, &vr| t + vr);
-                        }
-                    }
-                }
-                for r in 0..GROUP {
-                    for &(s, e) in &runs {
-                        dense[r * kw + s..r * kw + e].fill(Lane::default());
+            }
+            // The union's runs of lanes (the lanes of its members' runs).
+            runs.clear();
+            for i in members {
+                for &p in b.row(i).0 {
+                    let c = p as usize / LANES;
+                    if used[c] {
+                        used[c] = false;
+                        runs.push((c, c + 1));
                     }
                 }
             }
+            runs.sort_unstable();
+            runs.dedup_by(|next, run| {
+                let merge = next.0 <= run.1;
+                if merge {
+                    run.1 = run.1.max(next.1);
+                }
+                merge
+            });
+            for (ri, &(s, e)) in runs.iter().enumerate() {
+                for c in s..e {
+                    for l in 0..LANES {
+                        let mut v = [0.0; GROUP];
+                        for (r, vr) in v.iter_mut().enumerate() {
+                            *vr = dense[r * kw + c].0[l];
+                        }
+                        if v.iter().all(|&vr| vr == 0.0) {
+                            continue;
+                        }
+                        let p = c * LANES + l;
+                        let row = &mut gram[p * kw..(p + 1) * kw];
+                        for (rs, re) in
+                            std::iter::once((c, e)).chain(runs[ri + 1..].iter().copied())
+                        {
+                            for cc in rs..re {
+                                let mut a = row[cc];
+                                for (r, &vr) in v.iter().enumerate() {
+                                    a.add_scaled(vr, &dense[r * kw + cc]);
+                                }
+                                row[cc] = a;
+                            }
+                        }
+                        let acc = &mut rtx[p * xw..(p + 1) * xw];
+                        for (a, x) in acc.iter_mut().zip(xs.chunks_exact(GROUP)) {
+                            let mut t = *a;
+                            for (&vr, xl) in v.iter().zip(x) {
+                                t.add_scaled(vr, xl);
+                            }
+                            *a = t;
+                        }
+                        sums[p] = v.iter().fold(sums[p], |t, &vr| t + vr);
+                    }
+                }
+            }
+            for r in 0..GROUP {
+                for &(s, e) in &runs {
+                    dense[r * kw + s..r * kw + e].fill(Lane::default());
+                }
+            }
         }
-        (gram, rtx, sums)
     }
-}
-
-/// Asks the processor to bring `lanes` (one cache line each) into its caches: a hint for
-/// data needed soon, without effect on any result.
-#[inline(always)]
-fn prefetch(lanes: &[Lane]) {
-    #[cfg(target_arch = "x86_64")]
-    for lane in lanes {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: SSE is part of every x86-64 processor; a prefetch never faults.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((lane as *const Lane).cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = lanes;
+    (gram, rtx, sums)
 }
 
 /// The block's rows of `R G` for `G` with `P` columns (`g` by positions, row-major K x P)
@@ -1069,6 +978,56 @@ fn narrow_mul_block<const P: usize>(b: &Block, g: &[f64], out: &mut [f64]) {
         let point = point as usize;
         for (j, o) in out[point * P..(point + 1) * P].iter_mut().enumerate() {
             *o = even[j] + odd[j];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use unfold_linalg::simd::Level;
+
+    /// Scattered points (sines of their indices).
+    fn points(n: usize, d: usize, shift: usize) -> DMatrix<f64> {
+        DMatrix::from_fn(n, d, |i, j| {
+            (((i + shift) * 7 + j * 13) as f64 * 0.37).sin()
+        })
+    }
+
+    #[test]
+    fn every_instruction_set_gives_the_same_bits() {
+        // The three dispatched kernels on every instruction set the processor has, against
+        // the baseline: latent dimensions 2 (its own distance loop) and 3, a sparse and a
+        // dense R, more than one block.
+        for (dim, sigma) in [(2, 0.05), (3, 0.05), (2, 5.0)] {
+            let (z, c) = (points(1100, dim, 0), points(40, dim, 5000));
+            let order: Vec<usize> = (0..40).rev().collect();
+            let g = Geometry::new(&z, &c, &order);
+            let x = LaneRows::new(&points(1100, 11, 99));
+            let a = soft_assign_to(&z, &c, sigma, order.clone());
+            let run = |level: Level| {
+                let mut block = Block::default();
+                block.clear();
+                let part = level.run_out(
+                    &mut block,
+                    #[inline(always)]
+                    |block| points_block(&g, sigma, 0..1100, block),
+                );
+                let labels = level.run(
+                    #[inline(always)]
+                    || nearest_block(&g, 0..1100),
+                );
+                let (gram, rtx, sums) = level.run(
+                    #[inline(always)]
+                    || products_blocks(&a.blocks, &x.lanes, x.width, a.block_rows, a.k),
+                );
+                let rows = (block.ptr, block.pos, block.val, part);
+                (rows, labels, gram, rtx, sums)
+            };
+            let want = run(Level::baseline());
+            for level in Level::available() {
+                assert!(run(level) == want, "{level:?}, d = {dim}, sigma = {sigma}");
+            }
         }
     }
 }
