@@ -11,7 +11,7 @@
 use crate::grf::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionProjector,
 };
-use crate::grf::{FieldScaling, Precision};
+use crate::grf::{FieldScaling, GaussianRandomField, Precision, PrecisionDerivative};
 use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
@@ -62,8 +62,11 @@ impl LlePlParams {
         let (yc, mean) = unfold_data::centre(y);
         let (nn, graph) = self.graph.build(&yc, Weighting::Binary, "lle-pl")?;
         let regs = LocalRegressions::fit(&yc, nn.indices, self.reg, self.precision, "lle-pl")?;
-        let evidence =
-            Evidence::from_terms(EvidenceKind::PseudoLogLikelihood, regs.terms(yc.ncols()));
+        let evidence = LlePlField {
+            regs: &regs,
+            y: &yc,
+        }
+        .pseudo_log_likelihood(&[])?;
         let (emb, latent_scale) = regression_embedding(&regs, self.dim, self.scaling)?;
         Ok(LlePl {
             regressions: regs,
@@ -78,6 +81,39 @@ impl LlePlParams {
             graph,
             coords: emb.coords,
         })
+    }
+}
+
+/// lle-pl's field: the precision `M M^T` of the fitted regressions over the centred data,
+/// with no free parameters left. Its regressions run on the ordinary (cyclic) kNN lists,
+/// so their product is not the field's likelihood but its pseudo-likelihood (spec §2.7),
+/// which this field gives in place of the trait's product of full conditionals (`M M^T`'s
+/// diagonal is not `m_ii^2`, so the two differ). Its exact log-likelihood is the trait's.
+struct LlePlField<'a> {
+    regs: &'a LocalRegressions,
+    y: &'a DMatrix<f64>,
+}
+
+impl GaussianRandomField for LlePlField<'_> {
+    fn data(&self) -> &DMatrix<f64> {
+        self.y
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        Vec::new()
+    }
+    fn precision(&self, _: &[f64]) -> Result<Precision> {
+        Ok(Precision::Sparse(self.regs.precision_matrix(true)))
+    }
+    fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
+        Ok(Vec::new())
+    }
+    /// The product of the regressions: `(p/2) sum log m_ii^2 - 1/2 sum m_ii^2 ||r_i||^2`
+    /// and the normaliser.
+    fn pseudo_log_likelihood(&self, _: &[f64]) -> Result<Evidence> {
+        Ok(Evidence::from_terms(
+            EvidenceKind::PseudoLogLikelihood,
+            self.regs.terms(self.y.ncols()),
+        ))
     }
 }
 
