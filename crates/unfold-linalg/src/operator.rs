@@ -6,7 +6,9 @@ use crate::sparse::CsrMatrix;
 use crate::sparse_cholesky::SparseCholesky;
 use crate::view::{as_faer, as_faer_mut, par};
 use faer::linalg::matmul::matmul;
-use faer::Accum;
+use faer::sparse::linalg::matmul::sparse_dense_matmul;
+use faer::sparse::{SparseRowMatRef, SymbolicSparseRowMatRef};
+use faer::{Accum, Par};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 
@@ -36,6 +38,10 @@ impl SymOperator for DMatrix<f64> {
     }
 }
 
+/// Blocks of at most this many columns take faer's sparse product ([`CsrMatrix`]'s
+/// `apply`).
+const FAER_COLUMNS: usize = 2;
+
 /// Rows per task of the sparse product: a few microseconds of work, so that handing a
 /// block to another thread costs less than the block itself.
 const SPARSE_ROWS: usize = 2048;
@@ -45,11 +51,34 @@ impl SymOperator for CsrMatrix {
         self.nrows()
     }
 
-    /// A sparse product, parallel over fixed blocks of rows; each output entry is one
-    /// sequential dot product, so the result does not depend on the number of threads.
+    /// A sparse product; each output entry is one sequential dot product over the row's
+    /// stored entries, so the result does not depend on the number of threads. Blocks of
+    /// one or two columns go to faer's `sparse_dense_matmul` (sequential, column by
+    /// column: 2-3x faster than ours there, `bench/results/sparse_vs_faer.md`, and the same
+    /// bits, as it sums each entry in the same order); wider blocks to ours, parallel over
+    /// fixed blocks of rows on the transposed block (faster from 8 columns on).
     fn apply(&self, x: &DMatrix<f64>, y: &mut DMatrix<f64>) {
         let b = x.ncols();
         if b == 0 {
+            return;
+        }
+        if b <= FAER_COLUMNS {
+            let (indptr, indices, values) = self.parts();
+            let symbolic = SymbolicSparseRowMatRef::new_checked(
+                self.nrows(),
+                self.ncols(),
+                indptr,
+                None,
+                indices,
+            );
+            sparse_dense_matmul(
+                as_faer_mut(y),
+                Accum::Replace,
+                SparseRowMatRef::new(symbolic, values),
+                as_faer(x),
+                1.0,
+                Par::Seq,
+            );
             return;
         }
         let xt = x.transpose(); // b x n: row j of x is contiguous
@@ -110,6 +139,21 @@ impl SymOperator for ShiftInvert {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn narrow_products_on_faer_equal_ours_to_the_bit() {
+        // 5000 rows: our path splits them into parallel row blocks.
+        let a = crate::test_util::random_graph_laplacian(5000, 8, 3);
+        let x = DMatrix::from_fn(5000, 3, |i, j| ((i * 3 + j) as f64 * 0.37).sin());
+        let mut wide = DMatrix::zeros(5000, 3);
+        a.apply(&x, &mut wide); // ours (3 columns)
+        for b in 1..=FAER_COLUMNS {
+            let narrow_x = x.columns(0, b).into_owned();
+            let mut narrow = DMatrix::zeros(5000, b);
+            a.apply(&narrow_x, &mut narrow); // faer
+            assert_eq!(narrow, wide.columns(0, b).into_owned(), "{b} columns");
+        }
+    }
 
     #[test]
     fn sparse_and_dense_block_products_agree() {
