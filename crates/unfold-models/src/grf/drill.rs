@@ -114,8 +114,10 @@ impl DrillParams {
                 best = Some((s, fit));
             }
         }
-        let (_, fit) = best.expect("at least one penalty");
-        Ok((fit, rhos.iter().copied().zip(scores).collect()))
+        let (_, mut fit) = best.expect("at least one penalty");
+        fit.rho_scores = rhos.iter().copied().zip(scores).collect();
+        let scores = fit.rho_scores.clone();
+        Ok((fit, scores))
     }
 
     fn fit_warm(
@@ -184,6 +186,7 @@ impl DrillParams {
             convergence: Convergence::iterative(fit.gap_trace, fit.converged, "tolerance"),
             precision: fit.precision,
             covariance: fit.covariance,
+            rho_scores: Vec::new(),
             graph,
             coords: emb.coords,
         })
@@ -207,6 +210,9 @@ pub struct Drill {
     /// How the graphical lasso ended: its sweeps, and the duality gap after each sweep
     /// (the penalised objective is not evaluated per sweep; it costs a log-determinant).
     pub convergence: Convergence,
+    /// `(rho, GP-LVM score)` of every penalty compared when the fit chose among several
+    /// ([`DrillParams::fit_best`]); empty for a fit at one penalty.
+    pub rho_scores: Vec<(f64, f64)>,
     graph: Option<NeighbourGraph>,
     coords: DMatrix<f64>,
 }
@@ -257,7 +263,7 @@ mod registration {
     use super::*;
     use crate::registry::{
         decode, DefaultValue, Family, FitData, Interval, Method, MethodInfo, Model, ParamKind,
-        ParamSpec, Settings,
+        ParamSpec, Settings, Table,
     };
     use unfold_core::{Convergence, EvidenceKind};
     use unfold_vem::Observer;
@@ -343,6 +349,23 @@ mod registration {
                     .collect(),
             )
         }
+
+        /// The penalties compared and their GP-LVM scores, when there were several.
+        fn tables(&self) -> Vec<Table> {
+            if self.rho_scores.is_empty() {
+                return Vec::new();
+            }
+            let rows = DMatrix::from_fn(self.rho_scores.len(), 2, |r, c| {
+                let (rho, score) = self.rho_scores[r];
+                [rho, score][c]
+            });
+            let header = vec!["rho".to_string(), "gplvm_score".to_string()];
+            vec![Table {
+                name: "rho_scores",
+                header,
+                rows,
+            }]
+        }
     }
 }
 
@@ -402,6 +425,11 @@ mod tests {
             .unwrap();
         assert_eq!(best.rho, 0.05);
         assert_eq!(scores.len(), 3);
+        // The fitted model keeps the comparison, in the order the penalties were given.
+        assert_eq!(best.rho_scores, scores);
+        assert_eq!(best.rho_scores[1], (0.2, -0.15000000000000002));
+        let table = &crate::registry::Model::tables(&best)[0];
+        assert_eq!((table.name, table.rows.shape()), ("rho_scores", (3, 2)));
         let sparse = params.clone().fit_best(&y, &[0.2], |_| Ok(0.0)).unwrap().0;
         let dense = params.fit_best(&y, &[0.02], |_| Ok(0.0)).unwrap().0;
         assert!(sparse.learned_edges().len() < dense.learned_edges().len());
