@@ -6,7 +6,7 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, ValueEnum};
 use std::path::PathBuf;
 use unfold_core::{Error, Result};
-use unfold_models::registry::{DefaultValue, ParamKind, ParamSpec, Registry, Settings};
+use unfold_models::registry::{ParamKind, ParamSpec, Registry, Settings};
 
 /// The whole command line for `registry`.
 pub fn command(registry: &Registry) -> Command {
@@ -89,10 +89,7 @@ fn help(specs: &[(&str, ParamSpec)]) -> String {
             meanings.push(p.help);
         }
     }
-    let default = |p: &ParamSpec| match &p.default {
-        DefaultValue::Is(v) => v.to_string(),
-        DefaultValue::Auto(how) => how.to_string(),
-    };
+    let default = |p: &ParamSpec| p.default_text();
     // One phrase when every method agrees, else one entry per method.
     let per_method = |what: &str, f: &dyn Fn(&ParamSpec) -> String| {
         let first = f(&specs[0].1);

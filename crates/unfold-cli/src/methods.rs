@@ -3,7 +3,7 @@
 
 use crate::args::flag_name;
 use std::fmt::Write as _;
-use unfold_models::registry::{DefaultValue, Registry};
+use unfold_models::registry::Registry;
 
 /// The listing of every method of `registry`.
 pub fn table(registry: &Registry) -> String {
@@ -23,10 +23,7 @@ pub fn table(registry: &Registry) -> String {
         )
         .ok();
         for p in registry.params(info.name).unwrap_or_default() {
-            let default = match &p.default {
-                DefaultValue::Is(v) => v.to_string(),
-                DefaultValue::Auto(how) => how.to_string(),
-            };
+            let default = p.default_text();
             writeln!(
                 out,
                 "  --{:<16} {} (default {default}; {})",

@@ -272,6 +272,16 @@ impl ParamSpec {
         ParamSpec::count("seed", 0, 0, "seed for every random choice")
     }
 
+    /// The default in words: the value as the command line writes it (`fixed:0.001` for a
+    /// number-or-word parameter), or how the method computes it.
+    pub fn default_text(&self) -> String {
+        match (&self.default, &self.kind) {
+            (DefaultValue::Is(Value::Real(v)), ParamKind::RealOr(..)) => format!("fixed:{v}"),
+            (DefaultValue::Is(v), _) => v.to_string(),
+            (DefaultValue::Auto(how), _) => how.to_string(),
+        }
+    }
+
     /// What values are allowed, in words (for messages and help).
     pub fn allowed(&self) -> String {
         match &self.kind {
