@@ -17,15 +17,15 @@
 //! its smallest non-zero eigenvalues.
 
 use crate::grf::regression::{
-    regression_embedding, LocalRegressions, PrecisionRule, RegressionProjector,
+    regression_embedding, LocalRegressions, PrecisionRule, RegressionField, RegressionProjector,
 };
-use crate::grf::{FieldScaling, GaussianRandomField, Precision, PrecisionDerivative};
+use crate::grf::{FieldScaling, GaussianRandomField, Precision};
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Error, Evidence, Result};
 use unfold_graph::NeighbourGraph;
 use unfold_linalg::CsrMatrix;
 
@@ -90,9 +90,10 @@ impl AlleParams {
         let order = self.order(&yc)?;
         let parents = later_neighbours(&yc, &order, self.k)?;
         let regs = LocalRegressions::fit(&yc, parents, self.reg, PrecisionRule::Estimated, "ALLE")?;
-        let evidence = AlleField {
+        let evidence = RegressionField {
             regs: &regs,
             y: &yc,
+            acyclic: true,
         }
         .evidence(&[])?;
         let (emb, latent_scale) = regression_embedding(&regs, self.dim, self.scaling)?;
@@ -194,39 +195,6 @@ fn later_neighbours(y: &DMatrix<f64>, order: &[usize], k: usize) -> Result<Vec<V
             Ok(cand.into_iter().map(|(_, j)| j).collect())
         })
         .collect()
-}
-
-/// ALLE's field: the precision `M M^T` of the fitted regressions over the centred data,
-/// with no free parameters left. `M` is triangular in the order, so `|M M^T| = prod m_ii^2`
-/// and the exact log-likelihood is the product of the regressions (spec §4.1), which this
-/// field gives in closed form: more accurate than factorising `M M^T` and forming
-/// `tr(M M^T Y Y^T)` (they agree to about 1e-10 relative on a Swiss roll).
-struct AlleField<'a> {
-    regs: &'a LocalRegressions,
-    y: &'a DMatrix<f64>,
-}
-
-impl GaussianRandomField for AlleField<'_> {
-    fn data(&self) -> &DMatrix<f64> {
-        self.y
-    }
-    fn bounds(&self) -> Vec<(f64, f64)> {
-        Vec::new()
-    }
-    fn precision(&self, _: &[f64]) -> Result<Precision> {
-        Ok(Precision::Sparse(self.regs.precision_matrix(true)))
-    }
-    fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
-        Ok(Vec::new())
-    }
-    /// The product of the regressions: `(p/2) sum log m_ii^2 - 1/2 sum m_ii^2 ||r_i||^2`
-    /// and the normaliser.
-    fn log_likelihood(&self, _: &[f64]) -> Result<Evidence> {
-        Ok(Evidence::from_terms(
-            EvidenceKind::LogLikelihood,
-            self.regs.terms(self.y.ncols()),
-        ))
-    }
 }
 
 /// A fitted ALLE.

@@ -9,13 +9,13 @@
 //! non-constant eigenvectors of `M M^T`, is then exactly that of [`crate::Lle`].
 
 use crate::grf::regression::{
-    regression_embedding, LocalRegressions, PrecisionRule, RegressionProjector,
+    regression_embedding, LocalRegressions, PrecisionRule, RegressionField, RegressionProjector,
 };
-use crate::grf::{FieldScaling, GaussianRandomField, Precision, PrecisionDerivative};
+use crate::grf::{FieldScaling, GaussianRandomField, Precision};
 use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Error, Evidence, Result};
 use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 
 /// Settings of [`LlePl`].
@@ -62,9 +62,10 @@ impl LlePlParams {
         let (yc, mean) = unfold_data::centre(y);
         let (nn, graph) = self.graph.build(&yc, Weighting::Binary, "lle-pl")?;
         let regs = LocalRegressions::fit(&yc, nn.indices, self.reg, self.precision, "lle-pl")?;
-        let evidence = LlePlField {
+        let evidence = RegressionField {
             regs: &regs,
             y: &yc,
+            acyclic: false,
         }
         .pseudo_log_likelihood(&[])?;
         let (emb, latent_scale) = regression_embedding(&regs, self.dim, self.scaling)?;
@@ -81,39 +82,6 @@ impl LlePlParams {
             graph,
             coords: emb.coords,
         })
-    }
-}
-
-/// lle-pl's field: the precision `M M^T` of the fitted regressions over the centred data,
-/// with no free parameters left. Its regressions run on the ordinary (cyclic) kNN lists,
-/// so their product is not the field's likelihood but its pseudo-likelihood (spec §2.7),
-/// which this field gives in place of the trait's product of full conditionals (`M M^T`'s
-/// diagonal is not `m_ii^2`, so the two differ). Its exact log-likelihood is the trait's.
-struct LlePlField<'a> {
-    regs: &'a LocalRegressions,
-    y: &'a DMatrix<f64>,
-}
-
-impl GaussianRandomField for LlePlField<'_> {
-    fn data(&self) -> &DMatrix<f64> {
-        self.y
-    }
-    fn bounds(&self) -> Vec<(f64, f64)> {
-        Vec::new()
-    }
-    fn precision(&self, _: &[f64]) -> Result<Precision> {
-        Ok(Precision::Sparse(self.regs.precision_matrix(true)))
-    }
-    fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
-        Ok(Vec::new())
-    }
-    /// The product of the regressions: `(p/2) sum log m_ii^2 - 1/2 sum m_ii^2 ||r_i||^2`
-    /// and the normaliser.
-    fn pseudo_log_likelihood(&self, _: &[f64]) -> Result<Evidence> {
-        Ok(Evidence::from_terms(
-            EvidenceKind::PseudoLogLikelihood,
-            self.regs.terms(self.y.ncols()),
-        ))
     }
 }
 
@@ -272,7 +240,10 @@ mod tests {
     fn estimated_precisions_are_the_likelihood_fixed_point() {
         let y = roll(80);
         let pl = LlePlParams::new(2, 6).fit(&y).unwrap();
-        assert_eq!(pl.evidence.kind, EvidenceKind::PseudoLogLikelihood);
+        assert_eq!(
+            pl.evidence.kind,
+            unfold_core::EvidenceKind::PseudoLogLikelihood
+        );
         // Each term (p/2) log m^2 - m^2 r^2 / 2 is maximal in m^2 at p / r^2.
         for (&m, &r) in pl
             .regressions
