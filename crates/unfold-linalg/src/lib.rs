@@ -8,6 +8,9 @@
 //!
 //! - [`Cholesky`] / [`SparseCholesky`]: factorisations of symmetric positive definite
 //!   matrices with log-determinants, solves and inverses.
+//! - [`SparseSymbolic`] / [`SparseFactor`] / [`SelectedInverse`]: a sparse factorisation
+//!   whose analysis is reused across matrices with one pattern, and the entries of the
+//!   inverse on the factor's pattern (selected inversion).
 //! - [`sym_eigen`]: the full symmetric eigendecomposition.
 //! - [`largest_eigenpairs`], [`smallest_eigenpairs`], [`smallest_generalized_eigenpairs`]:
 //!   the few extreme eigenpairs spectral methods need, by the full decomposition for small
@@ -53,6 +56,7 @@ pub mod gemm;
 pub mod lanczos;
 pub mod operator;
 pub mod packed;
+pub mod selected_inverse;
 pub mod simd;
 pub mod sparse;
 pub mod sparse_cholesky;
@@ -73,6 +77,7 @@ pub use eigen::{
 pub use lanczos::{partial_sym_eigen, PartialEigenOptions, Which};
 pub use operator::SymOperator;
 pub use packed::PackedSym;
+pub use selected_inverse::{SelectedInverse, SparseFactor, SparseSymbolic};
 pub use simd::{exp, lane_sum, vectorize};
 pub use sparse::CsrMatrix;
 pub use sparse_cholesky::SparseCholesky;

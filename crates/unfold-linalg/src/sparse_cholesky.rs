@@ -16,7 +16,7 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::LltError;
 use faer::sparse::linalg::cholesky::{
     factorize_symbolic_cholesky, supernodal::SymbolicSupernodalCholesky, CholeskySymbolicParams,
-    SymbolicCholeskyRaw, SymmetricOrdering,
+    SymbolicCholesky, SymbolicCholeskyRaw, SymmetricOrdering,
 };
 use faer::sparse::linalg::triangular_solve::{
     solve_lower_triangular_in_place, solve_lower_triangular_transpose_in_place,
@@ -29,7 +29,7 @@ use unfold_core::{Error, Result};
 
 /// Factors with fewer stored entries than this are computed on the calling thread
 /// (Laplacian eigenmaps at n = 5000, about 2e5 entries, was ~1 ms faster so).
-const PARALLEL_FACTOR_ENTRIES: usize = 1 << 20;
+pub(crate) const PARALLEL_FACTOR_ENTRIES: usize = 1 << 20;
 
 /// The sparse Cholesky factor of a symmetric positive definite sparse matrix.
 #[derive(Debug)]
@@ -57,49 +57,10 @@ impl SparseCholesky {
     /// symmetric (the shift-invert operator), without forming `A + shift I`.
     pub(crate) fn of_shifted(a: &CsrMatrix, shift: f64, context: &str) -> Result<SparseCholesky> {
         let n = a.nrows();
-        let (indptr, indices, vals) = a.parts();
-        if u32::try_from(a.nnz()).is_err() {
-            return Err(Error::invalid(
-                context,
-                format!(
-                    "the matrix has {} stored entries, more than the 2^32 that the sparse \
-                     Cholesky factorisation indexes; use a sparser graph (smaller k)",
-                    a.nnz()
-                ),
-            ));
-        }
-        // The upper triangle in CSR order is the lower triangle in CSC order (A = A^T); the
-        // diagonal, stored or not, gets the shift.
-        let mut col_ptr = Vec::with_capacity(n + 1);
-        let mut row_idx = Vec::with_capacity(a.nnz() / 2 + n);
-        let mut lower_vals = Vec::with_capacity(a.nnz() / 2 + n);
-        col_ptr.push(0u32);
-        for i in 0..n {
-            let (cols, row_vals) = (
-                &indices[indptr[i]..indptr[i + 1]],
-                &vals[indptr[i]..indptr[i + 1]],
-            );
-            let (_, diagonal, above) = diagonal_split(cols, row_vals, i);
-            row_idx.push(i as u32);
-            lower_vals.push(diagonal + shift);
-            row_idx.extend(cols[above..].iter().map(|&j| j as u32));
-            lower_vals.extend(&row_vals[above..]);
-            col_ptr.push(row_idx.len() as u32);
-        }
+        let (col_ptr, row_idx, lower_vals) = lower_triangle(a, shift, context)?;
+        let symbolic = symbolic_cholesky(n, &col_ptr, &row_idx, context)?;
         let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
         let lower = SparseColMatRef::new(sym, &lower_vals);
-        let symbolic = factorize_symbolic_cholesky(
-            sym,
-            Side::Lower,
-            SymmetricOrdering::Amd,
-            CholeskySymbolicParams {
-                supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
-                ..Default::default()
-            },
-        )
-        .map_err(|e| {
-            Error::numerical(context, format!("sparse Cholesky analysis failed: {e:?}"))
-        })?;
         let perm: Vec<usize> = match symbolic.perm() {
             Some(p) => p.arrays().0.iter().map(|&i| i as usize).collect(),
             None => (0..n).collect(),
@@ -124,22 +85,7 @@ impl SparseCholesky {
             Default::default(),
         );
         if let Err(LltError::NonPositivePivot { index }) = result {
-            // The position in elimination order: 1-based from faer's simplicial kernel,
-            // 0-based from the supernodal one.
-            let position = match symbolic.raw() {
-                SymbolicCholeskyRaw::Simplicial(_) => index.saturating_sub(1),
-                SymbolicCholeskyRaw::Supernodal(_) => index,
-            };
-            let row = perm[position.min(n - 1)];
-            return Err(Error::NotPositiveDefinite {
-                context: context.to_string(),
-                pivot: row,
-                advice: format!(
-                    "elimination (in fill-reducing order) met a non-positive pivot at row {row}, \
-                     so the matrix is singular or indefinite; check the parameters that build \
-                     it, or add a small ridge to the diagonal"
-                ),
-            });
+            return Err(pivot_error(&symbolic, index, context));
         }
         let (col_ptr, row_idx) = match symbolic.raw() {
             // Already in compressed columns with the diagonal first (tiny or diagonal
@@ -198,6 +144,90 @@ impl SparseCholesky {
         let mut m = DMatrix::from_column_slice(x.len(), 1, x);
         self.solve_block_in_place(&mut m);
         x.copy_from_slice(m.as_slice());
+    }
+}
+
+/// The lower triangle of `a + shift I` in compressed columns `(col_ptr, row_idx, values)`,
+/// the diagonal first in each column (stored or not, it gets the shift): the upper triangle
+/// in CSR order is the lower triangle in CSC order, since `A = A^T`.
+pub(crate) fn lower_triangle(
+    a: &CsrMatrix,
+    shift: f64,
+    context: &str,
+) -> Result<(Vec<u32>, Vec<u32>, Vec<f64>)> {
+    let n = a.nrows();
+    let (indptr, indices, vals) = a.parts();
+    if u32::try_from(a.nnz() + n).is_err() {
+        return Err(Error::invalid(
+            context,
+            format!(
+                "the matrix has {} stored entries, more than the 2^32 that the sparse \
+                 Cholesky factorisation indexes; use a sparser graph (smaller k)",
+                a.nnz()
+            ),
+        ));
+    }
+    let mut col_ptr = Vec::with_capacity(n + 1);
+    let mut row_idx = Vec::with_capacity(a.nnz() / 2 + n);
+    let mut lower_vals = Vec::with_capacity(a.nnz() / 2 + n);
+    col_ptr.push(0u32);
+    for i in 0..n {
+        let (cols, row_vals) = (
+            &indices[indptr[i]..indptr[i + 1]],
+            &vals[indptr[i]..indptr[i + 1]],
+        );
+        let (_, diagonal, above) = diagonal_split(cols, row_vals, i);
+        row_idx.push(i as u32);
+        lower_vals.push(diagonal + shift);
+        row_idx.extend(cols[above..].iter().map(|&j| j as u32));
+        lower_vals.extend(&row_vals[above..]);
+        col_ptr.push(row_idx.len() as u32);
+    }
+    Ok((col_ptr, row_idx, lower_vals))
+}
+
+/// The symbolic supernodal Cholesky analysis (AMD ordering) of a lower-triangular pattern.
+pub(crate) fn symbolic_cholesky(
+    n: usize,
+    col_ptr: &[u32],
+    row_idx: &[u32],
+    context: &str,
+) -> Result<SymbolicCholesky<u32>> {
+    let sym = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, row_idx);
+    factorize_symbolic_cholesky(
+        sym,
+        Side::Lower,
+        SymmetricOrdering::Amd,
+        CholeskySymbolicParams {
+            supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| Error::numerical(context, format!("sparse Cholesky analysis failed: {e:?}")))
+}
+
+/// The error for faer's non-positive pivot at `index`, naming the original row.
+pub(crate) fn pivot_error(symbolic: &SymbolicCholesky<u32>, index: usize, context: &str) -> Error {
+    let n = symbolic.nrows();
+    // The position in elimination order: 1-based from faer's simplicial kernel, 0-based
+    // from the supernodal one.
+    let position = match symbolic.raw() {
+        SymbolicCholeskyRaw::Simplicial(_) => index.saturating_sub(1),
+        SymbolicCholeskyRaw::Supernodal(_) => index,
+    };
+    let position = position.min(n - 1);
+    let row = match symbolic.perm() {
+        Some(p) => p.arrays().0[position] as usize,
+        None => position,
+    };
+    Error::NotPositiveDefinite {
+        context: context.to_string(),
+        pivot: row,
+        advice: format!(
+            "elimination (in fill-reducing order) met a non-positive pivot at row {row}, \
+             so the matrix is singular or indefinite; check the parameters that build \
+             it, or add a small ridge to the diagonal"
+        ),
     }
 }
 

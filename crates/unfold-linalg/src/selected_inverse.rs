@@ -1,0 +1,515 @@
+//! Selected inversion: the entries of `A^{-1}` on the pattern of the sparse Cholesky factor
+//! of a symmetric positive definite `A`, and `log det A`, in time and memory proportional
+//! to the factor (Takahashi, Fagan & Chin 1973; Erisman & Tinney 1975).
+//!
+//! With `P A P^T = L L^T` and `Z = (P A P^T)^{-1} = L^{-T} L^{-1}`, the identity
+//! `Z L = L^{-T}` (upper triangular) read on the columns `D` of one supernode, whose rows
+//! below the diagonal block are `R`, gives
+//!
+//! ```text
+//! Y    = L_RD L_DD^{-1},
+//! Z_RD = -Z_RR Y,
+//! Z_DD = L_DD^{-T} L_DD^{-1} - Y^T Z_RD.
+//! ```
+//!
+//! The rows `R` of a supernode form a clique of the filled graph, so `Z_RR` lies on the
+//! pattern of later supernodes: sweeping the supernodes from the last to the first computes
+//! `Z` on the whole pattern of `L` (which contains the pattern of `A`), touching nothing
+//! else. This is what a Gaussian random field's gradient needs: `tr(K dP)` reads
+//! `K = P^{-1}` only where the precision's derivative is non-zero.
+//!
+//! The symbolic analysis (ordering, elimination tree, supernodes) depends only on the
+//! pattern; [`SparseSymbolic`] does it once and [`SparseSymbolic::factorise`] reuses it for
+//! every matrix with that pattern (an optimisation changes only the numbers).
+
+use crate::check::check_sparse_symmetric;
+use crate::sparse::CsrMatrix;
+use crate::sparse_cholesky::{lower_triangle, pivot_error, symbolic_cholesky};
+use crate::view::par;
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::LltError;
+use faer::linalg::matmul::matmul;
+use faer::linalg::triangular_inverse::invert_lower_triangular;
+use faer::linalg::triangular_solve::solve_upper_triangular_in_place;
+use faer::prelude::{Reborrow, ReborrowMut};
+use faer::sparse::linalg::cholesky::{SymbolicCholesky, SymbolicCholeskyRaw};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Accum, MatMut, MatRef, Par, Side};
+use std::sync::Arc;
+use unfold_core::{Error, Result};
+
+/// Dense blocks with fewer multiply-adds than this run on the calling thread.
+const PARALLEL_BLOCK_FLOPS: usize = 1 << 18;
+
+/// The symbolic analysis of a sparse symmetric pattern, reusable for every matrix with the
+/// same pattern. Cloning is cheap (the analysis is shared).
+#[derive(Clone, Debug)]
+pub struct SparseSymbolic {
+    inner: Arc<Analysis>,
+}
+
+#[derive(Debug)]
+struct Analysis {
+    n: usize,
+    symbolic: SymbolicCholesky<u32>,
+    /// `position[i]`: where original row `i` sits in the elimination order.
+    position: Vec<usize>,
+    /// The analysed pattern (CSR), to check that a refactorised matrix has it.
+    indptr: Vec<usize>,
+    indices: Vec<usize>,
+    /// The lower triangle's pattern in compressed columns, handed to faer.
+    lower_col_ptr: Vec<u32>,
+    lower_row_idx: Vec<u32>,
+    blocks: Blocks,
+}
+
+/// The factor's layout as supernodes (faer's supernodal layout; a simplicial factor is the
+/// same with one column per supernode): supernode `s` holds the columns
+/// `start[s]..start[s + 1]` as one column-major block of `w + r` rows (the diagonal block,
+/// then the `r` rows `rows[row_ptr[s]..row_ptr[s + 1]]` below it) by `w` columns, at
+/// `val_ptr[s]` in the values.
+#[derive(Debug)]
+struct Blocks {
+    start: Vec<usize>,
+    row_ptr: Vec<usize>,
+    rows: Vec<u32>,
+    val_ptr: Vec<usize>,
+    /// The supernode of each column (in elimination order).
+    of_column: Vec<u32>,
+}
+
+impl Blocks {
+    fn new(symbolic: &SymbolicCholesky<u32>) -> Blocks {
+        let (start, row_ptr, rows, val_ptr) = match symbolic.raw() {
+            SymbolicCholeskyRaw::Supernodal(s) => {
+                let ns = s.n_supernodes();
+                let mut start: Vec<usize> =
+                    s.supernode_begin().iter().map(|&c| c as usize).collect();
+                start.push(s.nrows());
+                let mut row_ptr = Vec::with_capacity(ns + 1);
+                let mut rows = Vec::new();
+                row_ptr.push(0);
+                for k in 0..ns {
+                    rows.extend_from_slice(s.supernode(k).pattern());
+                    row_ptr.push(rows.len());
+                }
+                let val_ptr = s.col_ptr_for_val().iter().map(|&v| v as usize).collect();
+                (start, row_ptr, rows, val_ptr)
+            }
+            // Compressed columns with the diagonal first: supernodes of one column.
+            SymbolicCholeskyRaw::Simplicial(s) => {
+                let (col_ptr, row_idx) = (s.col_ptr(), s.row_idx());
+                let n = s.nrows();
+                let mut row_ptr = Vec::with_capacity(n + 1);
+                let mut rows = Vec::with_capacity(row_idx.len().saturating_sub(n));
+                row_ptr.push(0);
+                for j in 0..n {
+                    let column = &row_idx[col_ptr[j] as usize..col_ptr[j + 1] as usize];
+                    rows.extend_from_slice(&column[1..]);
+                    row_ptr.push(rows.len());
+                }
+                let val_ptr = col_ptr.iter().map(|&v| v as usize).collect();
+                ((0..=n).collect(), row_ptr, rows, val_ptr)
+            }
+        };
+        let mut of_column = vec![0u32; *start.last().unwrap_or(&0)];
+        for s in 0..start.len() - 1 {
+            of_column[start[s]..start[s + 1]].fill(s as u32);
+        }
+        Blocks {
+            start,
+            row_ptr,
+            rows,
+            val_ptr,
+            of_column,
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// `(first column, width, rows below the diagonal block, offset of the values)`.
+    fn node(&self, s: usize) -> (usize, usize, &[u32], usize) {
+        let rows = &self.rows[self.row_ptr[s]..self.row_ptr[s + 1]];
+        (
+            self.start[s],
+            self.start[s + 1] - self.start[s],
+            rows,
+            self.val_ptr[s],
+        )
+    }
+
+    /// Where the entry (`row`, `col`), `row >= col` in elimination order, is stored, if it
+    /// is on the factor's pattern. `from` is a hint: the search for `row` among the rows
+    /// below the diagonal block starts there (0 for none); the position found is returned
+    /// as the next hint.
+    fn locate(&self, row: usize, col: usize, from: usize) -> Option<(usize, usize)> {
+        let s = self.of_column[col] as usize;
+        let (first, width, rows, offset) = self.node(s);
+        let height = width + rows.len();
+        let column = offset + (col - first) * height;
+        if row < first + width {
+            return Some((column + row - first, 0));
+        }
+        let from = from.min(rows.len());
+        let k = from + rows[from..].partition_point(|&r| (r as usize) < row);
+        (rows.get(k) == Some(&(row as u32))).then_some((column + width + k, k))
+    }
+}
+
+impl SparseSymbolic {
+    /// Analyses the pattern of `a` (square, symmetric; its values are not read beyond the
+    /// checks): a fill-reducing (AMD) ordering, the elimination tree and the supernodes.
+    ///
+    /// # Errors
+    /// As [`crate::SparseCholesky::new`] for the shape and symmetry of `a`.
+    pub fn analyse(a: &CsrMatrix, context: &str) -> Result<SparseSymbolic> {
+        check_sparse_symmetric(a, context)?;
+        let n = a.nrows();
+        let (lower_col_ptr, lower_row_idx, _) = lower_triangle(a, 0.0, context)?;
+        let symbolic = symbolic_cholesky(n, &lower_col_ptr, &lower_row_idx, context)?;
+        let mut position: Vec<usize> = (0..n).collect();
+        if let Some(p) = symbolic.perm() {
+            for (k, &i) in p.arrays().0.iter().enumerate() {
+                position[i as usize] = k;
+            }
+        }
+        let blocks = Blocks::new(&symbolic);
+        let (indptr, indices, _) = a.parts();
+        Ok(SparseSymbolic {
+            inner: Arc::new(Analysis {
+                n,
+                symbolic,
+                position,
+                indptr: indptr.to_vec(),
+                indices: indices.to_vec(),
+                lower_col_ptr,
+                lower_row_idx,
+                blocks,
+            }),
+        })
+    }
+
+    /// The dimension `n`.
+    pub fn dim(&self) -> usize {
+        self.inner.n
+    }
+
+    /// The number of values the factor stores (its supernodes' dense blocks, including the
+    /// zeros that relaxed supernodes pad in); the selected inverse stores as many.
+    pub fn factor_len(&self) -> usize {
+        self.inner.symbolic.len_val()
+    }
+
+    /// The peak memory in bytes that [`SparseSymbolic::factorise`] followed by
+    /// [`SparseFactor::selected_inverse`] needs: the factor, the selected inverse and the
+    /// largest supernode's dense work blocks.
+    pub fn predicted_bytes(&self) -> u64 {
+        let b = &self.inner.blocks;
+        let largest = (0..b.count())
+            .map(|s| {
+                let (_, w, rows, _) = b.node(s);
+                let r = rows.len();
+                r * r + 2 * r * w + 2 * w * w
+            })
+            .max()
+            .unwrap_or(0);
+        8 * (2 * self.factor_len() + largest) as u64
+    }
+
+    /// The Cholesky factor of `a`, which must have the analysed pattern.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] if `a`'s pattern differs from the analysed one or `a`
+    /// is not symmetric, [`Error::NonFinite`], and [`Error::NotPositiveDefinite`] naming
+    /// the original row where elimination met a non-positive pivot.
+    pub fn factorise(&self, a: &CsrMatrix, context: &str) -> Result<SparseFactor> {
+        let an = &*self.inner;
+        let (indptr, indices, _) = a.parts();
+        if a.nrows() != an.n || indptr != an.indptr || indices != an.indices {
+            return Err(Error::invalid(
+                context,
+                "the matrix's sparsity pattern differs from the one analysed; analyse the \
+                 new pattern first",
+            ));
+        }
+        check_sparse_symmetric(a, context)?;
+        let (_, _, lower_vals) = lower_triangle(a, 0.0, context)?;
+        let sym = SymbolicSparseColMatRef::new_checked(
+            an.n,
+            an.n,
+            &an.lower_col_ptr,
+            None,
+            &an.lower_row_idx,
+        );
+        let lower = SparseColMatRef::new(sym, &lower_vals);
+        let mut values = vec![0.0; self.factor_len()];
+        let p = if values.len() < crate::sparse_cholesky::PARALLEL_FACTOR_ENTRIES {
+            Par::Seq
+        } else {
+            par()
+        };
+        let mut mem = MemBuffer::new(
+            an.symbolic
+                .factorize_numeric_llt_scratch::<f64>(p, Default::default()),
+        );
+        let result = an.symbolic.factorize_numeric_llt(
+            &mut values,
+            lower,
+            Side::Lower,
+            Default::default(),
+            p,
+            MemStack::new(&mut mem),
+            Default::default(),
+        );
+        if let Err(LltError::NonPositivePivot { index }) = result {
+            return Err(pivot_error(&an.symbolic, index, context));
+        }
+        Ok(SparseFactor {
+            symbolic: self.clone(),
+            values,
+        })
+    }
+}
+
+/// A numeric sparse Cholesky factor on a [`SparseSymbolic`] analysis.
+#[derive(Debug)]
+pub struct SparseFactor {
+    symbolic: SparseSymbolic,
+    values: Vec<f64>,
+}
+
+impl SparseFactor {
+    /// `log det A = 2 sum log L_jj`.
+    pub fn log_det(&self) -> f64 {
+        let b = &self.symbolic.inner.blocks;
+        let mut sum = 0.0;
+        for s in 0..b.count() {
+            let (_, w, rows, offset) = b.node(s);
+            let h = w + rows.len();
+            sum += (0..w)
+                .map(|c| self.values[offset + c * h + c].ln())
+                .sum::<f64>();
+        }
+        2.0 * sum
+    }
+
+    /// The entries of `A^{-1}` on the factor's pattern (module docs), by one sweep over the
+    /// supernodes from the last to the first.
+    pub fn selected_inverse(&self) -> SelectedInverse {
+        let b = &self.symbolic.inner.blocks;
+        let mut z = vec![0.0; self.values.len()];
+        // Work blocks, reused: Y^T (w x r), Z_RR (r x r), Z_RD (r x w), L_DD^{-1} (w x w).
+        let mut buffers = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+        for s in (0..b.count()).rev() {
+            let (_, w, rows, offset) = b.node(s);
+            let [yt_buf, zrr_buf, zrd_buf, linv_buf] = &mut buffers;
+            let r = rows.len();
+            let h = w + r;
+            let p = if r * r * w + w * w * w >= PARALLEL_BLOCK_FLOPS {
+                par()
+            } else {
+                Par::Seq
+            };
+            let l = MatRef::from_column_major_slice(&self.values[offset..offset + h * w], h, w);
+            let (l_dd, l_rd) = l.split_at_row(w);
+            // Y^T = L_DD^{-T} L_RD^T.
+            let mut yt = block(yt_buf, w, r);
+            yt.copy_from(l_rd.transpose());
+            solve_upper_triangular_in_place(l_dd.transpose(), yt.rb_mut(), p);
+            // Z_RR from the supernodes already swept (lower triangle mirrored).
+            let mut zrr = block(zrr_buf, r, r);
+            for a in 0..r {
+                let col = rows[a] as usize;
+                let mut hint = 0;
+                for bb in a..r {
+                    let (at, next) = b
+                        .locate(rows[bb] as usize, col, hint)
+                        .expect("the rows below a supernode form a clique of the filled graph");
+                    hint = next;
+                    zrr[(bb, a)] = z[at];
+                    zrr[(a, bb)] = z[at];
+                }
+            }
+            // Z_RD = -Z_RR Y.
+            let mut zrd = block(zrd_buf, r, w);
+            matmul(
+                zrd.rb_mut(),
+                Accum::Replace,
+                zrr.rb(),
+                yt.rb().transpose(),
+                -1.0,
+                p,
+            );
+            // Z_DD = L_DD^{-T} L_DD^{-1} - Y^T Z_RD.
+            let mut linv = block(linv_buf, w, w);
+            linv.fill(0.0);
+            invert_lower_triangular(linv.rb_mut(), l_dd, p);
+            let mut zs = MatMut::from_column_major_slice_mut(&mut z[offset..offset + h * w], h, w);
+            let (mut z_dd, mut z_rd) = zs.rb_mut().split_at_row_mut(w);
+            matmul(
+                z_dd.rb_mut(),
+                Accum::Replace,
+                linv.rb().transpose(),
+                linv.rb(),
+                1.0,
+                p,
+            );
+            matmul(z_dd.rb_mut(), Accum::Add, yt.rb(), zrd.rb(), -1.0, p);
+            z_rd.copy_from(zrd.rb());
+        }
+        SelectedInverse {
+            symbolic: self.symbolic.clone(),
+            values: z,
+        }
+    }
+}
+
+/// A `rows x cols` column-major work block on `buffer`, grown as needed.
+fn block(buffer: &mut Vec<f64>, rows: usize, cols: usize) -> MatMut<'_, f64> {
+    if buffer.len() < rows * cols {
+        buffer.resize(rows * cols, 0.0);
+    }
+    MatMut::from_column_major_slice_mut(&mut buffer[..rows * cols], rows, cols)
+}
+
+/// The entries of `A^{-1}` on the pattern of `A`'s Cholesky factor
+/// ([`SparseFactor::selected_inverse`]), addressed by original row and column.
+#[derive(Debug)]
+pub struct SelectedInverse {
+    symbolic: SparseSymbolic,
+    values: Vec<f64>,
+}
+
+impl SelectedInverse {
+    /// `(A^{-1})_ij`, or `None` when `(i, j)` is off the factor's pattern (every stored
+    /// entry of `A` and every diagonal entry is on it).
+    ///
+    /// # Panics
+    /// If `i` or `j` is not below `n` (a programming error).
+    pub fn get(&self, i: usize, j: usize) -> Option<f64> {
+        let an = &*self.symbolic.inner;
+        let (pi, pj) = (an.position[i], an.position[j]);
+        let (row, col) = (pi.max(pj), pi.min(pj));
+        an.blocks.locate(row, col, 0).map(|(at, _)| self.values[at])
+    }
+
+    /// The diagonal of `A^{-1}` in original order.
+    pub fn diagonal(&self) -> Vec<f64> {
+        let an = &*self.symbolic.inner;
+        (0..an.n)
+            .map(|i| {
+                let p = an.position[i];
+                let (at, _) = an
+                    .blocks
+                    .locate(p, p, 0)
+                    .expect("the diagonal is on the pattern");
+                self.values[at]
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::{grid_laplacian, random_graph_laplacian};
+
+    fn check_against_dense(a: &CsrMatrix) {
+        let n = a.nrows();
+        let symbolic = SparseSymbolic::analyse(a, "A").unwrap();
+        let factor = symbolic.factorise(a, "A").unwrap();
+        let dense = a.to_dense();
+        let chol = nalgebra::Cholesky::new(dense.clone()).unwrap();
+        let inverse = chol.inverse();
+        let log_det = 2.0 * chol.l().diagonal().iter().map(|v| v.ln()).sum::<f64>();
+        assert!((factor.log_det() - log_det).abs() < 1e-11 * log_det.abs().max(1.0));
+        let z = factor.selected_inverse();
+        let scale = inverse.amax();
+        // Every entry of A is on the pattern and matches the dense inverse.
+        let mut checked = 0;
+        for i in 0..n {
+            let (cols, _) = a.row(i);
+            for &j in cols {
+                let v = z
+                    .get(i, j)
+                    .expect("A's entries are on the factor's pattern");
+                assert!((v - inverse[(i, j)]).abs() < 1e-12 * scale, "({i}, {j})");
+                checked += 1;
+            }
+        }
+        assert!(checked >= n);
+        // So is every other entry on the factor's pattern, symmetric in (i, j).
+        let mut on_pattern = 0;
+        for i in 0..n {
+            for j in 0..n {
+                if let Some(v) = z.get(i, j) {
+                    assert!((v - inverse[(i, j)]).abs() < 1e-12 * scale, "({i}, {j})");
+                    assert_eq!(Some(v), z.get(j, i));
+                    on_pattern += 1;
+                }
+            }
+        }
+        assert!(on_pattern >= a.nnz());
+        let diagonal = z.diagonal();
+        assert!((0..n).all(|i| (diagonal[i] - inverse[(i, i)]).abs() < 1e-12 * scale));
+    }
+
+    #[test]
+    fn equals_the_dense_inverse_on_the_factors_pattern() {
+        let diagonal: Vec<(usize, usize, f64)> = (0..9).map(|i| (i, i, 1.0 + i as f64)).collect();
+        check_against_dense(&CsrMatrix::from_triplets(9, 9, &diagonal));
+        check_against_dense(&CsrMatrix::from_triplets(1, 1, &[(0, 0, 2.5)]));
+        check_against_dense(&grid_laplacian(6, 7).add_to_diagonal(0.3));
+        check_against_dense(&random_graph_laplacian(400, 4, 1).add_to_diagonal(0.05));
+        check_against_dense(&grid_laplacian(20, 20).add_to_diagonal(1e-3));
+        // An arrowhead: a grid plus one node joined to every other (a dense row, which
+        // the ordering puts last).
+        let g = grid_laplacian(12, 12);
+        let n = g.nrows();
+        let mut t = Vec::new();
+        for i in 0..n {
+            let (cols, vals) = g.row(i);
+            t.extend(cols.iter().zip(vals).map(|(&j, &v)| (i, j, v)));
+            t.extend([(i, i, 0.01), (i, n, -0.01), (n, i, -0.01)]);
+        }
+        t.push((n, n, 0.01 * n as f64 + 0.5));
+        check_against_dense(&CsrMatrix::from_triplets(n + 1, n + 1, &t));
+    }
+
+    #[test]
+    fn refactorises_new_numbers_on_the_same_analysis() {
+        let l = random_graph_laplacian(300, 4, 7);
+        let symbolic = SparseSymbolic::analyse(&l.add_to_diagonal(1.0), "A").unwrap();
+        for shift in [0.01, 0.5, 20.0] {
+            let a = l.add_to_diagonal(shift);
+            let reused = symbolic.factorise(&a, "A").unwrap();
+            let fresh = SparseSymbolic::analyse(&a, "A")
+                .unwrap()
+                .factorise(&a, "A")
+                .unwrap();
+            assert_eq!(reused.values, fresh.values);
+            let direct = crate::SparseCholesky::new(&a, "A").unwrap().log_det();
+            assert!((reused.log_det() - direct).abs() < 1e-10 * direct.abs());
+        }
+        // Another pattern is refused, and so is an indefinite matrix, naming its row.
+        let other = random_graph_laplacian(300, 4, 8).add_to_diagonal(1.0);
+        assert!(matches!(
+            symbolic.factorise(&other, "A"),
+            Err(Error::InvalidParameter { .. })
+        ));
+        let mut t = Vec::new();
+        for i in 0..300 {
+            let (cols, vals) = l.row(i);
+            t.extend(cols.iter().zip(vals).map(|(&j, &v)| (i, j, v)));
+            t.push((i, i, if i == 42 { -100.0 } else { 0.1 }));
+        }
+        let bad = CsrMatrix::from_triplets(300, 300, &t);
+        match symbolic.factorise(&bad, "A") {
+            Err(Error::NotPositiveDefinite { .. }) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(symbolic.predicted_bytes() >= 16 * symbolic.factor_len() as u64);
+    }
+}
