@@ -252,7 +252,6 @@ impl Run {
             self.mem.reset();
             return Ok(None);
         };
-        self.retried = false;
         self.iterations += 1;
         // The last trial point may not be the one evaluated if the budget ran out.
         for i in 0..n {
@@ -267,6 +266,9 @@ impl Run {
         self.fx = result.f;
         self.trace.push(result.f);
         self.mem.push(s, y);
+        if f_old - self.fx > 0.0 {
+            self.retried = false;
+        }
         if result.end == SearchEnd::Budget {
             return Ok(Some(Status::MaxEvaluations));
         }
@@ -274,6 +276,18 @@ impl Run {
             return Ok(Some(Status::ConvergedPgtol));
         }
         let scale = f_old.abs().max(self.fx.abs()).max(1.0);
+        if opts.factr == 0.0 && f_old - self.fx <= 0.0 {
+            // A step that met the line search's conditions within round-off but did not
+            // lower f: with factr = 0 the caller wants pgtol, so the memory (whose
+            // direction was nearly orthogonal to the gradient) is reset and the search
+            // retried once before giving up, as after a failed line search.
+            if self.retried {
+                return Ok(Some(Status::LineSearchFailed));
+            }
+            self.retried = true;
+            self.mem.reset();
+            return Ok(None);
+        }
         if (f_old - self.fx) / scale <= opts.factr * f64::EPSILON {
             return Ok(Some(Status::ConvergedFactr));
         }

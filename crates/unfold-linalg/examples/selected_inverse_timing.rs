@@ -38,7 +38,11 @@ fn main() -> unfold_core::Result<()> {
         .skip(1)
         .map(|s| s.parse().expect("a grid side"))
         .collect();
-    let sides = if sides.is_empty() { vec![100, 316] } else { sides };
+    let sides = if sides.is_empty() {
+        vec![100, 316]
+    } else {
+        sides
+    };
     println!("| n | factor values | analyse s | factorise s | selected inverse s |");
     println!("|---|---|---|---|---|");
     for side in sides {

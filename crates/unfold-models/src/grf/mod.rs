@@ -20,6 +20,7 @@
 
 pub mod alle;
 pub mod drill;
+pub mod grounded;
 pub mod lle_pl;
 pub mod meu;
 pub mod regression;
@@ -32,7 +33,7 @@ use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{
     fix_signs, smallest_eigenpairs, spd_inverse, CentredKernel, Cholesky, CsrMatrix,
-    SparseCholesky, SymMatrix,
+    SelectedInverse, SparseCholesky, SparseFactor, SparseSymbolic, SymMatrix,
 };
 
 /// `log 2 pi`, the per-entry Gaussian normaliser.
@@ -141,7 +142,7 @@ impl PrecisionDerivative {
     }
 
     /// `tr(dP M)` for a symmetric `M` given by its entries `m(i, j)` on the support.
-    pub fn trace_with(&self, m: impl Fn(usize, usize) -> f64) -> f64 {
+    pub fn trace_with(&self, mut m: impl FnMut(usize, usize) -> f64) -> f64 {
         self.entries.iter().fold(0.0, |acc, &(i, j, v)| {
             if i == j {
                 acc + v * m(i, i)
@@ -149,6 +150,35 @@ impl PrecisionDerivative {
                 acc + 2.0 * v * m(i, j)
             }
         })
+    }
+}
+
+/// How a field factorises its precision: the dense Cholesky factor (whose inverse gives
+/// every entry of `K`), the sparse factor with selected inversion (the entries of `K` on the
+/// factor's pattern only, `docs/methods/meu.md`), or by the size of the field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Solver {
+    /// Sparse from [`AUTO_SPARSE_MIN`] points on (a sparse precision only), dense below.
+    #[default]
+    Auto,
+    /// The dense factor and inverse: `O(n^3)` time, `O(n^2)` memory; the test oracle.
+    Dense,
+    /// The sparse factor and selected inversion.
+    Sparse,
+}
+
+/// The number of points from which [`Solver::Auto`] takes the sparse path: the measured
+/// crossover of one MEU log-likelihood-and-gradient evaluation (bench/results/grf.md).
+pub const AUTO_SPARSE_MIN: usize = 300;
+
+impl Solver {
+    /// Whether a sparse precision over `n` points takes the sparse path.
+    pub fn sparse_for(self, n: usize) -> bool {
+        match self {
+            Solver::Dense => false,
+            Solver::Sparse => true,
+            Solver::Auto => n >= AUTO_SPARSE_MIN,
+        }
     }
 }
 
@@ -160,20 +190,31 @@ pub struct FieldFactor {
 
 enum Factor {
     Dense(Cholesky),
-    /// The sparse precision; its sparse factor gave `log_det`.
-    Sparse(CsrMatrix),
+    Sparse(SparseFactor),
+    /// The factor of a grounded Laplacian field ([`grounded`]): its inverse differs from
+    /// `K` by `a_i + a_j + c`, and the point `ground` has no row.
+    Grounded {
+        factor: SparseFactor,
+        ground: usize,
+    },
 }
 
 impl FieldFactor {
-    /// Factorises `prec`, failing with [`Error::NotPositiveDefinite`] when it is not
-    /// positive definite.
-    pub fn new(prec: &Precision, context: &str) -> Result<Self> {
+    /// Factorises `prec` by the `solver`, failing with [`Error::NotPositiveDefinite`] when
+    /// it is not positive definite.
+    pub fn new(prec: &Precision, solver: Solver, context: &str) -> Result<Self> {
         Ok(match prec {
+            Precision::Sparse(m) if solver.sparse_for(m.nrows()) => {
+                let factor = SparseSymbolic::analyse(m, context)?.factorise(m, context)?;
+                FieldFactor {
+                    log_det: factor.log_det(),
+                    factor: Factor::Sparse(factor),
+                }
+            }
+            Precision::Sparse(m) => {
+                FieldFactor::dense(Cholesky::new(&m.to_dense(), context)?, None)
+            }
             Precision::Dense(m) => FieldFactor::dense(Cholesky::new(m, context)?, None),
-            Precision::Sparse(m) => FieldFactor {
-                log_det: SparseCholesky::new(m, context)?.log_det(),
-                factor: Factor::Sparse(m.clone()),
-            },
         })
     }
 
@@ -187,19 +228,85 @@ impl FieldFactor {
         }
     }
 
+    /// The factor of a grounded Laplacian field ([`grounded::GroundedLaplacian`]) standing
+    /// for `log_det`.
+    pub fn grounded(factor: SparseFactor, log_det: f64, ground: usize) -> Self {
+        FieldFactor {
+            log_det,
+            factor: Factor::Grounded { factor, ground },
+        }
+    }
+
     /// `log |P|`.
     pub fn log_det(&self) -> f64 {
         self.log_det
     }
 
-    /// The covariance `K = P^{-1}`, whose entries on each derivative's support give the
-    /// gradient. Dense today (a sparse precision is inverted through the dense Cholesky
-    /// factor, much faster than n sparse solves); this is the one place a selected
-    /// inversion (the entries on the sparsity pattern only) would go.
-    pub fn covariance(&self) -> Result<DMatrix<f64>> {
+    /// The covariance `K = P^{-1}` where the gradient reads it: every entry from the dense
+    /// factor, the entries on the factor's pattern from a sparse one (selected inversion).
+    pub fn covariance(&self) -> Covariance {
         match &self.factor {
-            Factor::Dense(chol) => Ok(chol.inverse()),
-            Factor::Sparse(m) => spd_inverse(&m.to_dense(), "the field's precision"),
+            Factor::Dense(chol) => Covariance::Dense(chol.inverse()),
+            Factor::Sparse(f) => Covariance::Selected {
+                inverse: f.selected_inverse(),
+                ground: None,
+            },
+            Factor::Grounded { factor, ground } => Covariance::Selected {
+                inverse: factor.selected_inverse(),
+                ground: Some(*ground),
+            },
+        }
+    }
+}
+
+/// Entries of the covariance `K = P^{-1}` ([`FieldFactor::covariance`]). A grounded
+/// field's entries differ from `K`'s by `a_i + a_j + c`, which no derivative with
+/// `dP 1 = 0` sees (module [`grounded`]).
+pub enum Covariance {
+    /// Every entry.
+    Dense(DMatrix<f64>),
+    /// The entries on the sparse factor's pattern.
+    Selected {
+        inverse: SelectedInverse,
+        ground: Option<usize>,
+    },
+}
+
+impl Covariance {
+    /// `K_ij`, or `None` off the factor's pattern.
+    pub fn entry(&self, i: usize, j: usize) -> Option<f64> {
+        match self {
+            Covariance::Dense(k) => Some(k[(i, j)]),
+            Covariance::Selected {
+                ground: Some(r), ..
+            } if i == *r || j == *r => Some(0.0),
+            Covariance::Selected { inverse, .. } => inverse.get(i, j),
+        }
+    }
+
+    /// `tr(K dP)` for one derivative of the precision.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when the derivative has an entry off the sparse
+    /// factor's pattern (a derivative must lie on the precision's pattern).
+    pub fn trace(&self, d: &PrecisionDerivative) -> Result<f64> {
+        let mut off = None;
+        let t = d.trace_with(|i, j| {
+            self.entry(i, j).unwrap_or_else(|| {
+                off = Some((i, j));
+                0.0
+            })
+        });
+        match off {
+            None => Ok(t),
+            Some((i, j)) => Err(Error::invalid(
+                "the field's precision derivatives",
+                format!(
+                    "entry ({i}, {j}) is off the precision's sparsity pattern, so the sparse \
+                     solver cannot read K there; store it in the precision (even as 0) or use \
+                     the dense solver"
+                ),
+            )),
         }
     }
 }
@@ -263,7 +370,17 @@ pub trait GaussianRandomField {
     ///
     /// [`precision`]: GaussianRandomField::precision
     fn factor(&self, theta: &[f64]) -> Result<FieldFactor> {
-        FieldFactor::new(&self.precision(theta)?, "the field's precision")
+        FieldFactor::new(
+            &self.precision(theta)?,
+            self.solver(),
+            "the field's precision",
+        )
+    }
+
+    /// How [`GaussianRandomField::factor`] factorises the precision ([`Solver::Auto`] by
+    /// default).
+    fn solver(&self) -> Solver {
+        Solver::Auto
     }
 
     /// The log-likelihood terms at `theta` given the factor there: `normaliser =
@@ -298,11 +415,11 @@ pub trait GaussianRandomField {
                 grad.len()
             )));
         }
-        let k = factor.covariance()?;
+        let k = factor.covariance();
         let half_p = 0.5 * self.n_features() as f64;
         self.data_gradient(&derivatives, grad);
         for (g, d) in grad.iter_mut().zip(&derivatives) {
-            *g += half_p * d.trace_with(|i, j| k[(i, j)]);
+            *g += half_p * k.trace(d)?;
         }
         Ok(self.log_likelihood_from(theta, &factor)?.value)
     }
