@@ -1,29 +1,44 @@
-//! MEU fit time and per-gradient time (issue 4): n = 500, 1000, 2000, 4000, k = 10, p = 3
-//! (the Swiss roll) and p = 100 (the roll mapped linearly into 100 dimensions plus noise),
-//! with the share of each gradient evaluation spent in the dense Cholesky factorisation.
+//! MEU at scale (issue 15): one configuration per run, one Markdown table row.
 //!
-//! `cargo run --release --example bench_grf -- [n ...]` prints a Markdown table;
-//! `bench/grf/run.sh` writes it to `bench/results/grf.md`.
+//! `cargo run --release --example bench_grf -- <data> <n> <fit|eval>` where `<data>` is
+//! `roll` (Swiss roll, noise 0.05), `roll-noisy` (noise 0.5), `s-curve` (noise 0.05) or
+//! `roll-p100` (the roll mapped linearly into 100 dimensions plus noise 0.05); k = 10
+//! (union graph), gamma = 1e-4. It prints: the graph's edges, the sparse factor's stored
+//! values, the seconds of one log-likelihood-and-gradient evaluation by the sparse path
+//! and (up to n = 4000, where the n x n matrices fit comfortably) by the dense path, and
+//! with `fit` the whole sparse fit to pgtol 1e-5 (kNN graph, search, embedding), its
+//! iterations and stopping rule; last, the process's peak resident memory. Each
+//! evaluation time is the median of 3 at the initial multipliers. `bench/grf/run.sh`
+//! runs the matrix into `bench/results/grf.md`.
 
 use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
 use std::time::Instant;
-use unfold::linalg::Cholesky;
+use unfold::models::grf::meu::MeuField;
+use unfold::models::grf::Solver;
 use unfold::models::{GaussianRandomField, MeuParams};
 
-fn data(n: usize, p: usize) -> DMatrix<f64> {
-    let roll = unfold::data::synthetic::swiss_roll(n, 0.05, 1)
-        .expect("valid generator settings")
-        .points;
-    if p == 3 {
-        return roll;
+fn data(name: &str, n: usize) -> DMatrix<f64> {
+    let synthetic = |d: unfold::core::Result<unfold::data::Dataset>| {
+        d.expect("valid generator settings").points
+    };
+    use unfold::data::synthetic::{s_curve, swiss_roll};
+    match name {
+        "roll" => synthetic(swiss_roll(n, 0.05, 1)),
+        "roll-noisy" => synthetic(swiss_roll(n, 0.5, 1)),
+        "s-curve" => synthetic(s_curve(n, 0.05, 1)),
+        "roll-p100" => {
+            let roll = synthetic(swiss_roll(n, 0.05, 1));
+            let p = 100;
+            let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(2);
+            let mut draw = || -> f64 { StandardNormal.sample(&mut rng) };
+            let map = DMatrix::from_fn(3, p, |_, _| draw());
+            let noise = DMatrix::from_fn(n, p, |_, _| 0.05 * draw());
+            roll * map / (p as f64).sqrt() + noise
+        }
+        other => panic!("unknown data set {other}"),
     }
-    let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(2);
-    let mut draw = || -> f64 { StandardNormal.sample(&mut rng) };
-    let map = DMatrix::from_fn(3, p, |_, _| draw());
-    let noise = DMatrix::from_fn(n, p, |_, _| 0.05 * draw());
-    roll * map / (p as f64).sqrt() + noise
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -31,58 +46,79 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+fn eval_seconds(field: &MeuField, lambda: &[f64]) -> f64 {
+    let mut g = vec![0.0; lambda.len()];
+    median(
+        (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                field
+                    .log_likelihood_gradient(lambda, &mut g)
+                    .expect("gradient");
+                t.elapsed().as_secs_f64()
+            })
+            .collect(),
+    )
+}
+
+/// The peak resident memory of this process in MiB (Linux), or NaN.
+fn peak_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
 fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("sizes are integers"))
-        .collect();
-    let sizes = if sizes.is_empty() {
-        vec![500, 1000, 2000, 4000]
-    } else {
-        sizes
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [name, n, mode] = &args[..] else {
+        eprintln!("usage: bench_grf <roll|roll-noisy|s-curve|roll-p100> <n> <fit|eval>");
+        std::process::exit(2);
     };
-    println!("| n | p | edges | fit s | iterations | evaluations | stopped by | projected gradient | gradient s | Cholesky s | Cholesky share | gradient s / n^3 x 1e9 |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for &n in &sizes {
-        for p in [3, 100] {
-            let y = data(n, p);
-            let start = Instant::now();
-            let meu = MeuParams::new(2, 10).fit(&y).expect("MEU fits");
-            let fit = start.elapsed().as_secs_f64();
-            let field = meu.field();
-            let mut g = vec![0.0; meu.lambda.len()];
-            let grad = median(
-                (0..3)
-                    .map(|_| {
-                        let t = Instant::now();
-                        field
-                            .log_likelihood_gradient(&meu.lambda, &mut g)
-                            .expect("gradient");
-                        t.elapsed().as_secs_f64()
-                    })
-                    .collect(),
-            );
-            let dense = field.laplacian(&meu.lambda, meu.gamma).to_dense();
-            let chol = median(
-                (0..3)
-                    .map(|_| {
-                        let t = Instant::now();
-                        Cholesky::new(&dense, "bench").expect("positive definite");
-                        t.elapsed().as_secs_f64()
-                    })
-                    .collect(),
-            );
-            let (r, c) = (&meu.report, &meu.convergence);
-            println!(
-                "| {n} | {p} | {} | {fit:.2} | {} | {} | {} | {:.1e} | {grad:.4} | {chol:.4} | {:.0}% | {:.2} |",
-                meu.lambda.len(),
-                c.iterations,
-                r.evaluations,
-                c.stopped_by,
-                r.projected_gradient,
-                100.0 * chol / grad,
-                grad / (n as f64).powi(3) * 1e9,
-            );
-        }
-    }
+    let n: usize = n.parse().expect("n is an integer");
+    let y = data(name, n);
+    let p = y.ncols();
+    let (yc, _) = unfold::data::centre(&y);
+    let graph = unfold::graph::GraphSpec::knn(10)
+        .build(&y, unfold::graph::Weighting::Binary, "bench")
+        .expect("kNN graph")
+        .1;
+    let edges: Vec<(usize, usize)> = graph.edges().iter().map(|&(i, j, _)| (i, j)).collect();
+    let sparse = MeuField::new(&yc, edges.clone(), 1e-4).with_solver(Solver::Sparse);
+    let lambda = sparse.initial();
+    let stored = sparse.engine().expect("analysis").analysis().factor_len();
+    let sparse_s = eval_seconds(&sparse, &lambda);
+    let dense_s = (n <= 4000).then(|| {
+        let dense = MeuField::new(&yc, edges.clone(), 1e-4).with_solver(Solver::Dense);
+        eval_seconds(&dense, &lambda)
+    });
+    let (dense_cell, ratio_cell) = match dense_s {
+        Some(d) => (format!("{d:.4}"), format!("{:.0}x", d / sparse_s)),
+        None => ("-".into(), "-".into()),
+    };
+    let fit_cells = if mode == "fit" {
+        let t = Instant::now();
+        let meu = MeuParams::new(2, 10)
+            .solver(Solver::Sparse)
+            .fit(&y)
+            .expect("MEU fits");
+        let fit = t.elapsed().as_secs_f64();
+        let c = &meu.convergence;
+        format!(
+            "{fit:.1} | {} | {} | {} | {:.1e}",
+            c.iterations, meu.report.evaluations, c.stopped_by, meu.report.projected_gradient
+        )
+    } else {
+        "- | - | - | - | -".into()
+    };
+    println!(
+        "| {name} | {n} | {p} | {} | {stored} | {:.1} | {sparse_s:.4} | {dense_cell} | {ratio_cell} | {fit_cells} | {:.0} |",
+        edges.len(),
+        stored as f64 / n as f64,
+        peak_mib()
+    );
 }

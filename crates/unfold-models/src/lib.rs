@@ -28,7 +28,9 @@ pub use grf::drill::{Drill, DrillParams};
 pub use grf::lle_pl::{LlePl, LlePlParams};
 pub use grf::meu::{Meu, MeuField, MeuParams};
 pub use grf::regression::{LocalRegressions, PrecisionRule};
-pub use grf::{FieldFitOptions, FieldFitReport, FieldScaling, GaussianRandomField, Precision};
+pub use grf::{
+    FieldFitOptions, FieldFitReport, FieldScaling, GaussianRandomField, Precision, Solver,
+};
 pub use lvm::lllvm::{AlphaRule, LlLvm, LlLvmInit, LlLvmParams, LlLvmProblem, Preprocess};
 pub use regularised::ddrtree::{Compat, DdrTree, DdrTreeParams};
 pub use regularised::drtree::{DrTree, DrTreeParams};

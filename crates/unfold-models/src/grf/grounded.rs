@@ -96,8 +96,12 @@ impl GroundedLaplacian {
                     row.push((ground, NONE, -gamma));
                 }
                 let mut diagonal = false;
-                for p in indptr[i]..indptr[i + 1] {
-                    let j = indices[p];
+                for (p, &j) in indices
+                    .iter()
+                    .enumerate()
+                    .take(indptr[i + 1])
+                    .skip(indptr[i])
+                {
                     if j == ground {
                         continue;
                     }

@@ -640,6 +640,7 @@ mod registration {
                          pseudo-inverse)",
                     ),
                     crate::grf::scaling_param(),
+                    crate::grf::solver_param(),
                     ParamSpec::real(
                         "pgtol",
                         FieldFitOptions::default().pgtol,
@@ -662,6 +663,7 @@ mod registration {
             let mut params = MeuParams::new(s.count("dim")?, 1)
                 .gamma(s.real("gamma")?)
                 .scaling(crate::grf::scaling_setting(s)?)
+                .solver(crate::grf::solver_setting(s)?)
                 .pgtol(s.real("pgtol")?);
             params.graph = crate::registry::knn_graph(s)?;
             Ok(Box::new(match data.graph {

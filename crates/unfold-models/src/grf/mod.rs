@@ -459,15 +459,21 @@ pub trait GaussianRandomField {
     }
 
     /// The embedding at `theta`: the top-`q` eigenvectors of the centred covariance
-    /// `H P^{-1} H` (spec §2.6), from the dense inverse of the precision. Fields whose
-    /// precision is a Laplacian plus `gamma I` have a sparse shortcut,
-    /// [`laplacian_embedding`].
+    /// `H P^{-1} H` (spec §2.6). A sparse precision on the sparse path
+    /// ([`GaussianRandomField::solver`]) never forms `P^{-1}`: Lanczos applies it by solves
+    /// with the sparse factor ([`CentredKernel::from_sparse_precision`]); otherwise the
+    /// dense inverse is decomposed. Fields whose precision is a Laplacian plus `gamma I`
+    /// have a shortcut, [`laplacian_embedding`].
     fn embedding(&self, theta: &[f64], q: usize, scaling: FieldScaling) -> Result<FieldEmbedding> {
-        let p = match self.precision(theta)? {
-            Precision::Dense(p) => p,
-            Precision::Sparse(p) => p.to_dense(),
+        const WHAT: &str = "the field's precision";
+        let ck = match self.precision(theta)? {
+            Precision::Sparse(p) if self.solver().sparse_for(p.nrows()) => {
+                CentredKernel::from_sparse_precision(&p, q, WHAT)?
+            }
+            Precision::Sparse(p) => CentredKernel::new(spd_inverse(&p.to_dense(), WHAT)?, q, WHAT)?,
+            Precision::Dense(p) => CentredKernel::new(spd_inverse(&p, WHAT)?, q, WHAT)?,
         };
-        covariance_embedding(spd_inverse(&p, "the field's precision")?, q, scaling)
+        Ok(kernel_embedding(ck, scaling))
     }
 
     /// Maximises the log-likelihood over the parameters from `theta0` through
@@ -905,12 +911,19 @@ pub fn covariance_embedding(
     q: usize,
     scaling: FieldScaling,
 ) -> Result<FieldEmbedding> {
-    let ck = CentredKernel::new(k, q, "implied covariance")?;
+    Ok(kernel_embedding(
+        CentredKernel::new(k, q, "implied covariance")?,
+        scaling,
+    ))
+}
+
+/// The coordinates of a centred covariance's top eigenpairs, scaled as asked.
+fn kernel_embedding(ck: CentredKernel, scaling: FieldScaling) -> FieldEmbedding {
     let coords = scale_columns(ck.vectors, &ck.values, scaling);
-    Ok(FieldEmbedding {
+    FieldEmbedding {
         coords,
         eigenvalues: ck.values,
-    })
+    }
 }
 
 /// The latent field's scale per embedding axis: `sigma_c^2 = x_c^T P x_c / n`, the
@@ -936,6 +949,26 @@ pub fn scaling_param() -> crate::registry::ParamSpec {
         "meu, alle, lle-pl, drill: coordinates with unit variance (the author's code) or \
          scaled by the square roots of the eigenvalues of H K H",
     )
+}
+
+/// The registry parameter `solver` of the random fields with a sparse engine.
+pub fn solver_param() -> crate::registry::ParamSpec {
+    crate::registry::ParamSpec::choice(
+        "solver",
+        "auto",
+        &["auto", "dense", "sparse"],
+        "meu: factorise the field densely (O(n^3), the reference) or sparsely with selected \
+         inversion (near-linear for a manifold's kNN graph); auto is sparse from 300 points",
+    )
+}
+
+/// The [`Solver`] of the `solver` setting.
+pub fn solver_setting(s: &crate::registry::Settings) -> Result<Solver> {
+    Ok(match s.choice("solver")? {
+        "dense" => Solver::Dense,
+        "sparse" => Solver::Sparse,
+        _ => Solver::Auto,
+    })
 }
 
 /// The [`FieldScaling`] of the registry's `scaling` setting.
