@@ -217,6 +217,7 @@ pub fn parse_size(text: &str, name: &str) -> Result<u64> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (number, suffix) = t.split_at(split);
+    let value: f64 = number.parse().map_err(|_| bad("is not a size"))?;
     let shift = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
@@ -225,7 +226,6 @@ pub fn parse_size(text: &str, name: &str) -> Result<u64> {
         "t" | "tb" | "tib" => 40,
         _ => return Err(bad("has an unknown unit")),
     };
-    let value: f64 = number.parse().map_err(|_| bad("is not a size"))?;
     let bytes = value * (1u64 << shift) as f64;
     if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
         return Err(bad("is not a positive size"));
@@ -348,6 +348,8 @@ mod tests {
         assert_eq!(p("1T").unwrap(), 1 << 40);
         assert_eq!(p("123456").unwrap(), 123456);
         assert_eq!(p("10B").unwrap(), 10);
+        assert!(p("lots").unwrap_err().to_string().contains("is not a size"));
+        assert!(p("4X").unwrap_err().to_string().contains("unknown unit"));
         for bad in [
             "",
             "G",

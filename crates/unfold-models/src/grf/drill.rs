@@ -511,6 +511,39 @@ mod tests {
         ));
     }
 
+    /// Above the memory limit the fit is refused, naming n, the need, the limit and its
+    /// source, the largest n that fits and the sparse alternative.
+    #[test]
+    fn refuses_n_above_the_memory_limit() {
+        let y = wavy(200, 6);
+        let limit = MemoryLimit::given(1 << 20, "the test's limit");
+        let params = DrillParams::new(2, 5, 0.05).memory_limit(limit);
+        // 13 n x n matrices: 8 * 13 * 100^2 <= 1 MiB < 8 * 13 * 101^2.
+        assert_eq!(params.footprint(200, 1), 8 * 13 * 200 * 200);
+        let text = params.fit(&y).unwrap_err().to_string();
+        for part in [
+            "DRILL on 200 points",
+            "4.0 MiB",
+            "13 dense n x n matrices",
+            "limit of 1.0 MiB (the test's limit)",
+            "at most 100 points",
+            "meu",
+        ] {
+            assert!(text.contains(part), "{part:?} missing: {text}");
+        }
+        // A grid also holds the warm start and the best fit: 18 matrices, 85 points.
+        let e = params.fit_best(&y, &[0.1, 0.05], |_| Ok(0.0)).unwrap_err();
+        assert!(matches!(e, Error::OverMemoryLimit { max_n: 85, .. }), "{e}");
+        // Under the limit nothing changes.
+        let small = wavy(25, 6);
+        let limited = DrillParams::new(2, 5, 0.05)
+            .memory_limit(MemoryLimit::given(1 << 20, "the test's limit"))
+            .fit(&small)
+            .unwrap();
+        let free = DrillParams::new(2, 5, 0.05).fit(&small).unwrap();
+        assert_eq!(limited.precision, free.precision);
+    }
+
     /// The fit reports its real iterations and one objective value per iteration.
     #[test]
     fn convergence_reports_every_iteration() {

@@ -522,6 +522,42 @@ mod tests {
         assert!(params.basis(8).fit(&y).is_ok());
     }
 
+    /// Above the memory limit both programs are refused, naming the limit and the
+    /// sparse alternatives.
+    #[test]
+    fn refuses_n_above_the_memory_limit() {
+        let y = swiss_roll(200, 0.0, 1).unwrap().points;
+        let limit = MemoryLimit::given(1 << 20, "the test's limit");
+        let exact = MvuParams::new(2, 5).memory_limit(limit.clone());
+        let e = exact.fit(&y).unwrap_err();
+        let Error::OverMemoryLimit { needed, max_n, .. } = &e else {
+            panic!("{e:?}")
+        };
+        let m = exact
+            .graph
+            .build(&y, Weighting::Distance, "t")
+            .unwrap()
+            .1
+            .n_edges();
+        assert_eq!(needed.0, 8 * (3 * m * m + 200 * m + 12 * 200 * 200) as u64);
+        assert!(*max_n < 200);
+        let text = e.to_string();
+        for part in [
+            "MVU (exact SDP) on 200 points",
+            &format!("m = {m} edges"),
+            "limit of 1.0 MiB (the test's limit)",
+            "le (Laplacian eigenmaps",
+            "isomap",
+        ] {
+            assert!(text.contains(part), "{part:?} missing: {text}");
+        }
+        let text = exact.basis(10).fit(&y).unwrap_err().to_string();
+        assert!(
+            text.contains("MVU (Laplacian basis) on 200 points") && text.contains("le ("),
+            "{text}"
+        );
+    }
+
     #[test]
     fn iteration_limit_is_reported() {
         let y = swiss_roll(30, 0.0, 2).unwrap().points;

@@ -55,3 +55,43 @@ impl LlLvmParams {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::DMatrix;
+    use unfold_core::Error;
+
+    /// Above the memory limit every entry (kNN fit, given graphs) is refused, naming the
+    /// limit and the alternatives.
+    #[test]
+    fn refuses_n_above_the_memory_limit() {
+        let y: DMatrix<f64> = unfold_data::synthetic::swiss_roll(200, 0.05, 1)
+            .unwrap()
+            .points;
+        let params =
+            LlLvmParams::new(2, 6).memory_limit(MemoryLimit::given(1 << 20, "the test's limit"));
+        let text = params.fit(&y).unwrap_err().to_string();
+        for part in [
+            "LL-LVM on 200 points",
+            "dx = 2",
+            "limit of 1.0 MiB (the test's limit)",
+            "meu",
+            "smaller subsample",
+        ] {
+            assert!(text.contains(part), "{part:?} missing: {text}");
+        }
+        let (_, graph) = params
+            .graph
+            .build(&y, unfold_graph::Weighting::Binary, "t")
+            .unwrap();
+        let e = params.compare_graphs(&y, &[graph]).unwrap_err();
+        assert!(matches!(e, Error::OverMemoryLimit { n: 200, .. }), "{e}");
+        // One restart, dx = 2, dy = 3: 4 n^2 + 7 (2n)^2 + 7 n^2 + 3 * 3 * 2n words.
+        let n = 200u64;
+        assert_eq!(
+            params.footprint(200, 3),
+            8 * (4 * n * n + 28 * n * n + 7 * n * n + 18 * n)
+        );
+    }
+}
