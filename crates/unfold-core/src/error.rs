@@ -85,22 +85,8 @@ pub enum Error {
     Numerical { context: String, message: String },
     /// A dense method would need more memory than the limit allows (refused before it
     /// allocates anything large; see [`crate::MemoryLimit`]).
-    #[error("{method} on {n} points would need about {needed} of memory ({holds}), more than the limit of {limit} ({limit_source}); at most {max_n} points fit. Use {alternative}; or, only if that much memory is free, {raise}")]
-    OverMemoryLimit {
-        method: String,
-        n: usize,
-        needed: crate::ByteSize,
-        /// What the memory would hold (the footprint's formula in words).
-        holds: String,
-        limit: crate::ByteSize,
-        /// Where the limit came from (MemAvailable, a cgroup, UNFOLD_MAX_MEMORY, a flag).
-        limit_source: String,
-        /// The largest number of points that fits under the limit.
-        max_n: usize,
-        alternative: String,
-        /// How to raise the limit.
-        raise: String,
-    },
+    #[error("{0}")]
+    OverMemoryLimit(Box<crate::MemoryRefusal>),
     /// An iterative method stopped before its tolerance was met where that is an error.
     #[error("{context} did not converge after {iterations} iterations; {advice}")]
     NotConverged {

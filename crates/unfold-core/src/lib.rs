@@ -16,7 +16,8 @@ pub use error::{Error, Result};
 pub use evidence::{Evidence, EvidenceKind};
 pub use io::{model_file_bytes, read_model_file, write_atomic, MODEL_FORMAT_VERSION};
 pub use memory::{
-    parse_size, ByteSize, Footprint, LimitSource, MemoryLimit, ASSUMED_MEMORY, MAX_MEMORY_ENV,
+    parse_size, ByteSize, Footprint, LimitSource, MemoryLimit, MemoryRefusal, ASSUMED_MEMORY,
+    MAX_MEMORY_ENV,
 };
 pub use validate::{check_dim, check_finite, check_k};
 

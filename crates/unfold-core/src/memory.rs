@@ -88,6 +88,26 @@ impl LimitSource {
     }
 }
 
+/// Why a fit was refused ([`Error::OverMemoryLimit`]): what it would need, the limit, and
+/// what to do.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{method} on {n} points would need about {needed} of memory ({holds}), more than the limit of {limit} ({limit_source}); at most {max_n} points fit. Use {alternative}; or, only if that much memory is free, {raise}")]
+pub struct MemoryRefusal {
+    pub method: String,
+    pub n: usize,
+    pub needed: ByteSize,
+    /// What the memory would hold (the footprint's formula in words).
+    pub holds: String,
+    pub limit: ByteSize,
+    /// Where the limit came from (MemAvailable, a cgroup, UNFOLD_MAX_MEMORY, a flag).
+    pub limit_source: LimitSource,
+    /// The largest number of points that fits under the limit.
+    pub max_n: usize,
+    pub alternative: String,
+    /// How to raise the limit.
+    pub raise: String,
+}
+
 /// The most memory, in bytes, a fit may use, and where that number came from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryLimit {
@@ -185,17 +205,17 @@ impl MemoryLimit {
                 hi = mid;
             }
         }
-        Err(Error::OverMemoryLimit {
+        Err(Error::OverMemoryLimit(Box::new(MemoryRefusal {
             method: footprint.method.to_string(),
             n: footprint.n,
             needed: ByteSize(needed),
             holds: footprint.holds.clone(),
             limit: ByteSize(self.bytes),
-            limit_source: self.source.to_string(),
+            limit_source: self.source.clone(),
             max_n: lo,
             alternative: footprint.alternative.to_string(),
             raise: self.source.how_to_raise(),
-        })
+        })))
     }
 }
 
@@ -470,10 +490,9 @@ mod tests {
         assert!(limit.check(&footprint(100)).is_ok());
         let e = limit.check(&footprint(200)).unwrap_err();
         match &e {
-            Error::OverMemoryLimit {
-                n, max_n, needed, ..
-            } => {
-                assert_eq!((*n, *max_n, needed.0), (200, 100, 4_160_000));
+            Error::OverMemoryLimit(r) => {
+                assert_eq!((r.n, r.max_n, r.needed.0), (200, 100, 4_160_000));
+                assert_eq!(r.limit_source, LimitSource::Given("--max-memory".into()));
             }
             other => panic!("{other:?}"),
         }
