@@ -475,6 +475,17 @@ mod tests {
         assert!(assumed.source.to_string().contains("could not be read"));
     }
 
+    /// This machine's reading is positive and says where it came from.
+    #[test]
+    fn the_machine_reading_is_positive() {
+        let m = MemoryLimit::machine();
+        assert!(m.bytes > 0);
+        assert!(matches!(
+            m.source,
+            LimitSource::MemAvailable | LimitSource::Cgroup(_) | LimitSource::Assumed
+        ));
+    }
+
     #[test]
     fn over_the_limit_names_everything_and_the_largest_n_that_fits() {
         let limit = MemoryLimit::given(1 << 20, "--max-memory");
