@@ -221,6 +221,55 @@ fn bad_input_gets_a_clear_error() {
     );
 }
 
+/// DRILL, MVU and LL-LVM refuse more points than the memory limit allows (here
+/// `UNFOLD_MAX_MEMORY`, set on the child process only), naming the limit, the memory
+/// needed and the scalable alternative, and exit non-zero with nothing on stdout.
+#[test]
+fn dense_methods_refuse_more_points_than_memory_allows() {
+    let (dir, input) = sheet_input("memory", 200);
+    let out = dir.join("x.csv");
+    let fit = |method: &str, limit: &str| {
+        Command::new(env!("CARGO_BIN_EXE_unfold"))
+            .env("UNFOLD_MAX_MEMORY", limit)
+            .args(["fit", "--method", method, "--input", s(&input)])
+            .args(["--out", s(&out)])
+            .output()
+            .expect("the unfold binary runs")
+    };
+    for (method, name, needed, alternative) in [
+        ("drill", "DRILL", "4.0 MiB", "Use meu"),
+        (
+            "mvu",
+            "MVU (exact SDP)",
+            "MiB of memory",
+            "Use le (Laplacian eigenmaps",
+        ),
+        ("lllvm", "LL-LVM", "11.9 MiB", "Use meu"),
+    ] {
+        let o = fit(method, "1M");
+        let e = stderr(&o);
+        assert!(!o.status.success() && o.stdout.is_empty(), "{method}: {e}");
+        for part in [
+            &format!("error: {name} on 200 points would need about"),
+            needed,
+            "more than the limit of 1.0 MiB (UNFOLD_MAX_MEMORY)",
+            "points fit",
+            alternative,
+        ] {
+            assert!(e.contains(part), "{method}: {part:?} missing from {e}");
+        }
+    }
+    let o = fit("drill", "lots");
+    let e = stderr(&o);
+    assert!(
+        !o.status.success() && e.contains("`UNFOLD_MAX_MEMORY`") && e.contains("=4G"),
+        "{e}"
+    );
+    let o = fit("drill", "1G");
+    assert!(o.status.success() && out.exists(), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn corrupt_model_file_is_refused() {
     let dir = scratch("corrupt");

@@ -83,6 +83,10 @@ pub enum Error {
     /// A numerical procedure failed (non-finite objective, breakdown, ...).
     #[error("{context}: {message}")]
     Numerical { context: String, message: String },
+    /// A dense method would need more memory than the limit allows (refused before it
+    /// allocates anything large; see [`crate::MemoryLimit`]).
+    #[error("{0}")]
+    OverMemoryLimit(Box<crate::MemoryRefusal>),
     /// An iterative method stopped before its tolerance was met where that is an error.
     #[error("{context} did not converge after {iterations} iterations; {advice}")]
     NotConverged {

@@ -8,12 +8,17 @@ mod convergence;
 mod error;
 mod evidence;
 pub mod io;
+mod memory;
 mod validate;
 
 pub use convergence::Convergence;
 pub use error::{Error, Result};
 pub use evidence::{Evidence, EvidenceKind};
 pub use io::{model_file_bytes, read_model_file, write_atomic, MODEL_FORMAT_VERSION};
+pub use memory::{
+    parse_size, ByteSize, Footprint, LimitSource, MemoryLimit, MemoryRefusal, ASSUMED_MEMORY,
+    MAX_MEMORY_ENV,
+};
 pub use validate::{check_dim, check_finite, check_k};
 
 /// The random number generator used throughout unfold: ChaCha with 12 rounds, seeded

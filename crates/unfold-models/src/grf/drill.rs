@@ -23,7 +23,7 @@ use crate::grf::{covariance_embedding, FieldScaling, FixedField, GaussianRandomF
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Convergence, Error, Evidence, Result};
+use unfold_core::{Convergence, Error, Evidence, Footprint, MemoryLimit, Result};
 use unfold_glasso::{graphical_lasso, GlassoOptions, Penalty};
 use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 
@@ -41,7 +41,24 @@ pub struct DrillParams {
     /// Duality-gap tolerance and sweep limit of the graphical lasso.
     pub tol: f64,
     pub max_iter: usize,
+    /// The memory the fit may use; `None`: [`MemoryLimit::from_env_or_machine`]. A fit whose
+    /// [`DrillParams::footprint`] exceeds it is refused before anything large is allocated.
+    pub memory_limit: Option<MemoryLimit>,
 }
+
+/// The n x n matrices at the peak of a fit comparing `penalties` penalties (see
+/// [`DrillParams::footprint`]).
+fn dense_matrices(penalties: usize) -> u64 {
+    if penalties > 1 {
+        18
+    } else {
+        13
+    }
+}
+
+/// What to use when DRILL's dense n x n matrices do not fit.
+const ALTERNATIVE: &str =
+    "meu (a random field whose precision stays sparse on the kNN graph) or a subsample of the points";
 
 impl DrillParams {
     /// DRILL on the union kNN graph with penalty `rho`.
@@ -54,6 +71,7 @@ impl DrillParams {
             scaling: FieldScaling::UnitVariance,
             tol: 1e-6,
             max_iter: 1000,
+            memory_limit: None,
         }
     }
 
@@ -75,8 +93,56 @@ impl DrillParams {
         self
     }
 
+    /// Refuses fits that need more memory than `limit` (instead of the machine's).
+    pub fn memory_limit(mut self, limit: MemoryLimit) -> Self {
+        self.memory_limit = Some(limit);
+        self
+    }
+
+    /// The peak memory in bytes of a fit on `n` points comparing `penalties` penalties
+    /// (1 for [`DrillParams::fit`]):
+    ///
+    /// ```text
+    /// bytes = 8 n^2 (13 + 5 [penalties > 1])
+    /// ```
+    ///
+    /// counting the n x n matrices of 8-byte numbers alive at the peak, inside the
+    /// graphical lasso's solve of a block of all n points: DRILL's `S` and its penalty mask;
+    /// the solver's symmetrised `S` and dense penalties; the precision and covariance it
+    /// returns; the block's copies of `S` and of the penalties; its `W`, lasso coefficients
+    /// and `Theta`; the two copies a log-determinant of the duality gap makes; and the
+    /// index of free coordinates (all pairs) or the mask (a graph): 13. A grid of
+    /// penalties ([`DrillParams::fit_best`]) also holds the warm start `(W, Theta)`, its
+    /// lasso coefficients and the best fit's precision and covariance: 5 more. The score
+    /// that ranks the grid is the caller's and is not counted.
+    pub fn footprint(&self, n: usize, penalties: usize) -> u64 {
+        let matrices = dense_matrices(penalties) as u128;
+        u64::try_from(8 * matrices * (n as u128).pow(2)).unwrap_or(u64::MAX)
+    }
+
+    /// Checks the data, then refuses a fit whose [`DrillParams::footprint`] exceeds the
+    /// memory limit.
+    fn check_memory(&self, y: &DMatrix<f64>, penalties: usize) -> Result<()> {
+        check_fit_input(y, self.dim, "DRILL")?;
+        MemoryLimit::resolve(self.memory_limit.as_ref())?.check(&Footprint {
+            method: "DRILL",
+            n: y.nrows(),
+            bytes: &|m| self.footprint(m, penalties),
+            holds: format!(
+                "{} dense n x n matrices of 8-byte numbers in the graphical lasso",
+                dense_matrices(penalties)
+            ),
+            alternative: ALTERNATIVE,
+        })
+    }
+
     /// Fits DRILL to the rows of `y`.
+    ///
+    /// # Errors
+    /// Bad data or settings; [`Error::OverMemoryLimit`] when
+    /// [`DrillParams::footprint`] exceeds the memory limit (checked first).
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Drill> {
+        self.check_memory(y, 1)?;
         self.fit_warm(y, None)
     }
 
@@ -96,6 +162,7 @@ impl DrillParams {
         if rhos.is_empty() {
             return Err(Error::invalid("rhos", "give at least one penalty to try"));
         }
+        self.check_memory(y, rhos.len())?;
         let mut idx: Vec<usize> = (0..rhos.len()).collect();
         idx.sort_by(|&a, &b| rhos[b].total_cmp(&rhos[a]));
         let mut scores = vec![f64::NAN; rhos.len()];
@@ -442,6 +509,42 @@ mod tests {
             DrillParams::new(2, 3, -0.1).fit(&y),
             Err(Error::InvalidParameter { .. })
         ));
+    }
+
+    /// Above the memory limit the fit is refused, naming n, the need, the limit and its
+    /// source, the largest n that fits and the sparse alternative.
+    #[test]
+    fn refuses_n_above_the_memory_limit() {
+        let y = wavy(200, 6);
+        let limit = MemoryLimit::given(1 << 20, "the test's limit");
+        let params = DrillParams::new(2, 5, 0.05).memory_limit(limit);
+        // 13 n x n matrices: 8 * 13 * 100^2 <= 1 MiB < 8 * 13 * 101^2.
+        assert_eq!(params.footprint(200, 1), 8 * 13 * 200 * 200);
+        let text = params.fit(&y).unwrap_err().to_string();
+        for part in [
+            "DRILL on 200 points",
+            "4.0 MiB",
+            "13 dense n x n matrices",
+            "limit of 1.0 MiB (the test's limit)",
+            "at most 100 points",
+            "meu",
+        ] {
+            assert!(text.contains(part), "{part:?} missing: {text}");
+        }
+        // A grid also holds the warm start and the best fit: 18 matrices, 85 points.
+        let e = params.fit_best(&y, &[0.1, 0.05], |_| Ok(0.0)).unwrap_err();
+        assert!(
+            matches!(&e, Error::OverMemoryLimit(r) if r.max_n == 85),
+            "{e}"
+        );
+        // Under the limit nothing changes.
+        let small = wavy(25, 6);
+        let limited = DrillParams::new(2, 5, 0.05)
+            .memory_limit(MemoryLimit::given(1 << 20, "the test's limit"))
+            .fit(&small)
+            .unwrap();
+        let free = DrillParams::new(2, 5, 0.05).fit(&small).unwrap();
+        assert_eq!(limited.precision, free.precision);
     }
 
     /// The fit reports its real iterations and one objective value per iteration.

@@ -23,6 +23,7 @@
 //! a contiguous n x n block. The maps are `mu_C` (dy x n dx) with column `r n + i` equal to
 //! column r of `C_i`. Public results are n x dx embeddings and per-point maps.
 
+mod memory;
 mod moments;
 mod project;
 
@@ -87,6 +88,10 @@ pub struct LlLvmParams {
     pub preprocess: Preprocess,
     /// Iterations, tolerances, restarts and seed of variational EM.
     pub vem: VemOptions,
+    /// The memory the fit may use (`None`: `MemoryLimit::from_env_or_machine`); a fit whose
+    /// [`LlLvmParams::footprint`] exceeds it is refused before anything large is allocated.
+    #[serde(default)]
+    pub memory_limit: Option<unfold_core::MemoryLimit>,
 }
 
 impl LlLvmParams {
@@ -108,6 +113,7 @@ impl LlLvmParams {
                 rel_tol: 0.0,
                 ..VemOptions::default()
             },
+            memory_limit: None,
         }
     }
 
@@ -303,6 +309,7 @@ impl LlLvmProblem {
     /// Sets up the problem for the rows of `y` on `graph`, which must be connected.
     pub fn new(y: &DMatrix<f64>, graph: &NeighbourGraph, params: &LlLvmParams) -> Result<Self> {
         check_fit_input(y, params.dim, "LL-LVM")?;
+        params.check_memory(y.nrows(), y.ncols())?;
         let n = y.nrows();
         if graph.n() != n {
             return Err(Error::DimensionMismatch(format!(

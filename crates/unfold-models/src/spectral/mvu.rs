@@ -36,7 +36,7 @@ mod laplacian_basis;
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Result};
+use unfold_core::{Error, Footprint, MemoryLimit, Result};
 use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 use unfold_linalg::{fix_signs, sym_eigen};
 
@@ -65,7 +65,13 @@ pub struct MvuParams {
     /// The penalty `nu` on squared distance violations of the basis variant, in units where
     /// the mean squared edge length is 1.
     pub penalty: f64,
+    /// The memory the fit may use; `None`: [`MemoryLimit::from_env_or_machine`]. A fit whose
+    /// [`MvuParams::footprint`] exceeds it is refused before anything large is allocated.
+    pub memory_limit: Option<MemoryLimit>,
 }
+
+/// What to use when MVU's dense matrices do not fit.
+const ALTERNATIVE: &str = "le (Laplacian eigenmaps, sparse in the kNN graph) or isomap";
 
 impl MvuParams {
     /// Exact MVU on the union kNN graph with `k` neighbours.
@@ -78,6 +84,7 @@ impl MvuParams {
             max_iter: 200,
             basis: None,
             penalty: 10.0,
+            memory_limit: None,
         }
     }
 
@@ -85,6 +92,69 @@ impl MvuParams {
     pub fn basis(mut self, b: usize) -> Self {
         self.basis = Some(b);
         self
+    }
+
+    /// Refuses fits that need more memory than `limit` (instead of the machine's).
+    pub fn memory_limit(mut self, limit: MemoryLimit) -> Self {
+        self.memory_limit = Some(limit);
+        self
+    }
+
+    /// The peak memory in bytes of a fit on `n` points whose graph has `m` edges.
+    ///
+    /// Exact SDP (`unfold_sdp::solve` on the face, `r <= n - 1` its dimension):
+    ///
+    /// ```text
+    /// bytes = 8 (3 m^2 + n m + 12 n^2)
+    /// ```
+    ///
+    /// The HKM Schur complement ([`unfold_sdp::Constraints::schur`]) forms the two m x m
+    /// edge Gram matrices `U^T X U` and `U^T Z^{-1} U` and their Hadamard product (3 m^2),
+    /// the first from an n x m matrix of edge differences (n m) of the lifted `P X P^T` and
+    /// `P Z^{-1} P^T` (2 n^2), while the solver holds `C`, `I`, `X`, `Z`, the best iterate's
+    /// `X` and `Z`, both Cholesky factors, `Z^{-1}` and the dual residual (10 r^2 <= 10 n^2).
+    /// After it, the Schur complement and its factor are 2 m^2; the face basis, the final
+    /// Gram matrix and its eigendecomposition are a few n^2.
+    ///
+    /// Laplacian-basis approximation with b eigenvectors (`s = b (b + 1) / 2`):
+    ///
+    /// ```text
+    /// bytes = 8 (6 n^2 + m s)
+    /// ```
+    ///
+    /// the Gram matrix `K = Q Z Q^T` and its full eigendecomposition (6 n^2) and the edge
+    /// constraint matrix (m x s).
+    pub fn footprint(&self, n: usize, m: usize) -> u64 {
+        let (n, m) = (n as u128, m as u128);
+        let words = match self.basis {
+            None => 3 * m * m + n * m + 12 * n * n,
+            Some(b) => {
+                let s = (b * (b + 1) / 2) as u128;
+                6 * n * n + m * s
+            }
+        };
+        u64::try_from(8 * words).unwrap_or(u64::MAX)
+    }
+
+    /// Refuses a fit on `n` points with `m` edges whose [`MvuParams::footprint`] exceeds
+    /// the memory limit (the largest n that fits keeps the edges per point).
+    fn check_memory(&self, n: usize, m: usize) -> Result<()> {
+        let holds = match self.basis {
+            None => format!(
+                "the interior-point method's m x m Schur complement for m = {m} edges, with n x n iterates"
+            ),
+            Some(_) => "the n x n Gram matrix and its eigendecomposition".to_string(),
+        };
+        MemoryLimit::resolve(self.memory_limit.as_ref())?.check(&Footprint {
+            method: match self.basis {
+                None => "MVU (exact SDP)",
+                Some(_) => "MVU (Laplacian basis)",
+            },
+            n,
+            bytes: &|k| self.footprint(k, (m as u128 * k as u128 / n.max(1) as u128) as usize),
+            holds,
+            alternative: ALTERNATIVE,
+        })
     }
 
     /// Checks the settings that do not depend on the data.
@@ -122,7 +192,8 @@ impl MvuParams {
     ///
     /// # Errors
     /// Bad data or settings; [`Error::InvalidParameter`] when n exceeds `max_points` for the
-    /// exact SDP; [`Error::NotConverged`] or [`Error::Numerical`] when the solver stops
+    /// exact SDP; [`Error::OverMemoryLimit`] when [`MvuParams::footprint`] exceeds the memory
+    /// limit (checked after building the graph, before anything n x n); [`Error::NotConverged`] or [`Error::Numerical`] when the solver stops
     /// short of its tolerance.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mvu> {
         check_fit_input(y, self.dim, "MVU")?;
@@ -154,6 +225,7 @@ impl MvuParams {
             .into_iter()
             .map(|(i, j, w)| ((i, j), w * w))
             .unzip();
+        self.check_memory(n, edges.len())?;
         // Work in units of the mean squared edge length.
         let scale = d.iter().sum::<f64>() / d.len() as f64;
         let b: Vec<f64> = d.iter().map(|v| v / scale).collect();
@@ -448,6 +520,43 @@ mod tests {
         }
         // The basis variant has no such limit.
         assert!(params.basis(8).fit(&y).is_ok());
+    }
+
+    /// Above the memory limit both programs are refused, naming the limit and the
+    /// sparse alternatives.
+    #[test]
+    fn refuses_n_above_the_memory_limit() {
+        let y = swiss_roll(200, 0.0, 1).unwrap().points;
+        let limit = MemoryLimit::given(1 << 20, "the test's limit");
+        let exact = MvuParams::new(2, 5).memory_limit(limit.clone());
+        let e = exact.fit(&y).unwrap_err();
+        let Error::OverMemoryLimit(r) = &e else {
+            panic!("{e:?}")
+        };
+        let (needed, max_n) = (r.needed, r.max_n);
+        let m = exact
+            .graph
+            .build(&y, Weighting::Distance, "t")
+            .unwrap()
+            .1
+            .n_edges();
+        assert_eq!(needed.0, 8 * (3 * m * m + 200 * m + 12 * 200 * 200) as u64);
+        assert!(max_n < 200);
+        let text = e.to_string();
+        for part in [
+            "MVU (exact SDP) on 200 points",
+            &format!("m = {m} edges"),
+            "limit of 1.0 MiB (the test's limit)",
+            "le (Laplacian eigenmaps",
+            "isomap",
+        ] {
+            assert!(text.contains(part), "{part:?} missing: {text}");
+        }
+        let text = exact.basis(10).fit(&y).unwrap_err().to_string();
+        assert!(
+            text.contains("MVU (Laplacian basis) on 200 points") && text.contains("le ("),
+            "{text}"
+        );
     }
 
     #[test]

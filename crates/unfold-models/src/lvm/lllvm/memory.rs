@@ -1,0 +1,97 @@
+//! The memory of the exact LL-LVM fit and its refusal when that does not fit.
+
+use super::LlLvmParams;
+use unfold_core::{Footprint, MemoryLimit, Result};
+
+/// What to use when LL-LVM's dense (n dx) x (n dx) covariances do not fit.
+const ALTERNATIVE: &str =
+    "meu (a random field whose precision stays sparse on the kNN graph) or LL-LVM on a smaller subsample of the points";
+
+impl LlLvmParams {
+    /// Refuses fits that need more memory than `limit` (instead of the machine's).
+    pub fn memory_limit(mut self, limit: MemoryLimit) -> Self {
+        self.memory_limit = Some(limit);
+        self
+    }
+
+    /// The peak memory in bytes of a fit on `n` points of dimension `dy`, with
+    /// `N = n dx`, `R` restarts of which `c = min(R, threads)` run at once:
+    ///
+    /// ```text
+    /// bytes = 8 (4 n^2 + c (7 N^2 + 7 n^2 + 3 dy N) + (R - c) (2 N^2 + dy N))
+    /// ```
+    ///
+    /// The problem holds `L^+` and its products with the graph (4 n^2). A running restart
+    /// peaks in the q(C) update with seven N x N matrices: the covariances of q(x) and q(C)
+    /// it keeps, `<x x^T>`, `Gamma_hat` and its copy made into the precision, the precision's
+    /// Cholesky factor and `<C^T C>` (the q(x) update holds fewer: `<C^T C>`, `A_hat`, its
+    /// factor and the inverse); forming `A_hat` or `Gamma_hat` one n x n coordinate block at
+    /// a time takes about 7 n^2 more, and the maps' mean, `<H>` and its transpose are dy x N
+    /// each. A finished restart keeps its two covariances and mean of the maps until the
+    /// best is chosen.
+    pub fn footprint(&self, n: usize, dy: usize) -> u64 {
+        let restarts = self.vem.restarts.max(1) as u128;
+        let running = restarts.min(rayon::current_num_threads().max(1) as u128);
+        let (n, dy) = (n as u128, dy as u128);
+        let big = n * self.dim as u128;
+        let words = 4 * n * n
+            + running * (7 * big * big + 7 * n * n + 3 * dy * big)
+            + (restarts - running) * (2 * big * big + dy * big);
+        u64::try_from(8 * words).unwrap_or(u64::MAX)
+    }
+
+    /// Refuses a fit on `n` points of dimension `dy` whose [`LlLvmParams::footprint`]
+    /// exceeds the memory limit.
+    pub(super) fn check_memory(&self, n: usize, dy: usize) -> Result<()> {
+        MemoryLimit::resolve(self.memory_limit.as_ref())?.check(&Footprint {
+            method: "LL-LVM",
+            n,
+            bytes: &|m| self.footprint(m, dy),
+            holds: format!(
+                "dense (n dx) x (n dx) covariances with dx = {}, for {} restart(s)",
+                self.dim, self.vem.restarts
+            ),
+            alternative: ALTERNATIVE,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::DMatrix;
+    use unfold_core::Error;
+
+    /// Above the memory limit every entry (kNN fit, given graphs) is refused, naming the
+    /// limit and the alternatives.
+    #[test]
+    fn refuses_n_above_the_memory_limit() {
+        let y: DMatrix<f64> = unfold_data::synthetic::swiss_roll(200, 0.05, 1)
+            .unwrap()
+            .points;
+        let params =
+            LlLvmParams::new(2, 6).memory_limit(MemoryLimit::given(1 << 20, "the test's limit"));
+        let text = params.fit(&y).unwrap_err().to_string();
+        for part in [
+            "LL-LVM on 200 points",
+            "dx = 2",
+            "limit of 1.0 MiB (the test's limit)",
+            "meu",
+            "smaller subsample",
+        ] {
+            assert!(text.contains(part), "{part:?} missing: {text}");
+        }
+        let (_, graph) = params
+            .graph
+            .build(&y, unfold_graph::Weighting::Binary, "t")
+            .unwrap();
+        let e = params.compare_graphs(&y, &[graph]).unwrap_err();
+        assert!(matches!(&e, Error::OverMemoryLimit(r) if r.n == 200), "{e}");
+        // One restart, dx = 2, dy = 3: 4 n^2 + 7 (2n)^2 + 7 n^2 + 3 * 3 * 2n words.
+        let n = 200u64;
+        assert_eq!(
+            params.footprint(200, 3),
+            8 * (4 * n * n + 28 * n * n + 7 * n * n + 18 * n)
+        );
+    }
+}
