@@ -27,8 +27,27 @@
 //! theorem). In `G`'s indexing the ground node takes the place of the removed point `r`.
 
 use crate::grf::FieldFactor;
-use unfold_core::{Error, Result};
+use unfold_core::{Error, Footprint, MemoryLimit, Result};
 use unfold_linalg::{CsrMatrix, SparseSymbolic};
+
+/// Refuses a sparse factorisation whose factor and selected inverse (predicted by the
+/// symbolic analysis) exceed `limit`.
+fn check_memory(analysis: &SparseSymbolic, limit: MemoryLimit) -> Result<()> {
+    let n = analysis.dim();
+    let per_point = analysis.predicted_bytes() as f64 / n as f64;
+    limit.check(&Footprint {
+        method: "the sparse random field",
+        n,
+        bytes: &|m| (per_point * m as f64) as u64,
+        holds: format!(
+            "its sparse Cholesky factor and selected inverse: {:.0} values per point after \
+             the fill-reducing ordering, where a 2-D manifold's 10-NN graph needs about 40",
+            analysis.factor_len() as f64 / n as f64
+        ),
+        alternative: "a smaller k, or reduce the data to fewer, less noisy features first: \
+                      a graph without low-dimensional structure fills the factor",
+    })
+}
 
 /// The grounded matrix `G` of a fixed pattern of `M`, analysed once; each
 /// [`GroundedLaplacian::factor`] only refills its numbers.
@@ -52,12 +71,15 @@ const NONE: usize = usize::MAX;
 
 impl GroundedLaplacian {
     /// The engine for `M + gamma I` over the pattern of `m` (square, symmetric, `M 1 = 0`;
-    /// its values are not read). The first point is grounded.
+    /// its values are not read). The first point is grounded. After the symbolic analysis,
+    /// and before any numeric work, the factor and selected inverse it predicts are checked
+    /// against the memory `limit` (by default the machine's, or `UNFOLD_MAX_MEMORY`).
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] for a non-square `m`, `n < 2`, or `gamma` negative or
-    /// not finite; errors of the symbolic analysis.
-    pub fn new(m: &CsrMatrix, gamma: f64) -> Result<Self> {
+    /// not finite; errors of the symbolic analysis; [`Error::OverMemoryLimit`] with the
+    /// predicted size when the factor would not fit.
+    pub fn new(m: &CsrMatrix, gamma: f64, limit: Option<&MemoryLimit>) -> Result<Self> {
         let n = m.nrows();
         if m.ncols() != n || n < 2 {
             return Err(Error::invalid(
@@ -122,6 +144,7 @@ impl GroundedLaplacian {
         }
         let template = CsrMatrix::from_sorted_rows(n, n, g_indptr, g_indices, constant.clone())?;
         let analysis = SparseSymbolic::analyse(&template, "the grounded field's precision")?;
+        check_memory(&analysis, MemoryLimit::resolve(limit)?)?;
         Ok(GroundedLaplacian {
             n,
             gamma,
@@ -333,6 +356,30 @@ mod tests {
         }
     }
 
+    /// A factor that would not fit is refused after the analysis, with its size per point.
+    #[test]
+    fn a_factor_over_the_memory_limit_is_refused() {
+        let roll = unfold_data::synthetic::swiss_roll(300, 0.05, 1)
+            .unwrap()
+            .points;
+        let field = MeuField::new(&roll, knn_edges(&roll, 10), 1e-4);
+        let pattern = field.laplacian(&vec![1.0; field.edges().len()], 0.0);
+        let small = MemoryLimit::given(10_000, "--max-memory");
+        match GroundedLaplacian::new(&pattern, 1e-4, Some(&small)) {
+            Err(Error::OverMemoryLimit(r)) => {
+                let text = r.to_string();
+                assert!(
+                    text.contains("values per point") && text.contains("smaller k"),
+                    "{text}"
+                );
+                assert!(r.needed.0 > 10_000 && r.max_n < 300);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let enough = MemoryLimit::given(1 << 30, "--max-memory");
+        assert!(GroundedLaplacian::new(&pattern, 1e-4, Some(&enough)).is_ok());
+    }
+
     #[test]
     fn a_disconnected_pseudo_inverse_and_bad_settings_are_refused() {
         // Two separate paths: with gamma = 0 the pseudo-inverse field is improper.
@@ -355,10 +402,10 @@ mod tests {
         let proper = MeuField::new(&y, edges, 0.1).with_solver(Solver::Sparse);
         assert!(proper.log_likelihood(&[1.0; 8]).is_ok());
         let m = CsrMatrix::from_triplets(1, 1, &[(0, 0, 1.0)]);
-        assert!(GroundedLaplacian::new(&m, 0.1).is_err());
+        assert!(GroundedLaplacian::new(&m, 0.1, None).is_err());
         let m = CsrMatrix::from_triplets(2, 2, &[(0, 0, 1.0), (1, 1, 1.0)]);
-        assert!(GroundedLaplacian::new(&m, f64::NAN).is_err());
-        let engine = GroundedLaplacian::new(&m, 0.1).unwrap();
+        assert!(GroundedLaplacian::new(&m, f64::NAN, None).is_err());
+        let engine = GroundedLaplacian::new(&m, 0.1, None).unwrap();
         let other = CsrMatrix::from_triplets(
             2,
             2,

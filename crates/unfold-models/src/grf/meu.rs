@@ -31,7 +31,7 @@ use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
-use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Footprint, MemoryLimit, Result};
 use unfold_graph::{duplicate_pairs, knn_query, GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_linalg::{Cholesky, CsrMatrix, SparseCholesky};
 
@@ -133,6 +133,16 @@ impl MeuParams {
     }
 
     fn fit_on(&self, y: &DMatrix<f64>, graph: NeighbourGraph) -> Result<Meu> {
+        if !self.solver.sparse_for(y.nrows()) {
+            // The dense path holds the precision, its factor and its inverse.
+            MemoryLimit::from_env_or_machine()?.check(&Footprint {
+                method: "MEU with the dense solver",
+                n: y.nrows(),
+                bytes: &|m| 24 * (m as u64).pow(2),
+                holds: "the dense precision, its Cholesky factor and its inverse".into(),
+                alternative: "the sparse solver (--solver sparse or auto)",
+            })?;
+        }
         let (yc, mean) = unfold_data::centre(y);
         let edges: Vec<(usize, usize)> = graph.edges().iter().map(|&(i, j, _)| (i, j)).collect();
         let field = MeuField::new(&yc, edges, self.gamma).with_solver(self.solver);
@@ -221,7 +231,7 @@ impl MeuField {
             return Ok(e);
         }
         let pattern = self.laplacian(&vec![1.0; self.edges.len()], 0.0);
-        let engine = GroundedLaplacian::new(&pattern, self.gamma)?;
+        let engine = GroundedLaplacian::new(&pattern, self.gamma, None)?;
         Ok(self.engine.get_or_init(|| engine))
     }
 
