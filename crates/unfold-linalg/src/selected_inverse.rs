@@ -196,6 +196,20 @@ impl SparseSymbolic {
         self.inner.n
     }
 
+    /// Where the entry `(i, j)` (original indices) sits in the values of a factor or
+    /// selected inverse on this analysis ([`SelectedInverse::at`]), or `None` off the
+    /// factor's pattern: computed once, it saves the search on every evaluation.
+    ///
+    /// # Panics
+    /// If `i` or `j` is not below `n` (a programming error).
+    pub fn slot(&self, i: usize, j: usize) -> Option<usize> {
+        let an = &*self.inner;
+        let (pi, pj) = (an.position[i], an.position[j]);
+        an.blocks
+            .locate(pi.max(pj), pi.min(pj), 0)
+            .map(|(at, _)| at)
+    }
+
     /// The number of values the factor stores (its supernodes' dense blocks, including the
     /// zeros that relaxed supernodes pad in); the selected inverse stores as many.
     pub fn factor_len(&self) -> usize {
@@ -389,10 +403,20 @@ impl SelectedInverse {
     /// # Panics
     /// If `i` or `j` is not below `n` (a programming error).
     pub fn get(&self, i: usize, j: usize) -> Option<f64> {
-        let an = &*self.symbolic.inner;
-        let (pi, pj) = (an.position[i], an.position[j]);
-        let (row, col) = (pi.max(pj), pi.min(pj));
-        an.blocks.locate(row, col, 0).map(|(at, _)| self.values[at])
+        self.symbolic.slot(i, j).map(|at| self.values[at])
+    }
+
+    /// The entry at a slot of the analysis ([`SparseSymbolic::slot`]).
+    ///
+    /// # Panics
+    /// If the slot is not one of this analysis (a programming error).
+    pub fn at(&self, slot: usize) -> f64 {
+        self.values[slot]
+    }
+
+    /// Whether this inverse was computed on `symbolic` (so its slots apply).
+    pub fn is_on(&self, symbolic: &SparseSymbolic) -> bool {
+        Arc::ptr_eq(&self.symbolic.inner, &symbolic.inner)
     }
 
     /// The diagonal of `A^{-1}` in original order.

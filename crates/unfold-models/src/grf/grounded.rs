@@ -26,9 +26,34 @@
 //! effective resistances, and the pseudo-determinant is `n det G` (the matrix-tree
 //! theorem). In `G`'s indexing the ground node takes the place of the removed point `r`.
 
-use crate::grf::FieldFactor;
+use crate::grf::{Covariance, FieldFactor};
 use unfold_core::{Error, Footprint, MemoryLimit, Result};
 use unfold_linalg::{CsrMatrix, SparseSymbolic};
+
+/// Where each edge's entries sit in the selected inverse ([`GroundedLaplacian::edge_slots`]).
+#[derive(Clone, Debug)]
+pub struct EdgeSlots {
+    analysis: SparseSymbolic,
+    slots: Vec<[Option<usize>; 3]>,
+}
+
+impl EdgeSlots {
+    /// `k_ii + k_jj - 2 k_ij` for every edge (the effective resistance when `gamma = 0`),
+    /// or `None` when `covariance` is not the selected inverse of this engine.
+    pub fn contrasts(&self, covariance: &Covariance) -> Option<Vec<f64>> {
+        let (inverse, _) = covariance.selected()?;
+        if !inverse.is_on(&self.analysis) {
+            return None;
+        }
+        let x = |s: Option<usize>| s.map_or(0.0, |s| inverse.at(s));
+        Some(
+            self.slots
+                .iter()
+                .map(|&[ii, jj, ij]| x(ii) + x(jj) - 2.0 * x(ij))
+                .collect(),
+        )
+    }
+}
 
 /// Refuses a sparse factorisation whose factor and selected inverse (predicted by the
 /// symbolic analysis) exceed `limit`.
@@ -161,6 +186,34 @@ impl GroundedLaplacian {
     /// The symbolic analysis of `G` (its factor's size, the memory it will need).
     pub fn analysis(&self) -> &SparseSymbolic {
         &self.analysis
+    }
+
+    /// The slots of `X_ii`, `X_jj` and `X_ij` for each edge `(i, j)` in the selected
+    /// inverse (`None` for the grounded point, whose entries are 0), so that an evaluation
+    /// reads each edge's `X_ii + X_jj - 2 X_ij` without a search ([`EdgeSlots::contrasts`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for an edge off `M`'s pattern.
+    pub fn edge_slots(&self, edges: &[(usize, usize)]) -> Result<EdgeSlots> {
+        let slot = |i: usize, j: usize| -> Result<Option<usize>> {
+            if i == self.ground || j == self.ground {
+                return Ok(None);
+            }
+            self.analysis.slot(i, j).map(Some).ok_or_else(|| {
+                Error::invalid(
+                    "the field's edges",
+                    format!("({i}, {j}) is not on the pattern"),
+                )
+            })
+        };
+        let slots = edges
+            .iter()
+            .map(|&(i, j)| Ok([slot(i, i)?, slot(j, j)?, slot(i, j)?]))
+            .collect::<Result<_>>()?;
+        Ok(EdgeSlots {
+            analysis: self.analysis.clone(),
+            slots,
+        })
     }
 
     /// The grounded matrix `G` for `m` (the pattern given to [`GroundedLaplacian::new`]).

@@ -20,7 +20,7 @@
 //! smallest non-zero eigenvalues of `L` (spec §2.6). Out-of-sample projection: see
 //! [`Meu::project`] and `docs/methods/meu.md`.
 
-use crate::grf::grounded::GroundedLaplacian;
+use crate::grf::grounded::{EdgeSlots, GroundedLaplacian};
 use crate::grf::{
     laplacian_embedding, latent_scales, new_node_mean, FieldFactor, FieldFitOptions,
     FieldFitReport, FieldScaling, GaussianRandomField, Precision, PrecisionDerivative, Solver,
@@ -194,8 +194,9 @@ pub struct MeuField {
     gamma: f64,
     trace_yy: f64,
     solver: Solver,
-    /// The sparse engine, built on the first sparse factorisation.
-    engine: OnceLock<GroundedLaplacian>,
+    /// The sparse engine and where each edge's entries sit in its selected inverse, built
+    /// on the first sparse factorisation.
+    engine: OnceLock<(GroundedLaplacian, EdgeSlots)>,
 }
 
 impl MeuField {
@@ -227,15 +228,19 @@ impl MeuField {
     /// The sparse engine over this field's edges (built once: the pattern does not change
     /// with the multipliers).
     pub fn engine(&self) -> Result<&GroundedLaplacian> {
+        Ok(&self.sparse_engine()?.0)
+    }
+
+    fn sparse_engine(&self) -> Result<&(GroundedLaplacian, EdgeSlots)> {
         if let Some(e) = self.engine.get() {
             return Ok(e);
         }
         let pattern = self.laplacian(&vec![1.0; self.edges.len()], 0.0);
         let engine = GroundedLaplacian::new(&pattern, self.gamma, None)?;
-        Ok(self.engine.get_or_init(|| engine))
+        let slots = engine.edge_slots(&self.edges)?;
+        Ok(self.engine.get_or_init(|| (engine, slots)))
     }
 
-    /// The edges `(i, j)`, one per parameter.
     pub fn edges(&self) -> &[(usize, usize)] {
         &self.edges
     }
@@ -317,11 +322,9 @@ impl MeuField {
     /// `<d_ij> = p (k_ii - 2 k_ij + k_jj)` (spec §2.4). At the fitted optimum they equal the
     /// observed ones where `lambda > 0` and do not exceed them where `lambda = 0`.
     pub fn expected_sq_dists(&self, lambda: &[f64]) -> Result<Vec<f64>> {
-        let k = self.factor(lambda)?.covariance();
-        self.edges
-            .iter()
-            .map(|&(i, j)| Ok(self.p as f64 * k.trace(&PrecisionDerivative::edge(i, j, 1.0))?))
-            .collect()
+        let factor = self.factor(lambda)?;
+        let traces = self.covariance_traces(&factor, &self.precision_derivatives(lambda)?)?;
+        Ok(traces.into_iter().map(|t| self.p as f64 * t).collect())
     }
 
     fn check_theta(&self, lambda: &[f64]) -> Result<()> {
@@ -391,6 +394,22 @@ impl GaussianRandomField for MeuField {
 
     /// The terms from the squared distances: `-(gamma/2) tr(Y Y^T) - 1/2 sum_e lambda_e
     /// d_e`, and `n - 1` dimensions per feature when `gamma = 0`.
+    /// `k_ii + k_jj - 2 k_ij` per edge: on the sparse path read from the slots found once
+    /// per graph, otherwise from the covariance's entries.
+    fn covariance_traces(
+        &self,
+        factor: &FieldFactor,
+        derivatives: &[PrecisionDerivative],
+    ) -> Result<Vec<f64>> {
+        let k = factor.covariance();
+        if let Some((_, slots)) = self.engine.get() {
+            if let Some(contrasts) = slots.contrasts(&k) {
+                return Ok(contrasts);
+            }
+        }
+        derivatives.iter().map(|d| k.trace(d)).collect()
+    }
+
     fn log_likelihood_from(&self, lambda: &[f64], factor: &FieldFactor) -> Result<Evidence> {
         Ok(self.terms(lambda, factor.log_det()))
     }

@@ -259,6 +259,18 @@ impl FieldFactor {
     }
 }
 
+/// `tr(K dP_e)` for every derivative `dP_e`, `K` the covariance of `factor`.
+///
+/// # Errors
+/// As [`Covariance::trace`].
+pub fn covariance_traces(
+    factor: &FieldFactor,
+    derivatives: &[PrecisionDerivative],
+) -> Result<Vec<f64>> {
+    let k = factor.covariance();
+    derivatives.iter().map(|d| k.trace(d)).collect()
+}
+
 /// Entries of the covariance `K = P^{-1}` ([`FieldFactor::covariance`]). A grounded
 /// field's entries differ from `K`'s by `a_i + a_j + c`, which no derivative with
 /// `dP 1 = 0` sees (module [`grounded`]).
@@ -281,6 +293,14 @@ impl Covariance {
                 ground: Some(r), ..
             } if i == *r || j == *r => Some(0.0),
             Covariance::Selected { inverse, .. } => inverse.get(i, j),
+        }
+    }
+
+    /// The selected inverse behind a sparse covariance, with its grounded point.
+    pub fn selected(&self) -> Option<(&SelectedInverse, Option<usize>)> {
+        match self {
+            Covariance::Dense(_) => None,
+            Covariance::Selected { inverse, ground } => Some((inverse, *ground)),
         }
     }
 
@@ -415,13 +435,24 @@ pub trait GaussianRandomField {
                 grad.len()
             )));
         }
-        let k = factor.covariance();
+        let traces = self.covariance_traces(&factor, &derivatives)?;
         let half_p = 0.5 * self.n_features() as f64;
         self.data_gradient(&derivatives, grad);
-        for (g, d) in grad.iter_mut().zip(&derivatives) {
-            *g += half_p * k.trace(d)?;
+        for (g, t) in grad.iter_mut().zip(traces) {
+            *g += half_p * t;
         }
         Ok(self.log_likelihood_from(theta, &factor)?.value)
+    }
+
+    /// `tr(K dP_e)` for every derivative, from the factor's covariance entries
+    /// ([`covariance_traces`]); a field that knows where its entries sit in a sparse
+    /// factor reads them directly (MEU).
+    fn covariance_traces(
+        &self,
+        factor: &FieldFactor,
+        derivatives: &[PrecisionDerivative],
+    ) -> Result<Vec<f64>> {
+        covariance_traces(factor, derivatives)
     }
 
     /// The field's evidence at `theta`: its exact log-likelihood.
