@@ -140,21 +140,67 @@ impl Blocks {
         )
     }
 
+    /// The symmetric block `Z_RR` of the entries of `z` among `rows` (the rows below one
+    /// supernode, all in later supernodes). The rows of `R` that are columns of one later
+    /// supernode `t` are consecutive, and every column of `t` stores the same rows, so one
+    /// merge of `R` with `t`'s rows gives the offsets of all their entries (`index` is work
+    /// space): a copy without searches. The lower triangle is gathered, then mirrored.
+    fn gather(&self, z: &[f64], rows: &[u32], mut zrr: MatMut<'_, f64>, index: &mut Vec<usize>) {
+        let r = rows.len();
+        let mut a = 0;
+        while a < r {
+            let t = self.of_column[rows[a] as usize] as usize;
+            let (first, width, t_rows, offset) = self.node(t);
+            let height = width + t_rows.len();
+            let end = first + width;
+            let group = a + rows[a..].partition_point(|&x| (x as usize) < end);
+            // Offsets within t's columns of rows[a..]: the diagonal block's rows directly,
+            // the rest by one merge with t's sorted pattern.
+            index.clear();
+            let mut k = 0;
+            for &row in &rows[a..] {
+                let row = row as usize;
+                if row < end {
+                    index.push(row - first);
+                } else {
+                    k += t_rows[k..].partition_point(|&x| (x as usize) < row);
+                    debug_assert_eq!(t_rows[k] as usize, row, "R is a clique of the filled graph");
+                    index.push(width + k);
+                }
+            }
+            for c in a..group {
+                let column = &z[offset + (rows[c] as usize - first) * height..][..height];
+                for (bb, &at) in (c..r).zip(&index[c - a..]) {
+                    zrr[(bb, c)] = column[at];
+                }
+            }
+            a = group;
+        }
+        // Mirror the lower triangle, tile by tile so both sides stay in cache.
+        const TILE: usize = 32;
+        for j0 in (0..r).step_by(TILE) {
+            for i0 in (j0..r).step_by(TILE) {
+                for j in j0..(j0 + TILE).min(r) {
+                    for i in i0.max(j + 1)..(i0 + TILE).min(r) {
+                        zrr[(j, i)] = zrr[(i, j)];
+                    }
+                }
+            }
+        }
+    }
+
     /// Where the entry (`row`, `col`), `row >= col` in elimination order, is stored, if it
-    /// is on the factor's pattern. `from` is a hint: the search for `row` among the rows
-    /// below the diagonal block starts there (0 for none); the position found is returned
-    /// as the next hint.
-    fn locate(&self, row: usize, col: usize, from: usize) -> Option<(usize, usize)> {
+    /// is on the factor's pattern.
+    fn locate(&self, row: usize, col: usize) -> Option<usize> {
         let s = self.of_column[col] as usize;
         let (first, width, rows, offset) = self.node(s);
         let height = width + rows.len();
         let column = offset + (col - first) * height;
         if row < first + width {
-            return Some((column + row - first, 0));
+            return Some(column + row - first);
         }
-        let from = from.min(rows.len());
-        let k = from + rows[from..].partition_point(|&r| (r as usize) < row);
-        (rows.get(k) == Some(&(row as u32))).then_some((column + width + k, k))
+        let k = rows.partition_point(|&r| (r as usize) < row);
+        (rows.get(k) == Some(&(row as u32))).then_some(column + width + k)
     }
 }
 
@@ -205,9 +251,7 @@ impl SparseSymbolic {
     pub fn slot(&self, i: usize, j: usize) -> Option<usize> {
         let an = &*self.inner;
         let (pi, pj) = (an.position[i], an.position[j]);
-        an.blocks
-            .locate(pi.max(pj), pi.min(pj), 0)
-            .map(|(at, _)| at)
+        an.blocks.locate(pi.max(pj), pi.min(pj))
     }
 
     /// The number of values the factor stores (its supernodes' dense blocks, including the
@@ -316,9 +360,11 @@ impl SparseFactor {
         let mut z = vec![0.0; self.values.len()];
         // Work blocks, reused: Y^T (w x r), Z_RR (r x r), Z_RD (r x w), L_DD^{-1} (w x w).
         let mut buffers = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+        let mut indices = Vec::new();
         for s in (0..b.count()).rev() {
             let (_, w, rows, offset) = b.node(s);
             let [yt_buf, zrr_buf, zrd_buf, linv_buf] = &mut buffers;
+            let index_buf = &mut indices;
             let r = rows.len();
             let h = w + r;
             let p = if r * r * w + w * w * w >= PARALLEL_BLOCK_FLOPS {
@@ -332,20 +378,9 @@ impl SparseFactor {
             let mut yt = block(yt_buf, w, r);
             yt.copy_from(l_rd.transpose());
             solve_upper_triangular_in_place(l_dd.transpose(), yt.rb_mut(), p);
-            // Z_RR from the supernodes already swept (lower triangle mirrored).
+            // Z_RR from the supernodes already swept.
             let mut zrr = block(zrr_buf, r, r);
-            for a in 0..r {
-                let col = rows[a] as usize;
-                let mut hint = 0;
-                for bb in a..r {
-                    let (at, next) = b
-                        .locate(rows[bb] as usize, col, hint)
-                        .expect("the rows below a supernode form a clique of the filled graph");
-                    hint = next;
-                    zrr[(bb, a)] = z[at];
-                    zrr[(a, bb)] = z[at];
-                }
-            }
+            b.gather(&z, rows, zrr.rb_mut(), index_buf);
             // Z_RD = -Z_RR Y.
             let mut zrd = block(zrd_buf, r, w);
             matmul(
@@ -425,9 +460,9 @@ impl SelectedInverse {
         (0..an.n)
             .map(|i| {
                 let p = an.position[i];
-                let (at, _) = an
+                let at = an
                     .blocks
-                    .locate(p, p, 0)
+                    .locate(p, p)
                     .expect("the diagonal is on the pattern");
                 self.values[at]
             })
