@@ -20,7 +20,7 @@ impl GaussianRandomField for HeatField<'_> {
     fn precision(&self, t: &[f64]) -> Result<Precision> {
         let edges = self.1.iter().map(|&(i, j, d)| (i, j, heat(d, t)));
         let laplacian = Laplacian::new(self.0.nrows()).shift(GAMMA);
-        Ok(Precision::Dense(laplacian.dense(edges)))
+        Ok(Precision::Sparse(laplacian.sparse(edges)))
     }
     /// `dP/dlambda = sum_e (w_e / lambda) A_e`, `dP/dbeta = -sum_e d_e^2 w_e A_e`.
     fn precision_derivatives(&self, t: &[f64]) -> Result<Vec<PrecisionDerivative>> {

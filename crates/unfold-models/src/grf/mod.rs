@@ -28,6 +28,7 @@ pub mod regression;
 use crate::optimise::{maximise, Search};
 use nalgebra::{DMatrix, DVector, RowDVector};
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::LbfgsbOptions;
@@ -205,11 +206,7 @@ impl FieldFactor {
     pub fn new(prec: &Precision, solver: Solver, context: &str) -> Result<Self> {
         Ok(match prec {
             Precision::Sparse(m) if solver.sparse_for(m.nrows()) => {
-                let factor = SparseSymbolic::analyse(m, context)?.factorise(m, context)?;
-                FieldFactor {
-                    log_det: factor.log_det(),
-                    factor: Factor::Sparse(factor),
-                }
+                FieldFactor::sparse(SparseSymbolic::analyse(m, context)?.factorise(m, context)?)
             }
             Precision::Sparse(m) => {
                 FieldFactor::dense(Cholesky::new(&m.to_dense(), context)?, None)
@@ -225,6 +222,14 @@ impl FieldFactor {
         FieldFactor {
             log_det: log_det.unwrap_or_else(|| chol.log_det()),
             factor: Factor::Dense(chol),
+        }
+    }
+
+    /// The sparse factor of the precision itself.
+    pub fn sparse(factor: SparseFactor) -> Self {
+        FieldFactor {
+            log_det: factor.log_det(),
+            factor: Factor::Sparse(factor),
         }
     }
 
@@ -666,6 +671,8 @@ pub struct ScaledShapeField<'a> {
     y: &'a DMatrix<f64>,
     /// `tr(S Y Y^T)`.
     spread: f64,
+    /// The sparse analysis of `s S + gamma I`, whose pattern does not change with `s`.
+    analysis: OnceLock<SparseSymbolic>,
 }
 
 impl<'a> ScaledShapeField<'a> {
@@ -698,6 +705,7 @@ impl<'a> ScaledShapeField<'a> {
             gamma,
             y,
             spread,
+            analysis: OnceLock::new(),
         })
     }
 
@@ -741,6 +749,24 @@ impl GaussianRandomField for ScaledShapeField<'_> {
     }
     fn param_scale(&self) -> Option<Vec<f64>> {
         Some(vec![self.upper_scale()])
+    }
+    /// On the sparse path, the analysis of the first factorisation serves every scale.
+    fn factor(&self, s: &[f64]) -> Result<FieldFactor> {
+        const WHAT: &str = "the field's precision";
+        let prec = self.precision(s)?;
+        match &prec {
+            Precision::Sparse(m) if self.solver().sparse_for(m.nrows()) => {
+                let analysis = match self.analysis.get() {
+                    Some(a) => a,
+                    None => {
+                        let a = SparseSymbolic::analyse(m, WHAT)?;
+                        self.analysis.get_or_init(|| a)
+                    }
+                };
+                Ok(FieldFactor::sparse(analysis.factorise(m, WHAT)?))
+            }
+            _ => FieldFactor::new(&prec, self.solver(), WHAT),
+        }
     }
 }
 
