@@ -27,7 +27,9 @@
 //! theorem). In `G`'s indexing the ground node takes the place of the removed point `r`.
 
 use crate::grf::{Covariance, FieldFactor};
+use std::sync::OnceLock;
 use unfold_core::{Error, Footprint, MemoryLimit, Result};
+use unfold_graph::Laplacian;
 use unfold_linalg::{CsrMatrix, SparseSymbolic};
 
 /// Where each edge's entries sit in the selected inverse ([`GroundedLaplacian::edge_slots`]).
@@ -52,6 +54,68 @@ impl EdgeSlots {
                 .map(|&[ii, jj, ij]| x(ii) + x(jj) - 2.0 * x(ij))
                 .collect(),
         )
+    }
+}
+
+/// The sparse engine of a weighted-edge Laplacian field `L(w) + gamma I` over fixed edges
+/// (MEU's multipliers, MPME's pair weights), built on first use: the grounded engine and
+/// the slots of each edge's entries. A cache: equal to any other, never serialised.
+#[derive(Clone, Debug, Default)]
+pub struct EdgeEngine {
+    cell: OnceLock<(GroundedLaplacian, EdgeSlots)>,
+}
+
+impl PartialEq for EdgeEngine {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl EdgeEngine {
+    /// The engine for `edges` over `n` points (built on the first call; later calls must
+    /// pass the same field).
+    ///
+    /// # Errors
+    /// As [`GroundedLaplacian::new`].
+    pub fn get(
+        &self,
+        n: usize,
+        edges: &[(usize, usize)],
+        gamma: f64,
+    ) -> Result<&GroundedLaplacian> {
+        if let Some((engine, _)) = self.cell.get() {
+            return Ok(engine);
+        }
+        let pattern = Self::laplacian(n, edges, &vec![1.0; edges.len()]);
+        let engine = GroundedLaplacian::new(&pattern, gamma, None)?;
+        let slots = engine.edge_slots(edges)?;
+        Ok(&self.cell.get_or_init(|| (engine, slots)).0)
+    }
+
+    /// The factor of `L(weights) + gamma I` (module docs).
+    ///
+    /// # Errors
+    /// As [`GroundedLaplacian::factor`].
+    pub fn factor(
+        &self,
+        n: usize,
+        edges: &[(usize, usize)],
+        weights: &[f64],
+        gamma: f64,
+        context: &str,
+    ) -> Result<FieldFactor> {
+        self.get(n, edges, gamma)?
+            .factor(&Self::laplacian(n, edges, weights), context)
+    }
+
+    /// `k_ii + k_jj - 2 k_ij` for every edge, read from the slots when `covariance` is
+    /// this engine's selected inverse (`None` otherwise).
+    pub fn contrasts(&self, covariance: &Covariance) -> Option<Vec<f64>> {
+        self.cell.get()?.1.contrasts(covariance)
+    }
+
+    fn laplacian(n: usize, edges: &[(usize, usize)], weights: &[f64]) -> CsrMatrix {
+        Laplacian::new(n).sparse(edges.iter().zip(weights).map(|(&(i, j), &w)| (i, j, w)))
     }
 }
 

@@ -20,7 +20,7 @@
 //! smallest non-zero eigenvalues of `L` (spec §2.6). Out-of-sample projection: see
 //! [`Meu::project`] and `docs/methods/meu.md`.
 
-use crate::grf::grounded::{EdgeSlots, GroundedLaplacian};
+use crate::grf::grounded::{EdgeEngine, GroundedLaplacian};
 use crate::grf::{
     laplacian_embedding, latent_scales, new_node_mean, FieldFactor, FieldFitOptions,
     FieldFitReport, FieldScaling, GaussianRandomField, Precision, PrecisionDerivative, Solver,
@@ -30,7 +30,6 @@ use crate::optimise::{maximise, Search};
 use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use std::sync::OnceLock;
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Footprint, MemoryLimit, Result};
 use unfold_graph::{duplicate_pairs, knn_query, GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_linalg::{Cholesky, CsrMatrix, SparseCholesky};
@@ -194,9 +193,8 @@ pub struct MeuField {
     gamma: f64,
     trace_yy: f64,
     solver: Solver,
-    /// The sparse engine and where each edge's entries sit in its selected inverse, built
-    /// on the first sparse factorisation.
-    engine: OnceLock<(GroundedLaplacian, EdgeSlots)>,
+    /// The sparse engine, built on the first sparse factorisation.
+    engine: EdgeEngine,
 }
 
 impl MeuField {
@@ -215,7 +213,7 @@ impl MeuField {
             gamma,
             trace_yy: y.norm_squared(),
             solver: Solver::Auto,
-            engine: OnceLock::new(),
+            engine: EdgeEngine::default(),
         }
     }
 
@@ -228,17 +226,7 @@ impl MeuField {
     /// The sparse engine over this field's edges (built once: the pattern does not change
     /// with the multipliers).
     pub fn engine(&self) -> Result<&GroundedLaplacian> {
-        Ok(&self.sparse_engine()?.0)
-    }
-
-    fn sparse_engine(&self) -> Result<&(GroundedLaplacian, EdgeSlots)> {
-        if let Some(e) = self.engine.get() {
-            return Ok(e);
-        }
-        let pattern = self.laplacian(&vec![1.0; self.edges.len()], 0.0);
-        let engine = GroundedLaplacian::new(&pattern, self.gamma, None)?;
-        let slots = engine.edge_slots(&self.edges)?;
-        Ok(self.engine.get_or_init(|| (engine, slots)))
+        self.engine.get(self.n, &self.edges, self.gamma)
     }
 
     pub fn edges(&self) -> &[(usize, usize)] {
@@ -379,8 +367,11 @@ impl GaussianRandomField for MeuField {
     fn factor(&self, lambda: &[f64]) -> Result<FieldFactor> {
         self.check_theta(lambda)?;
         if self.solver.sparse_for(self.n) {
-            return self.engine()?.factor(
-                &self.laplacian(lambda, 0.0),
+            return self.engine.factor(
+                self.n,
+                &self.edges,
+                lambda,
+                self.gamma,
                 "the MEU precision L + gamma I",
             );
         }
@@ -392,8 +383,6 @@ impl GaussianRandomField for MeuField {
         Ok(FieldFactor::dense(chol, Some(log_det)))
     }
 
-    /// The terms from the squared distances: `-(gamma/2) tr(Y Y^T) - 1/2 sum_e lambda_e
-    /// d_e`, and `n - 1` dimensions per feature when `gamma = 0`.
     /// `k_ii + k_jj - 2 k_ij` per edge: on the sparse path read from the slots found once
     /// per graph, otherwise from the covariance's entries.
     fn covariance_traces(
@@ -402,14 +391,14 @@ impl GaussianRandomField for MeuField {
         derivatives: &[PrecisionDerivative],
     ) -> Result<Vec<f64>> {
         let k = factor.covariance();
-        if let Some((_, slots)) = self.engine.get() {
-            if let Some(contrasts) = slots.contrasts(&k) {
-                return Ok(contrasts);
-            }
+        if let Some(contrasts) = self.engine.contrasts(&k) {
+            return Ok(contrasts);
         }
         derivatives.iter().map(|d| k.trace(d)).collect()
     }
 
+    /// The terms from the squared distances: `-(gamma/2) tr(Y Y^T) - 1/2 sum_e lambda_e
+    /// d_e`, and `n - 1` dimensions per feature when `gamma = 0`.
     fn log_likelihood_from(&self, lambda: &[f64], factor: &FieldFactor) -> Result<Evidence> {
         Ok(self.terms(lambda, factor.log_det()))
     }

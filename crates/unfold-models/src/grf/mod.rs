@@ -1014,8 +1014,9 @@ pub fn solver_param() -> crate::registry::ParamSpec {
         "solver",
         "auto",
         &["auto", "dense", "sparse"],
-        "meu: factorise the field densely (O(n^3), the reference) or sparsely with selected \
-         inversion (near-linear for a manifold's kNN graph); auto is sparse from 300 points",
+        "meu, mpme: factorise the field densely (O(n^3), the reference) or sparsely with \
+         selected inversion (near-linear for a manifold's kNN graph); auto is sparse from 300 \
+         points",
     )
 }
 
