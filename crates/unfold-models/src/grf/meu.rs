@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Footprint, MemoryLimit, Result};
 use unfold_graph::{duplicate_pairs, knn_query, GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_linalg::{Cholesky, CsrMatrix, SparseCholesky};
+use unfold_vem::{Observer, Silent};
 
 /// Settings of [`Meu`].
 #[derive(Clone, Debug, PartialEq)]
@@ -82,6 +83,29 @@ impl MeuParams {
     /// Fits MEU to the rows of `y` (the features are centred first: distances carry no
     /// information about the mean).
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Meu> {
+        self.fit_observed(y, None, &Silent)
+    }
+
+    /// [`MeuParams::fit`] on the kNN graph (`graph = None`) or [`MeuParams::fit_graph`],
+    /// reporting every log-likelihood evaluation of the search to `observer` (progress).
+    pub fn fit_observed(
+        &self,
+        y: &DMatrix<f64>,
+        graph: Option<&NeighbourGraph>,
+        observer: &dyn Observer,
+    ) -> Result<Meu> {
+        let graph = match graph {
+            Some(g) => {
+                self.check_graph(y, g)?;
+                g.clone()
+            }
+            None => self.knn_graph(y)?,
+        };
+        self.fit_on(y, graph, observer)
+    }
+
+    /// The kNN graph of the settings, refusing duplicate points.
+    fn knn_graph(&self, y: &DMatrix<f64>) -> Result<NeighbourGraph> {
         check_fit_input(y, self.dim, "MEU")?;
         check_gamma(self.gamma)?;
         let (nn, graph) = self.graph.build(y, Weighting::Binary, "MEU")?;
@@ -94,7 +118,7 @@ impl MeuParams {
                         .to_string(),
             });
         }
-        self.fit_on(y, graph)
+        Ok(graph)
     }
 
     /// Fits MEU on a given connected graph instead of the kNN graph (an epsilon-ball graph,
@@ -105,6 +129,11 @@ impl MeuParams {
     /// As [`MeuParams::fit`], a graph on a different number of points, a disconnected
     /// graph, or two connected points at distance zero.
     pub fn fit_graph(&self, y: &DMatrix<f64>, graph: &NeighbourGraph) -> Result<Meu> {
+        self.fit_observed(y, Some(graph), &Silent)
+    }
+
+    /// Checks a given graph against the data.
+    fn check_graph(&self, y: &DMatrix<f64>, graph: &NeighbourGraph) -> Result<()> {
         check_fit_input(y, self.dim, "MEU")?;
         check_gamma(self.gamma)?;
         if graph.n() != y.nrows() {
@@ -128,10 +157,15 @@ impl MeuParams {
                     .to_string(),
             });
         }
-        self.fit_on(y, graph.clone())
+        Ok(())
     }
 
-    fn fit_on(&self, y: &DMatrix<f64>, graph: NeighbourGraph) -> Result<Meu> {
+    fn fit_on(
+        &self,
+        y: &DMatrix<f64>,
+        graph: NeighbourGraph,
+        observer: &dyn Observer,
+    ) -> Result<Meu> {
         if !self.solver.sparse_for(y.nrows()) {
             // The dense path holds the precision, its factor and its inverse.
             MemoryLimit::from_env_or_machine()?.check(&Footprint {
@@ -145,7 +179,7 @@ impl MeuParams {
         let (yc, mean) = unfold_data::centre(y);
         let edges: Vec<(usize, usize)> = graph.edges().iter().map(|&(i, j, _)| (i, j)).collect();
         let field = MeuField::new(&yc, edges, self.gamma).with_solver(self.solver);
-        let fit = field.fit(&field.initial(), &self.fit)?;
+        let fit = field.fit_observed(&field.initial(), &self.fit, observer)?;
         let lambda = fit.theta;
         let evidence = field.evidence(&lambda)?;
         let laplacian = field.laplacian(&lambda, 0.0);
@@ -637,7 +671,6 @@ mod registration {
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::{Convergence, EvidenceKind};
-    use unfold_vem::Observer;
 
     const ABOUT: &str = "maximum entropy unfolding: a field with one precision per kNN edge, fitted by maximum likelihood";
 
@@ -676,7 +709,7 @@ mod registration {
             &self,
             data: &FitData<'_>,
             s: &Settings,
-            _observer: &dyn Observer,
+            observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
             let mut params = MeuParams::new(s.count("dim")?, 1)
                 .gamma(s.real("gamma")?)
@@ -684,10 +717,7 @@ mod registration {
                 .solver(crate::grf::solver_setting(s)?)
                 .pgtol(s.real("pgtol")?);
             params.graph = crate::registry::knn_graph(s)?;
-            Ok(Box::new(match data.graph {
-                None => params.fit(data.y)?,
-                Some(g) => params.fit_graph(data.y, g)?,
-            }))
+            Ok(Box::new(params.fit_observed(data.y, data.graph, observer)?))
         }
 
         fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {

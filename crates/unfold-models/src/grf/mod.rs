@@ -522,6 +522,18 @@ pub trait GaussianRandomField {
     /// The first error the field returned during the search (e.g. a precision that is not
     /// positive definite), or invalid options.
     fn fit(&self, theta0: &[f64], opts: &FieldFitOptions) -> Result<FieldFit> {
+        self.fit_observed(theta0, opts, &unfold_vem::Silent)
+    }
+
+    /// [`GaussianRandomField::fit`], reporting the log-likelihood of every evaluation of
+    /// the search to `observer` (as iterations of restart 1: a progress display).
+    fn fit_observed(
+        &self,
+        theta0: &[f64],
+        opts: &FieldFitOptions,
+        observer: &dyn unfold_vem::Observer,
+    ) -> Result<FieldFit> {
+        let mut evaluations = 0;
         let scale = self.param_scale();
         let search = Search {
             scales: scale.as_deref(),
@@ -530,7 +542,16 @@ pub trait GaussianRandomField {
             context: "the maximum-likelihood search",
         };
         let best = maximise(
-            |theta: &[f64], grad: &mut [f64]| self.log_likelihood_gradient(theta, grad),
+            |theta: &[f64], grad: &mut [f64]| {
+                let value = self.log_likelihood_gradient(theta, grad)?;
+                evaluations += 1;
+                observer.iteration(
+                    1,
+                    evaluations,
+                    &Evidence::new(EvidenceKind::LogLikelihood, value),
+                );
+                Ok(value)
+            },
             theta0,
             &self.bounds(),
             &search,
