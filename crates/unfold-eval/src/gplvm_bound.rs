@@ -12,7 +12,7 @@ use std::ops::Range;
 use unfold_core::{Error, Result};
 use unfold_linalg::gemm::{lower_gram, mul, mul_with, sum_lower_and_mirror, tr_mul};
 use unfold_linalg::view::{as_faer, par_for};
-use unfold_linalg::{pairwise_sq_dists, sq_dists_to, symmetrise, Cholesky};
+use unfold_linalg::{pairwise_sq_dists, sq_dists_to, Cholesky};
 
 /// Inducing points of the bound when [`GplvmScoreOptions::inducing`] is `None`:
 /// `min(n, 500)`.
@@ -29,6 +29,12 @@ const BLOCKS_PER_WAVE: usize = 8;
 /// Points of the evenly spaced subsample whose median pairwise distance sets the length-scale
 /// box and start (all points up to this many, as the exact score does).
 const MEDIAN_SAMPLE: usize = 2000;
+
+/// Jitter always on the diagonal of `K_mm`, relative to its diagonal `alpha + bias`: a
+/// multiple of the hyperparameters, so the bound stays smooth in them (a jitter added only
+/// where the factorisation fails jumps with them and stalls the line search), and far above
+/// the round-off of the factorisation (about `m eps`), so that `K_mm` factors.
+const INDUCING_JITTER: f64 = 1e-12;
 
 /// Context of the inducing kernel matrix `K_mm` in errors.
 const INDUCING_CONTEXT: &str = "GP-LVM bound inducing kernel matrix K_mm";
@@ -80,19 +86,16 @@ pub(crate) struct SparseProblem {
 }
 
 /// The sums over the points of one evaluation, in whitened form: with `K_mm + jitter I =
-/// L L^T`, `K_mn = k(Z, X)` (RBF + bias), `A = L^{-1} K_mn` and `Et = L^{-1} (K_rbf .* D2)_mn`
-/// (both m x n, never stored whole).
+/// L L^T`, `K_mn = k(Z, X)` (RBF + bias) and `A = L^{-1} K_mn` (m x n).
 struct PointSums {
     /// `C = A A^T` (m x m); `tr C = tr Q_nn`.
     c: DMatrix<f64>,
-    /// `Et A^T` (m x m).
-    ea: DMatrix<f64>,
     /// `A Y` (m x p).
     ay: DMatrix<f64>,
-    /// `Et Y` (m x p).
-    ey: DMatrix<f64>,
     /// `A 1` (m).
     a1: DVector<f64>,
+    /// `A^T`, in the blocks of rows of [`SparseProblem::blocks`] (kept for the gradient).
+    at: Vec<DMatrix<f64>>,
 }
 
 /// The m x m quantities of one evaluation.
@@ -217,57 +220,90 @@ impl SparseProblem {
         median_distance(&pairwise_sq_dists(&self.x.select_rows(&rows)))
     }
 
-    /// `k(Z, X_b)` (RBF + bias) of a block of latent points (b x m, rows the points) and
-    /// its RBF part times the squared distances `d2` (b x m).
-    fn cross_kernel(d2: &DMatrix<f64>, h: &GplvmHyperparameters) -> (DMatrix<f64>, DMatrix<f64>) {
-        let kr = rbf(d2, h);
-        let e = kr.component_mul(d2);
-        (kr.add_scalar(h.bias), e)
+    /// The fixed blocks of rows of the passes over the points.
+    fn blocks(&self) -> Vec<Range<usize>> {
+        let n = self.x.nrows();
+        (0..n.div_ceil(BLOCK_ROWS))
+            .map(|b| b * BLOCK_ROWS..((b + 1) * BLOCK_ROWS).min(n))
+            .collect()
     }
 
-    /// One pass over the points: the sums of [`PointSums`] in fixed blocks of rows, the
-    /// blocks of a wave in parallel (each on one thread), added in block order. O(n m^2).
+    /// The RBF part of `k(Z, X_b)` for the block `rows` of latent points (b x m, rows the
+    /// points) and the squared distances.
+    fn block_kernel(
+        &self,
+        rows: &Range<usize>,
+        h: &GplvmHyperparameters,
+    ) -> (DMatrix<f64>, DMatrix<f64>) {
+        let xb = self.x.rows(rows.start, rows.len()).into_owned();
+        let d2 = sq_dists_to(&xb, &self.z);
+        (rbf(&d2, h), d2)
+    }
+
+    /// The pass over the points of [`factor`](Self::factor): the sums of [`PointSums`] in
+    /// fixed blocks of rows, the blocks of a wave in parallel (each on one thread), added
+    /// in block order. O(n m^2): `A^T = K_nm L^{-T}` and its Gram matrix.
     fn point_sums(&self, h: &GplvmHyperparameters, linv: &DMatrix<f64>) -> PointSums {
-        let (n, m, p) = (self.x.nrows(), self.z.nrows(), self.y.ncols());
-        let blocks: Vec<Range<usize>> = (0..n.div_ceil(BLOCK_ROWS))
-            .map(|b| b * BLOCK_ROWS..((b + 1) * BLOCK_ROWS).min(n))
-            .collect();
+        let (m, p) = (self.z.nrows(), self.y.ncols());
         let seq = par_for(0);
-        let lt = as_faer(linv).transpose();
         let block = |rows: &Range<usize>| {
-            let xb = self.x.rows(rows.start, rows.len()).into_owned();
+            let kf = self.block_kernel(rows, h).0.add_scalar(h.bias);
+            let at = mul_with(as_faer(&kf), as_faer(linv).transpose(), seq);
             let yb = self.y.rows(rows.start, rows.len()).into_owned();
-            let (kf, e) = Self::cross_kernel(&sq_dists_to(&xb, &self.z), h);
-            let at = mul_with(as_faer(&kf), lt, seq); // A^T rows
-            let et = mul_with(as_faer(&e), lt, seq); // Et^T rows
-            let (att, ett) = (as_faer(&at).transpose(), as_faer(&et).transpose());
-            PointSums {
+            let sums = PointSums {
                 c: lower_gram(as_faer(&at)),
-                ea: mul_with(ett, as_faer(&at), seq),
-                ay: mul_with(att, as_faer(&yb), seq),
-                ey: mul_with(ett, as_faer(&yb), seq),
+                ay: mul_with(as_faer(&at).transpose(), as_faer(&yb), seq),
                 a1: at.row_sum().transpose(),
-            }
+                at: Vec::new(),
+            };
+            (sums, at)
         };
         let mut total = PointSums {
             c: DMatrix::zeros(m, m),
-            ea: DMatrix::zeros(m, m),
             ay: DMatrix::zeros(m, p),
-            ey: DMatrix::zeros(m, p),
             a1: DVector::zeros(m),
+            at: Vec::new(),
         };
-        for wave in blocks.chunks(BLOCKS_PER_WAVE) {
-            let parts: Vec<PointSums> = wave.par_iter().map(block).collect();
-            for part in parts {
+        for wave in self.blocks().chunks(BLOCKS_PER_WAVE) {
+            let parts: Vec<(PointSums, DMatrix<f64>)> = wave.par_iter().map(block).collect();
+            for (part, at) in parts {
                 total.c += part.c;
-                total.ea += part.ea;
                 total.ay += part.ay;
-                total.ey += part.ey;
                 total.a1 += part.a1;
+                total.at.push(at);
             }
         }
         total.c = sum_lower_and_mirror(vec![total.c]);
         total
+    }
+
+    /// The second pass over the points, for the length-scale gradient:
+    /// `<H, K_rbf(Z, X) .* D2(Z, X)>` with `H^T = A^T N + Y U^T` (`N`: m x m, `U`: m x p),
+    /// O(n m^2), summed in block order.
+    fn length_scale_sum(
+        &self,
+        h: &GplvmHyperparameters,
+        at: &[DMatrix<f64>],
+        n_mat: &DMatrix<f64>,
+        u: &DMatrix<f64>,
+    ) -> f64 {
+        let seq = par_for(0);
+        let blocks = self.blocks();
+        let parts: Vec<f64> = blocks
+            .par_iter()
+            .zip(at)
+            .map(|(rows, at)| {
+                let (kr, d2) = self.block_kernel(rows, h);
+                let yb = self.y.rows(rows.start, rows.len()).into_owned();
+                let mut ht = mul_with(as_faer(at), as_faer(n_mat), seq);
+                ht += mul_with(as_faer(&yb), as_faer(u).transpose(), seq);
+                ht.iter()
+                    .zip(kr.iter().zip(d2.iter()))
+                    .map(|(h_ij, (k_ij, d_ij))| h_ij * k_ij * d_ij)
+                    .sum()
+            })
+            .collect();
+        parts.iter().sum()
     }
 
     /// The m x m factors at `h` (Titsias 2009, eq. 9, in the whitened form
@@ -277,7 +313,11 @@ impl SparseProblem {
     pub(crate) fn factor(&self, h: &GplvmHyperparameters) -> Result<Factors> {
         let m = self.z.nrows();
         let kr_mm = rbf(&self.d2_mm, h);
-        let (chol, jitter) = factor_with_jitter(kr_mm.add_scalar(h.bias), INDUCING_CONTEXT)?;
+        let base = INDUCING_JITTER * (h.alpha + h.bias);
+        let mut kmm = kr_mm.add_scalar(h.bias);
+        add_to_diagonal(&mut kmm, base);
+        let (chol, extra) = factor_with_jitter(kmm, INDUCING_CONTEXT)?;
+        let jitter = base + extra;
         let linv = chol
             .l()
             .solve_lower_triangular(&DMatrix::identity(m, m))
@@ -357,9 +397,13 @@ impl SparseProblem {
         let kmm_bias = h.bias * m1_l1 + jitter_bias;
         let g_alpha = m1.trace() - kmm_bias + g_a - h.bias * l1_g_1 - 0.5 * p * beta * n * h.alpha;
         let g_bias = kmm_bias + h.bias * (l1_g_1 - 0.5 * p * beta * n);
+        // dF/dA contracted with L^{-1} (K_rbf .* D2)_mn: with H = L^{-T} dF/dA,
+        // H^T = A^T (2 M2 L^{-1}) + Y (beta^2 L^{-T} v)^T.
+        let n_mat = mul(&m2, &f.linv) * 2.0;
+        let u = tr_mul(&f.linv, &f.v) * b2;
+        let mn = self.length_scale_sum(h, &sums.at, &n_mat, &u);
         let e_mm = f.kr_mm.component_mul(&self.d2_mm);
-        let g_ell = (m1.dot(&whiten(&e_mm)) + 2.0 * m2.dot(&sums.ea) + b2 * f.v.dot(&sums.ey))
-            / (h.lengthscale * h.lengthscale);
+        let g_ell = (m1.dot(&whiten(&e_mm)) + mn) / (h.lengthscale * h.lengthscale);
         let d_beta = 0.5 * n * p * h.noise - 0.5 * p * bi.dot(&sums.c) - 0.5 * self.yy + beta * wv
             - 0.5 * b2 * f.v.dot(&(&sums.c * &f.v))
             - 0.5 * p * (psi0 - tr_c);
@@ -383,7 +427,7 @@ impl SparseProblem {
         let xc = DMatrix::from_fn(x_new.nrows(), x_new.ncols(), |i, j| {
             x_new[(i, j)] - self.centre[j]
         });
-        let (k_star, _) = Self::cross_kernel(&sq_dists_to(&xc, &self.z), h); // t x m
+        let k_star = rbf(&sq_dists_to(&xc, &self.z), h).add_scalar(h.bias); // t x m
         let a = mul_with(
             as_faer(&f.linv),
             as_faer(&k_star).transpose(),
@@ -543,15 +587,15 @@ mod tests {
             for h in points {
                 let exact = gplvm_log_likelihood(x, y, h).unwrap();
                 let e = problem.evaluate(h).unwrap();
-                assert_eq!(e.jitter, 0.0);
+                assert_eq!(e.jitter, INDUCING_JITTER * (h.alpha + h.bias));
                 let rel = (e.bound - exact).abs() / exact.abs();
                 assert!(
-                    rel < 1e-9,
+                    rel < 1e-8,
                     "{h:?}: bound {} vs exact {exact} ({rel:e})",
                     e.bound
                 );
                 assert!(
-                    e.trace_term.abs() < 1e-9 * exact.abs(),
+                    e.trace_term.abs() < 1e-8 * exact.abs(),
                     "{h:?}: trace term {}",
                     e.trace_term
                 );
@@ -567,12 +611,10 @@ mod tests {
     #[test]
     fn is_below_the_exact_likelihood() {
         let (x, y) = sheet(300, 5);
-        let mut jittered = 0;
         for h in SHEET.iter().chain(&POINTS) {
             let exact = gplvm_log_likelihood(&x, &y, h).unwrap();
             for m in [1, 10, 50, 150, 299] {
                 let e = SparseProblem::new(&x, &y, m).unwrap().evaluate(h).unwrap();
-                jittered += usize::from(e.jitter > 0.0);
                 assert!(
                     e.trace_term >= 0.0,
                     "{h:?}, m = {m}: trace {}",
@@ -585,7 +627,6 @@ mod tests {
                 );
             }
         }
-        assert!(jittered > 0, "no case exercised the jitter");
     }
 
     /// (c) Adding inducing points (farthest-point prefixes are nested) never lowers the bound
@@ -595,7 +636,6 @@ mod tests {
     #[test]
     fn grows_as_inducing_points_are_added() {
         let (x, y) = sheet(200, 6);
-        let mut jittered = 0;
         for h in SHEET.iter().chain(&POINTS) {
             let exact = gplvm_log_likelihood(&x, &y, h).unwrap();
             let mut last = (f64::NEG_INFINITY, 0.0);
@@ -606,7 +646,6 @@ mod tests {
                 } else {
                     1e-10
                 };
-                jittered += usize::from(e.jitter > 0.0);
                 assert!(
                     e.bound >= last.0 - slack * exact.abs(),
                     "{h:?}: m = {m} gives {} < {}",
@@ -621,7 +660,6 @@ mod tests {
                 last.0
             );
         }
-        assert!(jittered > 0, "no case exercised the jitter");
     }
 
     /// (d) The gradient in log coordinates against fourth-order central differences (step
@@ -639,13 +677,11 @@ mod tests {
             (&xs, &ys, &[SHEET[0], SHEET[2]][..], 40, 1e-4),
             (&xs, &ys, &SHEET[..], 120, 1e-4),
         ];
-        let mut jittered = 0;
         for (x, y, points, m, tol) in cases {
             let problem = SparseProblem::new(x, y, m).unwrap();
             for h in points {
                 let z = h.logs();
                 let e = problem.evaluate(h).unwrap();
-                jittered += usize::from(e.jitter > 0.0);
                 let norm = e.grad.iter().map(|g| g * g).sum::<f64>().sqrt();
                 for i in 0..4 {
                     let step = 1e-3;
@@ -672,6 +708,154 @@ mod tests {
                 }
             }
         }
-        assert!(jittered > 0, "no case exercised the jitter");
+    }
+
+    /// (e) At n = 800 the bound fitted with 200 inducing points is close to the exact
+    /// fitted score (measured: 2.0e-6 nats below 4835.74, 4e-10 relative; asserted below
+    /// 1e-7 relative), not above it, and the hyperparameters agree to 1e-3.
+    #[test]
+    fn fitted_bound_is_close_to_the_exact_score() {
+        let (x, y) = sheet(800, 11);
+        let opts = GplvmScoreOptions::default();
+        let exact = gplvm_score(&x, &y, &opts).unwrap();
+        let bound = gplvm_bound(
+            &x,
+            &y,
+            &GplvmScoreOptions {
+                inducing: Some(200),
+                ..opts.clone()
+            },
+        )
+        .unwrap();
+        assert!(bound.converged && bound.inducing == 200);
+        let gap = exact.log_likelihood - bound.lower_bound;
+        assert!(
+            gap > -1e-6 * exact.log_likelihood.abs(),
+            "bound above the likelihood by {gap}"
+        );
+        assert!(gap < 1e-7 * exact.log_likelihood.abs(), "gap {gap}");
+        let (he, hb) = (exact.hyperparameters, bound.hyperparameters);
+        assert!((he.noise / hb.noise - 1.0).abs() < 1e-3, "{he:?} vs {hb:?}");
+        assert!(
+            (he.lengthscale / hb.lengthscale - 1.0).abs() < 1e-3,
+            "{he:?} vs {hb:?}"
+        );
+    }
+
+    /// (f) Bad input is refused with an error naming the problem.
+    #[test]
+    fn rejects_bad_input() {
+        let (x, y) = sheet(20, 12);
+        let with = |inducing: Option<usize>| GplvmScoreOptions {
+            inducing,
+            solver: GplvmSolver::Bound,
+            ..Default::default()
+        };
+        for bad in [Some(0), Some(21)] {
+            match gplvm_bound(&x, &y, &with(bad)) {
+                Err(Error::InvalidParameter { name, message }) => {
+                    assert_eq!(name, "GplvmScoreOptions.inducing");
+                    assert!(message.contains("inducing"), "{message}");
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            gplvm_lower_bound(&x, &y, &SHEET[0], 0),
+            Err(Error::InvalidParameter { .. })
+        ));
+        let mut nan = y.clone();
+        nan[(3, 1)] = f64::NAN;
+        assert!(matches!(
+            gplvm_bound(&x, &nan, &with(None)),
+            Err(Error::NonFinite { .. })
+        ));
+        let mut nan_x = x.clone();
+        nan_x[(0, 0)] = f64::INFINITY;
+        assert!(matches!(
+            gplvm_lower_bound(&nan_x, &y, &SHEET[0], 5),
+            Err(Error::NonFinite { .. })
+        ));
+        assert!(matches!(
+            gplvm_bound(&x.rows(0, 19).into_owned(), &y, &with(None)),
+            Err(Error::DimensionMismatch(_))
+        ));
+        assert!(matches!(
+            gplvm_bound(&x, &DMatrix::from_element(20, 3, 1.0), &with(None)),
+            Err(Error::InvalidParameter { .. })
+        ));
+        let one = |m: &DMatrix<f64>| m.rows(0, 1).into_owned();
+        assert!(matches!(
+            gplvm_bound(&one(&x), &one(&y), &with(None)),
+            Err(Error::TooFewPoints { .. })
+        ));
+        let negative = GplvmHyperparameters::new(1.0, -1.0, 1.0, 1.0);
+        assert!(matches!(
+            gplvm_lower_bound(&x, &y, &negative, 5),
+            Err(Error::InvalidParameter { .. })
+        ));
+        let exact_only = GplvmScoreOptions {
+            solver: GplvmSolver::Exact,
+            ..Default::default()
+        };
+        assert!(matches!(
+            gplvm_bound(&x, &y, &exact_only),
+            Err(Error::InvalidParameter { .. })
+        ));
+        assert!(matches!(
+            gplvm_score(&x, &y, &with(None)),
+            Err(Error::InvalidParameter { .. })
+        ));
+    }
+
+    /// Farthest-point sampling: nested prefixes, the first point nearest the mean, each next
+    /// one the farthest from those chosen, and coincident points never chosen twice.
+    #[test]
+    fn farthest_points_are_nested_and_spread() {
+        let x = DMatrix::from_row_slice(6, 1, &[0.0, 10.0, 1.0, 1.0, 4.0, 4.0]);
+        // Mean 10/3: nearest is 4.0 (row 4); then 10 (row 1), then 0 (row 0), then 1 (row 2).
+        assert_eq!(farthest_points(&x, 4), vec![4, 1, 0, 2]);
+        assert_eq!(farthest_points(&x, 2), vec![4, 1]);
+        // Only 4 distinct points: asking for all 6 stops at 4.
+        assert_eq!(farthest_points(&x, 6), vec![4, 1, 0, 2]);
+        let (xs, _) = sheet(300, 13);
+        let all = farthest_points(&xs, 100);
+        assert_eq!(farthest_points(&xs, 37), all[..37].to_vec());
+        let mut sorted = all.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 100);
+    }
+
+    /// The automatic choice: exact up to the documented number of points, the bound above,
+    /// labelled by its kind.
+    #[test]
+    fn evidence_is_exact_or_a_labelled_bound() {
+        use crate::gplvm_score::uses_bound;
+        use crate::GPLVM_EXACT_MAX_POINTS;
+        use unfold_core::EvidenceKind;
+        let auto = GplvmScoreOptions::default();
+        assert!(!uses_bound(&auto, GPLVM_EXACT_MAX_POINTS));
+        assert!(uses_bound(&auto, GPLVM_EXACT_MAX_POINTS + 1));
+        let (x, y) = sheet(60, 14);
+        let exact = gplvm_evidence(&x, &y, &auto).unwrap();
+        assert!(!exact.is_bound() && exact.kind() == EvidenceKind::LogLikelihood);
+        assert_eq!(
+            exact.value(),
+            gplvm_score(&x, &y, &auto).unwrap().log_likelihood
+        );
+        let forced = GplvmScoreOptions {
+            solver: GplvmSolver::Bound,
+            inducing: Some(20),
+            ..Default::default()
+        };
+        let bound = gplvm_evidence(&x, &y, &forced).unwrap();
+        assert!(bound.is_bound() && bound.kind() == EvidenceKind::Elbo);
+        assert_eq!(bound.evidence().kind.as_str(), "elbo");
+        match &bound {
+            GplvmEvidence::Bound(b) => assert_eq!(b.inducing, 20),
+            GplvmEvidence::Exact(_) => unreachable!(),
+        }
+        assert!(bound.value() < exact.value());
     }
 }

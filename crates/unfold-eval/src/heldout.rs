@@ -229,4 +229,47 @@ mod tests {
         )
         .is_err());
     }
+
+    /// With every training point inducing, the sparse variational predictive is the exact
+    /// one (same hyperparameters); through the public function the bound's predictive is
+    /// labelled with its inducing points and close to the exact score.
+    #[test]
+    fn sparse_predictive_equals_the_exact_one_with_every_point_inducing() {
+        use crate::gplvm_bound::SparseProblem;
+        use crate::gplvm_score::centred_columns;
+        use crate::GplvmSolver;
+        let (x, y) = helix(140, 8);
+        let (xt, yt) = (x.rows(0, 120).into_owned(), y.rows(0, 120).into_owned());
+        let (xs, ys) = (x.rows(120, 20).into_owned(), y.rows(120, 20).into_owned());
+        let h = GplvmHyperparameters::new(1.2, 0.8, 0.3, 1e-3);
+        let problem = SparseProblem::new(&xt, &yt, 120).unwrap();
+        let (mean, var) = problem.predict(&problem.factor(&h).unwrap(), &h, &xs);
+        let (mean_exact, var_exact) =
+            exact_predictive(&xt, &centred_columns(&yt), &xs, &h).unwrap();
+        assert!(
+            (&mean - &mean_exact).abs().max() < 1e-8,
+            "{}",
+            (&mean - &mean_exact).abs().max()
+        );
+        for (v, w) in var.iter().zip(&var_exact) {
+            assert!((v - w).abs() < 1e-8 * w, "{v} vs {w}");
+        }
+        let opts = GplvmScoreOptions::default();
+        let exact = heldout_log_density(&xt, &yt, &xs, &ys, &opts).unwrap();
+        assert_eq!(exact.inducing, None);
+        let sparse = GplvmScoreOptions {
+            solver: GplvmSolver::Bound,
+            inducing: Some(40),
+            ..opts
+        };
+        let bound = heldout_log_density(&xt, &yt, &xs, &ys, &sparse).unwrap();
+        assert_eq!(bound.inducing, Some(40));
+        let diff = (bound.log_density - exact.log_density).abs();
+        assert!(
+            diff < 1e-3 * exact.log_density.abs(),
+            "{} vs {}",
+            bound.log_density,
+            exact.log_density
+        );
+    }
 }
