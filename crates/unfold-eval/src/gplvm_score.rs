@@ -75,7 +75,7 @@ pub struct GplvmScoreOptions {
     /// exact up to [`GPLVM_EXACT_MAX_POINTS`] points, the bound above).
     pub solver: GplvmSolver,
     /// Inducing points of the bound (`1..=n`), chosen among the latent points by farthest-point
-    /// sampling; `None` = `min(n, GPLVM_DEFAULT_INDUCING)` (500). Read only where the bound is
+    /// sampling; `None` = `min(n, GPLVM_DEFAULT_INDUCING)` (200). Read only where the bound is
     /// used.
     pub inducing: Option<usize>,
 }
@@ -107,10 +107,12 @@ pub enum GplvmSolver {
 }
 
 /// Largest number of points that [`GplvmSolver::Auto`] scores exactly; above it the sparse
-/// bound is used. Measured with `examples/gplvm_score_timing.rs` (2-D sheet in 3-D, true
-/// latent points, 2 shared cores): the exact score takes about 13 s at n = 1000, 53 s at
-/// n = 2000 and minutes beyond (time grows as n^3); see `docs/eval.md`.
-pub const GPLVM_EXACT_MAX_POINTS: usize = 3000;
+/// bound is used. Measured with `examples/gplvm_score_timing.rs` (true latent points, 2
+/// cores shared with other jobs): the exact score takes 13 s at n = 1000, 53 s (sheet) to
+/// 149 s (Swiss roll) at n = 2000 and 17 minutes at n = 4000 (time grows as n^3), while
+/// the bound with 200 inducing points takes 4.5 s on the roll at n = 2000, 0.008 nats below
+/// the exact score; see `docs/eval.md`.
+pub const GPLVM_EXACT_MAX_POINTS: usize = 2000;
 
 /// The maximised GP-LVM log marginal likelihood and where it was reached.
 #[derive(Clone, Debug, PartialEq)]
@@ -351,7 +353,7 @@ pub fn gplvm_log_likelihood(
 /// The GP-LVM score of an embedding `x` (n x q) of data `y` (n x p) by the objective that
 /// `opts.solver` names: [`gplvm_score`] (exact) or [`gplvm_bound`] (sparse lower bound).
 /// With the default [`GplvmSolver::Auto`] it is exact up to [`GPLVM_EXACT_MAX_POINTS`]
-/// points and the bound with `min(n, 500)` inducing points above; the result says which.
+/// points and the bound with `min(n, 200)` inducing points above; the result says which.
 ///
 /// # Errors
 /// Those of the function it calls.
@@ -414,7 +416,7 @@ pub fn gplvm_score(
     check_variance(v)?;
     let objective = |h: &GplvmHyperparameters| problem.evaluate(h).map(|e| (e.ll, e.grad));
     let np = problem.y.len() as f64;
-    let best = maximise(objective, v, problem.median_distance(), np, opts)?;
+    let best = maximise(objective, v, problem.median_distance(), np, 1e5, opts)?;
     let e = problem.evaluate(&best.hyperparameters)?;
     Ok(GplvmScore {
         log_likelihood: e.ll,
@@ -462,12 +464,14 @@ pub(crate) struct Maximum {
 /// Maximises an objective given as `(value, gradient in (ln alpha, ln ell, ln bias,
 /// ln noise))` by L-BFGS-B on `-value / np` from the deterministic starts of `opts`, inside
 /// the box of [`log_bounds`] for the mean feature variance `v` and median latent distance
-/// `dmed`; the start with the highest value wins.
+/// `dmed`, stopping at `opts.pgtol` or a relative decrease of `factr` machine epsilons; the
+/// start with the highest value wins.
 pub(crate) fn maximise(
     objective: impl Fn(&GplvmHyperparameters) -> Result<(f64, [f64; 4])>,
     v: f64,
     dmed: f64,
     np: f64,
+    factr: f64,
     opts: &GplvmScoreOptions,
 ) -> Result<Maximum> {
     let base = opts.initial.unwrap_or(GplvmHyperparameters {
@@ -480,7 +484,7 @@ pub(crate) fn maximise(
     let bounds = log_bounds(v, dmed);
     let lbfgsb = LbfgsbOptions {
         pgtol: opts.pgtol,
-        factr: 1e5,
+        factr,
         max_iterations: opts.max_iter,
         max_evaluations: 3 * opts.max_iter,
         ..LbfgsbOptions::default()
