@@ -102,7 +102,7 @@ pub enum GplvmSolver {
     /// Always the exact likelihood (O(n^3) time, O(n^2) memory).
     Exact,
     /// Always the sparse variational lower bound of Titsias (2009) (O(n m^2) time,
-    /// O(m^2 + n) memory beside the data).
+    /// O(n m) memory).
     Bound,
 }
 
