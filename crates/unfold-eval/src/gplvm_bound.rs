@@ -17,7 +17,7 @@ use unfold_linalg::{pairwise_sq_dists, sq_dists_to, Cholesky};
 /// Inducing points of the bound when [`GplvmScoreOptions::inducing`] is `None`:
 /// `min(n, 200)`. Measured on a Swiss roll (n = 2000, latent its 2-D coordinates, fitted
 /// bound against the exact score -1964.528): 100 points fall 26 nats short, 200 points
-/// 0.008 nats, 500 points under 0.001, at 1.6 s, 4.5 s and 85 s on 2 shared cores (the
+/// 0.008 nats, 500 points under 0.001, at 2.1 s, 4.5 s and 25.7 s on 2 shared cores (the
 /// exact score 149 s); see `docs/eval.md`.
 pub const GPLVM_DEFAULT_INDUCING: usize = 200;
 
