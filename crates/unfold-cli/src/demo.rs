@@ -10,7 +10,7 @@ use crate::plot::{scatter_svg, Colouring};
 use nalgebra::DMatrix;
 use std::fmt::Write as _;
 use unfold_core::{Error, Result};
-use unfold_eval::{gplvm_score, procrustes_error, trustworthiness, GplvmScoreOptions};
+use unfold_eval::{gplvm_evidence, procrustes_error, trustworthiness, GplvmScoreOptions};
 use unfold_models::registry::{FitData, Fitted, Registry, Settings};
 
 const SPECTRAL: [&str; 6] = ["pca", "cmds", "kpca", "le", "lle", "isomap"];
@@ -150,7 +150,7 @@ fn field_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
         for name in FIELDS {
             let Fitted { model, report } = fit_timed(registry, name, set.k, a.seed, &set.points)?;
             let (x, seconds) = (model.coords(), report.seconds);
-            let score = gplvm_score(x, &set.points, &GplvmScoreOptions::default())?;
+            let score = gplvm_evidence(x, &set.points, &GplvmScoreOptions::default())?;
             let tw = trustworthiness(&set.points, x, set.k)?;
             let ev = model.evidence_on(&set.points)?;
             let value = if ev.value.is_finite() {
@@ -160,8 +160,10 @@ fn field_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
             };
             writeln!(
                 out,
-                "| {name} | {} | {value} | {:.2} | {tw:.4} | {seconds:.3} |",
-                ev.kind, score.log_likelihood
+                "| {name} | {} | {value} | {:.2}{} | {tw:.4} | {seconds:.3} |",
+                ev.kind,
+                score.value(),
+                if score.is_bound() { " (bound)" } else { "" }
             )
             .ok();
             let path = a.out.join(format!("grf-{}-{name}.svg", set.tag));
@@ -328,13 +330,14 @@ fn other_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
         let Fitted { model, report } = fit_timed(registry, name, 7, a.seed, &roll.points)?;
         let x = model.coords();
         let ev = model.evidence_on(&roll.points)?;
-        let score = gplvm_score(x, &roll.points, &GplvmScoreOptions::default())?;
+        let score = gplvm_evidence(x, &roll.points, &GplvmScoreOptions::default())?;
         writeln!(
             out,
-            "| {name} | {} | {:.2} | {:.2} | {:.4} | {:.3} |",
+            "| {name} | {} | {:.2} | {:.2}{} | {:.4} | {:.3} |",
             ev.kind,
             ev.value,
-            score.log_likelihood,
+            score.value(),
+            if score.is_bound() { " (bound)" } else { "" },
             trustworthiness(&roll.points, x, 7)?,
             report.seconds
         )

@@ -7,7 +7,7 @@ use nalgebra::DMatrix;
 use unfold_core::{Error, Result};
 use unfold_core::{Evidence, EvidenceKind};
 use unfold_data::{read_csv, CsvOptions};
-use unfold_eval::{gplvm_score, heldout_log_density, trustworthiness, GplvmScoreOptions};
+use unfold_eval::{gplvm_evidence, heldout_log_density, trustworthiness, GplvmScoreOptions};
 use unfold_graph::{NeighbourGraph, Symmetrisation, Weighting};
 use unfold_models::registry::{FitData, Model, Registry, Settings};
 use unfold_select::{grid, grid_graphs, search, GraphSource, Selection};
@@ -255,9 +255,10 @@ fn held_out_split(
 }
 
 /// The number that ranks a fitted candidate (`--score`). External scores are labelled as
-/// what they are: the GP-LVM score and the held-out density are log-likelihoods (of the
-/// data given the embedding), trustworthiness an objective; every candidate of a search
-/// gets the same kind. `y` is the data the model was fitted on; `test`, the held-out rows
+/// what they are: the GP-LVM score is the log-likelihood of the data given the embedding
+/// (`elbo`, its sparse lower bound, above `unfold_eval::GPLVM_EXACT_MAX_POINTS` points), the
+/// held-out density a log-likelihood, trustworthiness an objective; every candidate of a
+/// search has the same points, so gets the same kind. `y` is the data the model was fitted on; `test`, the held-out rows
 /// (`--score heldout` only).
 fn score(
     kind: ScoreKind,
@@ -278,10 +279,7 @@ fn score(
             Ok(Evidence::new(EvidenceKind::LogLikelihood, held.log_density))
         }
         ScoreKind::Evidence => model.evidence_on(y),
-        ScoreKind::Gplvm => Ok(Evidence::new(
-            EvidenceKind::LogLikelihood,
-            gplvm_score(x, y, &GplvmScoreOptions::default())?.log_likelihood,
-        )),
+        ScoreKind::Gplvm => Ok(gplvm_evidence(x, y, &GplvmScoreOptions::default())?.evidence()),
         ScoreKind::Trustworthiness => Ok(Evidence::new(
             EvidenceKind::Objective,
             trustworthiness(y, x, 10)?,

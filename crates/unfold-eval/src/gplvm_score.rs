@@ -3,8 +3,9 @@
 //! fixed latent points to the data.
 
 use crate::check::paired_points;
+use crate::gplvm_bound::{gplvm_bound, GplvmBound};
 use nalgebra::DMatrix;
-use unfold_core::{Error, Result};
+use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_lbfgsb::{try_minimize, LbfgsbOptions, Status, TryMinimizeError};
 use unfold_linalg::{pairwise_sq_dists, Cholesky};
 
@@ -34,15 +35,15 @@ impl GplvmHyperparameters {
     }
 
     /// `(ln alpha, ln ell, ln bias, ln noise)`: the optimiser's coordinates.
-    fn logs(&self) -> [f64; 4] {
+    pub(crate) fn logs(&self) -> [f64; 4] {
         [self.alpha, self.lengthscale, self.bias, self.noise].map(f64::ln)
     }
 
-    fn from_logs(z: &[f64]) -> Self {
+    pub(crate) fn from_logs(z: &[f64]) -> Self {
         Self::new(z[0].exp(), z[1].exp(), z[2].exp(), z[3].exp())
     }
 
-    fn check(&self, name: &str) -> Result<()> {
+    pub(crate) fn check(&self, name: &str) -> Result<()> {
         let logs = self.logs();
         match logs.iter().position(|z| z.is_nan() || z.is_infinite()) {
             None => Ok(()),
@@ -69,6 +70,14 @@ pub struct GplvmScoreOptions {
     /// Base start; `None` = data-driven: `alpha = v` (the mean feature variance),
     /// `lengthscale` = median pairwise latent distance, `bias = 0.1 v`, `noise = 0.1 v`.
     pub initial: Option<GplvmHyperparameters>,
+    /// Exact likelihood or sparse lower bound, read by [`gplvm_evidence`] and
+    /// [`heldout_log_density`](crate::heldout_log_density) (default [`GplvmSolver::Auto`]:
+    /// exact up to [`GPLVM_EXACT_MAX_POINTS`] points, the bound above).
+    pub solver: GplvmSolver,
+    /// Inducing points of the bound (`1..=n`), chosen among the latent points by farthest-point
+    /// sampling; `None` = `min(n, GPLVM_DEFAULT_INDUCING)` (200). Read only where the bound is
+    /// used.
+    pub inducing: Option<usize>,
 }
 
 impl Default for GplvmScoreOptions {
@@ -78,9 +87,32 @@ impl Default for GplvmScoreOptions {
             pgtol: 1e-7,
             starts: 3,
             initial: None,
+            solver: GplvmSolver::Auto,
+            inducing: None,
         }
     }
 }
+
+/// Which objective the GP-LVM score maximises over the kernel hyperparameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GplvmSolver {
+    /// The exact likelihood up to [`GPLVM_EXACT_MAX_POINTS`] points, the sparse bound above.
+    #[default]
+    Auto,
+    /// Always the exact likelihood (O(n^3) time, O(n^2) memory).
+    Exact,
+    /// Always the sparse variational lower bound of Titsias (2009) (O(n m^2) time,
+    /// O(n m) memory).
+    Bound,
+}
+
+/// Largest number of points that [`GplvmSolver::Auto`] scores exactly; above it the sparse
+/// bound is used. Measured with `examples/gplvm_score_timing.rs` (true latent points, 2
+/// cores shared with other jobs): the exact score takes 13 s at n = 1000, 53 s (sheet) to
+/// 149 s (Swiss roll) at n = 2000 and 17 minutes at n = 4000 (time grows as n^3), while
+/// the bound with 200 inducing points takes 4.5 s on the roll at n = 2000, 0.008 nats below
+/// the exact score; see `docs/eval.md`.
+pub const GPLVM_EXACT_MAX_POINTS: usize = 2000;
 
 /// The maximised GP-LVM log marginal likelihood and where it was reached.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,6 +132,62 @@ pub struct GplvmScore {
     pub converged: bool,
 }
 
+/// The GP-LVM score as [`gplvm_evidence`] computed it: the exact maximised log-likelihood,
+/// or the maximised sparse lower bound on it. Only values of the same variant (and, for
+/// bounds, the same number of inducing points) compare.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GplvmEvidence {
+    /// [`gplvm_score`]: `max log p(Y | X)`.
+    Exact(GplvmScore),
+    /// [`gplvm_bound`]: `max F <= max log p(Y | X)`.
+    Bound(GplvmBound),
+}
+
+impl GplvmEvidence {
+    /// The maximised value: the exact log-likelihood or the lower bound.
+    pub fn value(&self) -> f64 {
+        match self {
+            GplvmEvidence::Exact(s) => s.log_likelihood,
+            GplvmEvidence::Bound(b) => b.lower_bound,
+        }
+    }
+
+    /// Whether the value is a lower bound rather than the exact log-likelihood.
+    pub fn is_bound(&self) -> bool {
+        matches!(self, GplvmEvidence::Bound(_))
+    }
+
+    /// [`EvidenceKind::LogLikelihood`] for the exact score, [`EvidenceKind::Elbo`] (a
+    /// variational lower bound on the log-likelihood) for the bound.
+    pub fn kind(&self) -> EvidenceKind {
+        match self {
+            GplvmEvidence::Exact(_) => EvidenceKind::LogLikelihood,
+            GplvmEvidence::Bound(_) => EvidenceKind::Elbo,
+        }
+    }
+
+    /// The value labelled by its kind, for reports and selection tables.
+    pub fn evidence(&self) -> Evidence {
+        Evidence::new(self.kind(), self.value())
+    }
+
+    /// The maximising kernel hyperparameters.
+    pub fn hyperparameters(&self) -> GplvmHyperparameters {
+        match self {
+            GplvmEvidence::Exact(s) => s.hyperparameters,
+            GplvmEvidence::Bound(b) => b.hyperparameters,
+        }
+    }
+
+    /// Whether the winning start of the optimiser converged.
+    pub fn converged(&self) -> bool {
+        match self {
+            GplvmEvidence::Exact(s) => s.converged,
+            GplvmEvidence::Bound(b) => b.converged,
+        }
+    }
+}
+
 /// Validated problem: squared latent distances and per-feature centred data.
 struct Problem {
     d2: DMatrix<f64>,
@@ -115,45 +203,21 @@ struct Evaluation {
 
 impl Problem {
     fn new(x: &DMatrix<f64>, y: &DMatrix<f64>) -> Result<Problem> {
-        paired_points(x, "embedding X", y, "data Y")?;
-        if x.nrows() < 2 {
-            return Err(Error::TooFewPoints {
-                what: "the GP-LVM score".to_string(),
-                needed: 2,
-                got: x.nrows(),
-                advice: "a Gaussian process likelihood compares points with each other".to_string(),
-            });
-        }
-        let mut yc = y.clone();
-        for mut col in yc.column_iter_mut() {
-            let mean = col.mean();
-            col.add_scalar_mut(-mean);
-        }
+        check_pair(x, y)?;
         Ok(Problem {
             d2: pairwise_sq_dists(x),
-            y: yc,
+            y: centred_columns(y),
         })
     }
 
     /// Mean per-feature variance of the centred data.
     fn mean_variance(&self) -> f64 {
-        self.y.norm_squared() / self.y.len() as f64
+        mean_variance(&self.y)
     }
 
     /// Median distance over the pairs of distinct latent points (1 if all coincide).
     fn median_distance(&self) -> f64 {
-        let n = self.d2.nrows();
-        let mut d: Vec<f64> = (0..n)
-            .flat_map(|j| (0..j).map(move |i| (i, j)))
-            .map(|(i, j)| self.d2[(i, j)])
-            .filter(|&v| v > 0.0)
-            .collect();
-        if d.is_empty() {
-            return 1.0;
-        }
-        let mid = d.len() / 2;
-        d.select_nth_unstable_by(mid, f64::total_cmp);
-        d[mid].sqrt()
+        median_distance(&self.d2)
     }
 
     /// `log p(Y | X) = -(n p / 2) ln 2 pi - (p / 2) ln|K| - tr(K^{-1} Y Y^T) / 2` and
@@ -164,7 +228,7 @@ impl Problem {
         let k_rbf = rbf(&self.d2, h);
         let mut k = k_rbf.add_scalar(h.bias);
         k.fill_diagonal(h.alpha + h.bias + h.noise);
-        let (chol, jitter) = factor_with_jitter(k)?;
+        let (chol, jitter) = factor_with_jitter(k, KERNEL_CONTEXT)?;
         let a = chol.solve(&self.y); // K^{-1} Y
         let quad = self.y.dot(&a); // tr(K^{-1} Y Y^T)
         let np = (n * p) as f64;
@@ -186,6 +250,53 @@ impl Problem {
     }
 }
 
+/// The checks every GP-LVM score makes of its latent points and data: non-empty, finite,
+/// the same number of rows, at least 2 points.
+pub(crate) fn check_pair(x: &DMatrix<f64>, y: &DMatrix<f64>) -> Result<()> {
+    paired_points(x, "embedding X", y, "data Y")?;
+    if x.nrows() < 2 {
+        return Err(Error::TooFewPoints {
+            what: "the GP-LVM score".to_string(),
+            needed: 2,
+            got: x.nrows(),
+            advice: "a Gaussian process likelihood compares points with each other".to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Mean per-feature variance `||Y_c||_F^2 / (n p)` of centred data.
+pub(crate) fn mean_variance(y: &DMatrix<f64>) -> f64 {
+    y.norm_squared() / y.len() as f64
+}
+
+/// Median distance over the pairs of distinct points of a squared-distance matrix `d2`
+/// (1 if all coincide).
+pub(crate) fn median_distance(d2: &DMatrix<f64>) -> f64 {
+    let n = d2.nrows();
+    let mut d: Vec<f64> = (0..n)
+        .flat_map(|j| (0..j).map(move |i| (i, j)))
+        .map(|(i, j)| d2[(i, j)])
+        .filter(|&v| v > 0.0)
+        .collect();
+    if d.is_empty() {
+        return 1.0;
+    }
+    let mid = d.len() / 2;
+    d.select_nth_unstable_by(mid, f64::total_cmp);
+    d[mid].sqrt()
+}
+
+/// Each column of `y` minus its mean.
+pub(crate) fn centred_columns(y: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut yc = y.clone();
+    for mut col in yc.column_iter_mut() {
+        let mean = col.mean();
+        col.add_scalar_mut(-mean);
+    }
+    yc
+}
+
 /// The RBF part `alpha exp(-d2 / (2 ell^2))` of the kernel, entry by entry of the squared
 /// distances `d2`.
 pub(crate) fn rbf(d2: &DMatrix<f64>, h: &GplvmHyperparameters) -> DMatrix<f64> {
@@ -195,13 +306,12 @@ pub(crate) fn rbf(d2: &DMatrix<f64>, h: &GplvmHyperparameters) -> DMatrix<f64> {
 
 /// Cholesky of `k`; only if that fails (not positive definite in floating point), retries
 /// with `1e-10, 1e-9, ..., 1e-4` times `mean(diag K)` added to the diagonal and returns the
-/// jitter used.
-pub(crate) fn factor_with_jitter(mut k: DMatrix<f64>) -> Result<(Cholesky, f64)> {
-    const CONTEXT: &str = "GP-LVM score kernel matrix";
+/// jitter used. `context` names the matrix in the error if even the largest jitter fails.
+pub(crate) fn factor_with_jitter(mut k: DMatrix<f64>, context: &str) -> Result<(Cholesky, f64)> {
     let scale = k.diagonal().mean();
     let mut added = 0.0;
     loop {
-        match Cholesky::new(&k, CONTEXT) {
+        match Cholesky::new(&k, context) {
             Ok(chol) => return Ok((chol, added)),
             Err(Error::NotPositiveDefinite { .. }) if added < 1e-4 * scale => {
                 let next = (10.0 * added).max(1e-10 * scale);
@@ -213,6 +323,9 @@ pub(crate) fn factor_with_jitter(mut k: DMatrix<f64>) -> Result<(Cholesky, f64)>
         }
     }
 }
+
+/// Context of the exact score's kernel matrix in errors.
+pub(crate) const KERNEL_CONTEXT: &str = "GP-LVM score kernel matrix";
 
 /// Box for `(ln alpha, ln ell, ln bias, ln noise)`, relative to the mean feature variance
 /// `v` and the median latent distance `dmed`; it keeps `cond(K) <~ n 1e10`.
@@ -237,6 +350,34 @@ pub fn gplvm_log_likelihood(
     Ok(Problem::new(x, y)?.evaluate(hyperparameters)?.ll)
 }
 
+/// The GP-LVM score of an embedding `x` (n x q) of data `y` (n x p) by the objective that
+/// `opts.solver` names: [`gplvm_score`] (exact) or [`gplvm_bound`] (sparse lower bound).
+/// With the default [`GplvmSolver::Auto`] it is exact up to [`GPLVM_EXACT_MAX_POINTS`]
+/// points and the bound with `min(n, 200)` inducing points above; the result says which.
+///
+/// # Errors
+/// Those of the function it calls.
+pub fn gplvm_evidence(
+    x: &DMatrix<f64>,
+    y: &DMatrix<f64>,
+    opts: &GplvmScoreOptions,
+) -> Result<GplvmEvidence> {
+    if uses_bound(opts, x.nrows()) {
+        gplvm_bound(x, y, opts).map(GplvmEvidence::Bound)
+    } else {
+        gplvm_score(x, y, opts).map(GplvmEvidence::Exact)
+    }
+}
+
+/// Whether `opts.solver` asks for the sparse bound on `n` points.
+pub(crate) fn uses_bound(opts: &GplvmScoreOptions, n: usize) -> bool {
+    match opts.solver {
+        GplvmSolver::Auto => n > GPLVM_EXACT_MAX_POINTS,
+        GplvmSolver::Exact => false,
+        GplvmSolver::Bound => true,
+    }
+}
+
 /// The GP-LVM likelihood score of an embedding `x` (n x q) of data `y` (n x p): the log
 /// marginal likelihood of a Gaussian process from the fixed latent points to the centred
 /// data, all p features independent with one shared RBF + bias + white kernel,
@@ -247,25 +388,57 @@ pub fn gplvm_log_likelihood(
 /// 2005, JMLR 6, eq. 6; the embedding score of Lawrence 2012, §4; `lvmScoreModel` of the GP
 /// toolbox). Higher is better. Each feature is centred first (as the toolbox does).
 ///
-/// Exact: one Cholesky factorisation and inverse of `K` (O(n^3)) per evaluation. The
-/// hyperparameters are kept in a box relative to the mean feature variance `v` and the median
-/// latent distance `dmed` (alpha, bias in `[1e-8 v, 1e4 v]`, noise in `[1e-6 v, 1e4 v]`,
-/// lengthscale in `[1e-3 dmed, 1e3 dmed]`; `dmed = 1` if all latent points coincide).
+/// Exact: one Cholesky factorisation and inverse of `K` (O(n^3)) per evaluation, whatever
+/// `n` (`opts.solver` `Auto` and `Exact` mean the same here; [`gplvm_evidence`] switches to
+/// the bound at large `n`). The hyperparameters are kept in a box relative to the mean
+/// feature variance `v` and the median latent distance `dmed` (alpha, bias in
+/// `[1e-8 v, 1e4 v]`, noise in `[1e-6 v, 1e4 v]`, lengthscale in `[1e-3 dmed, 1e3 dmed]`;
+/// `dmed = 1` if all latent points coincide).
 ///
 /// Errors: empty or non-finite `x` or `y`, different row counts, `n < 2`, every feature
-/// constant, invalid options, or a kernel matrix that is not positive definite even with
-/// jitter.
+/// constant, invalid options (also `solver = Bound`, which is [`gplvm_bound`]'s), or a
+/// kernel matrix that is not positive definite even with jitter.
 pub fn gplvm_score(
     x: &DMatrix<f64>,
     y: &DMatrix<f64>,
     opts: &GplvmScoreOptions,
 ) -> Result<GplvmScore> {
+    check_options(opts)?;
+    if opts.solver == GplvmSolver::Bound {
+        return Err(Error::invalid(
+            "GplvmScoreOptions.solver",
+            "gplvm_score computes the exact likelihood; for the sparse bound call gplvm_bound \
+             or gplvm_evidence",
+        ));
+    }
+    let problem = Problem::new(x, y)?;
+    let v = problem.mean_variance();
+    check_variance(v)?;
+    let objective = |h: &GplvmHyperparameters| problem.evaluate(h).map(|e| (e.ll, e.grad));
+    let np = problem.y.len() as f64;
+    let best = maximise(objective, v, problem.median_distance(), np, 1e5, opts)?;
+    let e = problem.evaluate(&best.hyperparameters)?;
+    Ok(GplvmScore {
+        log_likelihood: e.ll,
+        hyperparameters: best.hyperparameters,
+        jitter: e.jitter,
+        iterations: best.iterations,
+        evaluations: best.evaluations,
+        converged: best.converged,
+    })
+}
+
+/// `max_iter >= 1`, `starts >= 1`, `pgtol` finite and `>= 0`.
+pub(crate) fn check_options(opts: &GplvmScoreOptions) -> Result<()> {
     if opts.max_iter == 0 || opts.starts == 0 || !(opts.pgtol >= 0.0 && opts.pgtol.is_finite()) {
         let message = "max_iter and starts must be >= 1, pgtol finite and >= 0";
         return Err(Error::invalid("GplvmScoreOptions", message));
     }
-    let problem = Problem::new(x, y)?;
-    let v = problem.mean_variance();
+    Ok(())
+}
+
+/// The data vary (mean feature variance `v > 0`).
+pub(crate) fn check_variance(v: f64) -> Result<()> {
     if v <= 0.0 {
         return Err(Error::invalid(
             "y",
@@ -273,7 +446,34 @@ pub fn gplvm_score(
              pass data that varies between points",
         ));
     }
-    let dmed = problem.median_distance();
+    Ok(())
+}
+
+/// Where the multi-start search of [`maximise`] ended.
+pub(crate) struct Maximum {
+    /// The hyperparameters of the winning start.
+    pub(crate) hyperparameters: GplvmHyperparameters,
+    /// L-BFGS-B iterations of the winning start.
+    pub(crate) iterations: usize,
+    /// Objective evaluations over all starts.
+    pub(crate) evaluations: usize,
+    /// Whether the winning start converged.
+    pub(crate) converged: bool,
+}
+
+/// Maximises an objective given as `(value, gradient in (ln alpha, ln ell, ln bias,
+/// ln noise))` by L-BFGS-B on `-value / np` from the deterministic starts of `opts`, inside
+/// the box of [`log_bounds`] for the mean feature variance `v` and median latent distance
+/// `dmed`, stopping at `opts.pgtol` or a relative decrease of `factr` machine epsilons; the
+/// start with the highest value wins.
+pub(crate) fn maximise(
+    objective: impl Fn(&GplvmHyperparameters) -> Result<(f64, [f64; 4])>,
+    v: f64,
+    dmed: f64,
+    np: f64,
+    factr: f64,
+    opts: &GplvmScoreOptions,
+) -> Result<Maximum> {
     let base = opts.initial.unwrap_or(GplvmHyperparameters {
         alpha: v,
         lengthscale: dmed,
@@ -282,10 +482,9 @@ pub fn gplvm_score(
     });
     base.check("initial")?;
     let bounds = log_bounds(v, dmed);
-    let np = problem.y.len() as f64;
     let lbfgsb = LbfgsbOptions {
         pgtol: opts.pgtol,
-        factr: 1e5,
+        factr,
         max_iterations: opts.max_iter,
         max_evaluations: 3 * opts.max_iter,
         ..LbfgsbOptions::default()
@@ -297,14 +496,14 @@ pub fn gplvm_score(
         let mut z0 = base.logs();
         z0[1] += f64::from(exponent) * 4f64.ln();
         z0[3] += [1.0f64, 0.1, 5.0][r % 3].ln();
-        let objective = |z: &[f64], g: &mut [f64]| -> Result<f64> {
-            let e = problem.evaluate(&GplvmHyperparameters::from_logs(z))?;
-            for (gi, ei) in g.iter_mut().zip(e.grad) {
+        let per_entry = |z: &[f64], g: &mut [f64]| -> Result<f64> {
+            let (value, grad) = objective(&GplvmHyperparameters::from_logs(z))?;
+            for (gi, ei) in g.iter_mut().zip(grad) {
                 *gi = -ei / np;
             }
-            Ok(-e.ll / np)
+            Ok(-value / np)
         };
-        let report = try_minimize(objective, &z0, &bounds, &lbfgsb).map_err(|e| match e {
+        let report = try_minimize(per_entry, &z0, &bounds, &lbfgsb).map_err(|e| match e {
             TryMinimizeError::Objective { error, .. } => error,
             TryMinimizeError::Lbfgsb(e) => {
                 Error::numerical("GP-LVM score optimiser", e.to_string())
@@ -321,12 +520,8 @@ pub fn gplvm_score(
     }
     let (_, z, iterations, converged) =
         best.ok_or_else(|| Error::numerical("GP-LVM score", "no start ran"))?;
-    let hyperparameters = GplvmHyperparameters::from_logs(&z);
-    let e = problem.evaluate(&hyperparameters)?;
-    Ok(GplvmScore {
-        log_likelihood: e.ll,
-        hyperparameters,
-        jitter: e.jitter,
+    Ok(Maximum {
+        hyperparameters: GplvmHyperparameters::from_logs(&z),
         iterations,
         evaluations,
         converged,
@@ -470,10 +665,10 @@ mod tests {
 
     #[test]
     fn jitter_rescues_a_singular_kernel_and_is_reported() {
-        let (chol, jitter) = factor_with_jitter(DMatrix::from_element(5, 5, 2.0)).unwrap();
+        let (chol, jitter) = factor_with_jitter(DMatrix::from_element(5, 5, 2.0), "K").unwrap();
         assert!(jitter > 0.0 && jitter <= 2e-4);
         assert!(((chol.l() * chol.l().transpose())[(0, 1)] - 2.0).abs() < 1e-12);
-        let (_, none) = factor_with_jitter(DMatrix::identity(5, 5)).unwrap();
+        let (_, none) = factor_with_jitter(DMatrix::identity(5, 5), "K").unwrap();
         assert_eq!(none, 0.0);
     }
 

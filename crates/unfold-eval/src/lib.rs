@@ -13,7 +13,9 @@
 //! * [`loo_1nn_accuracy`]: leave-one-out 1-nearest-neighbour classification accuracy.
 //! * [`gplvm_score`]: the GP-LVM likelihood of an embedding (Lawrence 2005), the score of
 //!   Lawrence (2012, §4): a Gaussian process from the latent points to the data, kernel
-//!   hyperparameters maximised.
+//!   hyperparameters maximised; [`gplvm_bound`], its sparse variational lower bound
+//!   (Titsias 2009) for large n; [`gplvm_evidence`], the one that `GplvmScoreOptions::solver`
+//!   picks (exact up to [`GPLVM_EXACT_MAX_POINTS`] points by default), labelled.
 //! * [`kmeans`], [`hungarian`], [`clustering_accuracy`], [`nmi`]: clustering of an
 //!   embedding and its agreement with known classes.
 //!
@@ -42,6 +44,7 @@
 mod assignment;
 mod check;
 mod clustering;
+mod gplvm_bound;
 mod gplvm_score;
 mod heldout;
 mod kmeans;
@@ -54,8 +57,10 @@ mod rows;
 
 pub use assignment::hungarian;
 pub use clustering::{clustering_accuracy, nmi};
+pub use gplvm_bound::{gplvm_bound, gplvm_lower_bound, GplvmBound, GPLVM_DEFAULT_INDUCING};
 pub use gplvm_score::{
-    gplvm_log_likelihood, gplvm_score, GplvmHyperparameters, GplvmScore, GplvmScoreOptions,
+    gplvm_evidence, gplvm_log_likelihood, gplvm_score, GplvmEvidence, GplvmHyperparameters,
+    GplvmScore, GplvmScoreOptions, GplvmSolver, GPLVM_EXACT_MAX_POINTS,
 };
 pub use heldout::{heldout_log_density, HeldOutScore};
 pub use kmeans::{

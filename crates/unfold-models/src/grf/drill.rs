@@ -387,7 +387,7 @@ mod registration {
             }
             let score = |d: &Drill| {
                 let options = unfold_eval::GplvmScoreOptions::default();
-                Ok(unfold_eval::gplvm_score(d.coords(), data.y, &options)?.log_likelihood)
+                Ok(unfold_eval::gplvm_evidence(d.coords(), data.y, &options)?.value())
             };
             Ok(Box::new(params.fit_best(data.y, &rhos, score)?.0))
         }
