@@ -210,6 +210,9 @@ pub struct DemoArgs {
     /// Seed of the data generator.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Points of the large Swiss roll that MEU fits on its sparse engine.
+    #[arg(long, default_value_t = 20_000)]
+    pub large_n: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
