@@ -23,8 +23,8 @@
 //!
 //! (`o` is the entrywise product, `D = diag(d)`). Every product with `G` is sparse, so one
 //! coordinate pair costs `O(n^2 k)` instead of the authors' `O(n^3)` dense products or the
-//! `O((nk)^2)` edge-pair sum. [`row_by_edge_sums`] evaluates the defining sum directly; it
-//! is the test reference and the out-of-sample kernel.
+//! `O((nk)^2)` edge-pair sum. `row_by_edge_sums` (tests only) evaluates the defining sum
+//! directly; it is the reference of this module's and of the projection's tests.
 
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -39,7 +39,7 @@ pub(crate) enum Form {
 }
 
 impl Form {
-    fn signs(self) -> (f64, f64) {
+    pub(super) fn signs(self) -> (f64, f64) {
         match self {
             Form::A => (-1.0, 1.0),
             Form::Gamma => (1.0, -1.0),
@@ -197,8 +197,9 @@ pub(crate) fn left_g(adj: &[Vec<usize>], z: &DMatrix<f64>) -> DMatrix<f64> {
 }
 
 /// Row block `a` (dx x (n dx), coordinate-major columns) of `X` by the defining sum over
-/// ordered edge pairs. `m(i, p)` gives `M_ip` for the first endpoints `i` of edges at `a`;
+/// ordered edge pairs (the tests' reference). `m(i, p)` gives `M_ip` for the first endpoints `i` of edges at `a`;
 /// `k(u, v, r, s)` gives entry (r, s) of the block `K_uv`. Cost `O(k_a * n_edges * dx^2)`.
+#[cfg(test)]
 pub(crate) fn row_by_edge_sums(
     adj: &[Vec<usize>],
     a: usize,
