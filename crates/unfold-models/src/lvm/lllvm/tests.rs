@@ -122,9 +122,9 @@ fn a_and_b_match_their_definitions() {
     let lt = (lap * (2.0 * gamma)).add_scalar(0.3).try_inverse().unwrap();
     let sigma_y = lt.kronecker(&DMatrix::<f64>::identity(dy, dy));
     let a_def = ae.transpose() * &sigma_y * &ae;
-    let k = c.tr_mul(&c);
+    let zero = DMatrix::zeros(n * dx, n * dx);
     let a_ours = to_point_major(
-        &(problem.graph.form(&k, dx, Form::A) * (0.5 * gamma)),
+        &problem.graph.form(&c, &zero, 1.0, 0.5 * gamma, Form::A),
         n,
         dx,
     );
@@ -162,9 +162,14 @@ fn gamma_and_h_match_their_definitions() {
     let lt = (lap * (2.0 * gamma)).add_scalar(0.3).try_inverse().unwrap();
     let sigma_y = lt.kronecker(&DMatrix::<f64>::identity(dy, dy));
     let quad = (e.transpose() * &sigma_y * &e)[0];
-    let xs = DVector::from_column_slice(x.as_slice());
-    let s = &xs * xs.transpose();
-    let gamma_hat = problem.graph.form(&s, dx, Form::Gamma);
+    let x_row = DMatrix::from_row_slice(1, n * dx, x.as_slice());
+    let gamma_hat = problem.graph.form(
+        &x_row,
+        &DMatrix::zeros(n * dx, n * dx),
+        1.0,
+        1.0,
+        Form::Gamma,
+    );
     let ours = 0.5 * gamma * gamma_hat.dot(&c.tr_mul(&c));
     assert!((quad - ours).abs() < 1e-10 * quad.abs(), "{quad} vs {ours}");
     let yv = DVector::from_iterator(n * dy, problem.y.transpose().iter().copied());
@@ -680,4 +685,22 @@ fn batch_projection_equals_the_per_point_path() {
         assert!(relative_gap(&p.mean_c, &one.mean_c) < 1e-12);
         assert!((&p.mean_x - &one.mean_x).amax() < 1e-12 * one.mean_x.amax());
     }
+}
+
+// The moments formed whole, for the per-point projection oracle.
+/// `<C^T C> = mu_C^T mu_C + dy Sigma_C` for q(C) = MN(mu_C, I_dy, Sigma_C) (spec pitfall 3:
+/// the dy factor).
+fn c_moment(mu_c: &DMatrix<f64>, sigma_c: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut k = mu_c.tr_mul(mu_c);
+    let dy = mu_c.nrows() as f64;
+    k.zip_apply(sigma_c, |a, b| *a += dy * b);
+    k
+}
+
+/// `<x x^T> = mu_x mu_x^T + Sigma_x` with `mu_x` (n x dx) read coordinate-major.
+fn x_moment(mu_x: &DMatrix<f64>, sigma_x: &DMatrix<f64>) -> DMatrix<f64> {
+    let v = DVector::from_column_slice(mu_x.as_slice());
+    let mut s = sigma_x.clone();
+    s.ger(1.0, &v, &v, 1.0);
+    s
 }
