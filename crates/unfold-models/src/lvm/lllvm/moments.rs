@@ -120,90 +120,90 @@ impl Graph {
     }
 
     /// One coordinate block `X^{rs}` from `K^{rs}` (module docs), in two parallel passes over
-    /// columns: the first forms `K G` and the terms later multiplied by G on the right and
-    /// on the left; the second applies those products and adds the entrywise terms. The
-    /// products `G K`, `G K G` and `(M o K) G` are formed column by column where they are
-    /// used, never whole.
+    /// columns. Column b of every product with G on the left (`G K`, `G K G`, `G left`)
+    /// needs only column b of its factor, so the first pass forms column b of `K G`,
+    /// `(M o K) G`, `right` and `left`, then all of `X` but `right G`; the second adds
+    /// `right G`. No other n x n intermediate is formed.
     fn form_block(&self, k: &DMatrix<f64>, form: Form) -> DMatrix<f64> {
         let (tau, sigma) = form.signs();
         let n = self.n();
         let adj = &self.adj;
-        let (m, mg, gm, gmg, d) = (
-            &self.pinv,
-            &self.pinv_g,
-            &self.g_pinv,
-            &self.g_pinv_g,
-            &self.deg,
-        );
+        let d = &self.deg;
         // `(G z)_a` for a column z.
         let gather = |z: &[f64], a: usize| -> f64 { adj[a].iter().map(|&j| z[j]).sum() };
-        let mut kg = DMatrix::zeros(n, n);
         let mut right = DMatrix::zeros(n, n);
-        let mut left = DMatrix::zeros(n, n);
-        kg.as_mut_slice()
+        let mut x = DMatrix::zeros(n, n);
+        right
+            .as_mut_slice()
             .par_chunks_mut(n)
-            .zip(right.as_mut_slice().par_chunks_mut(n))
-            .zip(left.as_mut_slice().par_chunks_mut(n))
+            .zip(x.as_mut_slice().par_chunks_mut(n))
             .enumerate()
-            .for_each(|(b, ((kgc, rc), lc))| {
+            .for_each(|(b, (rc, xc))| {
+                let (kb, mb) = (column(k, b), column(&self.pinv, b));
+                let (mgb, gmb, gmgb) = (
+                    column(&self.pinv_g, b),
+                    column(&self.g_pinv, b),
+                    column(&self.g_pinv_g, b),
+                );
                 // Column b of K G and of (M o K) G.
+                let mut kg = vec![0.0; n];
                 let mut mkg = vec![0.0; n];
                 for &q in &adj[b] {
-                    let (kq, mq) = (k.column(q), m.column(q));
+                    let (kq, mq) = (column(k, q), column(&self.pinv, q));
                     for a in 0..n {
-                        kgc[a] += kq[a];
+                        kg[a] += kq[a];
                         mkg[a] += mq[a] * kq[a];
                     }
                 }
-                let kb = &k.as_slice()[b * n..(b + 1) * n];
-                for a in 0..n {
-                    let (mab, kab) = (m[(a, b)], kb[a]);
-                    let mk_ab = mab * kab;
-                    rc[a] = tau * d[a] * mk_ab
-                        + tau * sigma * mab * gather(kb, a)
-                        + sigma * gm[(a, b)] * kab;
-                    lc[a] = tau * d[b] * mk_ab
-                        + tau * sigma * mab * kgc[a]
-                        + sigma * kab * mg[(a, b)]
-                        + mkg[a];
+                let gk: Vec<f64> = (0..n).map(|a| gather(kb, a)).collect();
+                // Terms multiplied by G on the right (`rc`) and on the left (`left`).
+                let left: Vec<f64> = (0..n)
+                    .map(|a| {
+                        let (mab, kab) = (mb[a], kb[a]);
+                        let mk_ab = mab * kab;
+                        rc[a] =
+                            tau * d[a] * mk_ab + tau * sigma * mab * gk[a] + sigma * gmb[a] * kab;
+                        tau * d[b] * mk_ab
+                            + tau * sigma * mab * kg[a]
+                            + sigma * kab * mgb[a]
+                            + mkg[a]
+                    })
+                    .collect();
+                for (a, xab) in xc.iter_mut().enumerate() {
+                    let (mab, kab) = (mb[a], kb[a]);
+                    let (kg_ab, gk_ab) = (kg[a], gk[a]);
+                    *xab = gather(&left, a)
+                        + mab
+                            * (d[a] * d[b] * kab
+                                + sigma * d[a] * kg_ab
+                                + sigma * d[b] * gk_ab
+                                + gather(&kg, a))
+                        + tau * sigma * d[a] * kab * mgb[a]
+                        + tau * gk_ab * mgb[a]
+                        + tau * sigma * d[b] * kab * gmb[a]
+                        + tau * kg_ab * gmb[a]
+                        + kab * gmgb[a];
                 }
             });
-        let mut x = DMatrix::zeros(n, n);
+        // right G: the sum of right's columns at b's neighbours.
         x.as_mut_slice()
             .par_chunks_mut(n)
             .enumerate()
             .for_each(|(b, xc)| {
-                // right G: the sum of right's columns at b's neighbours.
                 for &q in &adj[b] {
-                    for (o, v) in xc.iter_mut().zip(right.column(q).iter()) {
+                    for (o, v) in xc.iter_mut().zip(column(&right, q)) {
                         *o += v;
                     }
-                }
-                let cols = b * n..(b + 1) * n;
-                let (kb, kgb, lb) = (
-                    &k.as_slice()[cols.clone()],
-                    &kg.as_slice()[cols.clone()],
-                    &left.as_slice()[cols],
-                );
-                for (a, xab) in xc.iter_mut().enumerate() {
-                    // G left.
-                    *xab += gather(lb, a);
-                    let (mab, kab) = (m[(a, b)], kb[a]);
-                    let (kg_ab, gk_ab) = (kgb[a], gather(kb, a));
-                    *xab += mab
-                        * (d[a] * d[b] * kab
-                            + sigma * d[a] * kg_ab
-                            + sigma * d[b] * gk_ab
-                            + gather(kgb, a))
-                        + tau * sigma * d[a] * kab * mg[(a, b)]
-                        + tau * gk_ab * mg[(a, b)]
-                        + tau * sigma * d[b] * kab * gm[(a, b)]
-                        + tau * kg_ab * gm[(a, b)]
-                        + kab * gmg[(a, b)];
                 }
             });
         x
     }
+}
+
+/// Column b of a matrix as a slice.
+fn column(z: &DMatrix<f64>, b: usize) -> &[f64] {
+    let n = z.nrows();
+    &z.as_slice()[b * n..(b + 1) * n]
 }
 
 /// The coordinate block `K^{rs} = means_r^T means_s + kappa sigma^{rs}` (n x n) of a second
