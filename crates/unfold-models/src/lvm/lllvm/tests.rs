@@ -598,7 +598,10 @@ fn relative_gap(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
 /// A fit to project into, the preprocessed new points of a second roll with their nearest
 /// training points, and one made-up point whose neighbours lie far apart along the roll and
 /// across its layers.
-fn projection_cases() -> (LlLvm, Vec<(DVector<f64>, Vec<usize>)>) {
+/// A preprocessed new point and its neighbours among the training points.
+type NewPoint = (DVector<f64>, Vec<usize>);
+
+fn projection_cases() -> (LlLvm, Vec<NewPoint>) {
     let y = roll(200, 2);
     let fit = LlLvmParams::new(2, 8)
         .init(LlLvmInit::Spectral)
@@ -608,7 +611,7 @@ fn projection_cases() -> (LlLvm, Vec<(DVector<f64>, Vec<usize>)>) {
     let new = roll(4, 9);
     let pre = DMatrix::from_fn(4, 3, |t, j| (new[(t, j)] - fit.mean[j]) / fit.scale);
     let nn = unfold_graph::knn_query(&fit.y, &pre, fit.k).unwrap();
-    let mut cases: Vec<(DVector<f64>, Vec<usize>)> = (0..4)
+    let mut cases: Vec<NewPoint> = (0..4)
         .map(|t| (pre.row(t).transpose(), nn.indices[t].clone()))
         .collect();
     let spread = vec![3, 47, 88, 120, 151, 199, 10, 170];
