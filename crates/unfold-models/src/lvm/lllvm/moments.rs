@@ -272,8 +272,9 @@ pub(crate) fn left_g(adj: &[Vec<usize>], z: &DMatrix<f64>) -> DMatrix<f64> {
 }
 
 /// Row block `a` (dx x (n dx), coordinate-major columns) of `X` by the defining sum over
-/// ordered edge pairs (the tests' reference). `m(i, p)` gives `M_ip` for the first endpoints `i` of edges at `a`;
-/// `k(u, v, r, s)` gives entry (r, s) of the block `K_uv`. Cost `O(k_a * n_edges * dx^2)`.
+/// ordered edge pairs (the tests' reference). `m(i, p)` gives `M_ip` for the first
+/// endpoints `i` of edges at `a`; `k(u, v, r, s)` gives entry (r, s) of the block `K_uv`.
+/// Cost `O(k_a * n_edges * dx^2)`.
 #[cfg(test)]
 pub(crate) fn row_by_edge_sums(
     adj: &[Vec<usize>],
