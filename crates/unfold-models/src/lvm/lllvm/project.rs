@@ -305,7 +305,12 @@ impl<'a> Blanket<'a> {
         let p = &frozen.pinv;
         let n = adj.len();
         let (n1, star) = (n + 1, n);
-        let j1 = nbrs[0];
+        let Some(&j1) = nbrs.first() else {
+            return Err(Error::invalid(
+                "k",
+                "a new point needs at least one training neighbour; fit with k >= 1",
+            ));
+        };
         let mut in_nbrs = vec![false; n];
         for &j in nbrs {
             in_nbrs[j] = true;

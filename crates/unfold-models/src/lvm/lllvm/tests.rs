@@ -633,6 +633,7 @@ fn blanket_rows_of_the_augmented_pseudo_inverse_match_the_dense_factor() {
     let (fit, cases) = projection_cases();
     let frozen = project::Frozen::new(&fit).unwrap();
     let n = fit.coords.nrows();
+    assert!(project::Blanket::new(&frozen, &[]).is_err());
     let mut nbr_sets: Vec<Vec<usize>> = cases.into_iter().map(|(_, nb)| nb).collect();
     nbr_sets.push(vec![17]);
     nbr_sets.push(vec![5, 160]);
