@@ -4,6 +4,10 @@
 //! settings (eps = alpha = 1e-3, gamma0 = 1, authors' random start). Each size runs a fixed
 //! number of iterations with no tolerance; the setup (graph, L^+, eigenvalues of L) is timed
 //! apart. Usage: `bench_lllvm [n,n,...] [iterations]`.
+//!
+//! `bench_lllvm project [n] [points] [iterations]` instead fits the same model at one size
+//! (default n = 2000, 5 iterations) and times the out-of-sample projection (spec §4.4) of a
+//! batch of new points (default 100) drawn from the same roll with another seed.
 
 use std::time::Instant;
 use unfold::data::synthetic::swiss_roll;
@@ -22,8 +26,37 @@ fn reference_seconds(n: usize) -> Option<f64> {
     }
 }
 
+/// Times the projection of `points` new points into a model fitted at `n`.
+fn projection(args: &[String]) -> unfold::Result<()> {
+    let arg = |i: usize, default: usize| -> usize {
+        args.get(i)
+            .map(|s| s.parse().expect("a count"))
+            .unwrap_or(default)
+    };
+    let (n, points, iterations) = (arg(0, 2000), arg(1, 100), arg(2, 5));
+    let y = swiss_roll(n, 0.0, 7)?.points;
+    let new = swiss_roll(points, 0.0, 8)?.points;
+    let t0 = Instant::now();
+    let fit = LlLvmParams::new(2, 9).max_iter(iterations).fit(&y)?;
+    let fit_s = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let p = fit.project_points(&new)?;
+    let project_s = t1.elapsed().as_secs_f64();
+    let checksum: f64 = p.iter().map(|q| q.mean_x.sum() + q.cov_x.sum()).sum();
+    println!("| n | new points | fit s | projection s | s per new point | checksum |");
+    println!("|---|---|---|---|---|---|");
+    println!(
+        "| {n} | {points} | {fit_s:.2} | {project_s:.3} | {:.4} | {checksum:.10e} |",
+        project_s / points as f64
+    );
+    Ok(())
+}
+
 fn main() -> unfold::Result<()> {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("project") {
+        return projection(&args[2..]);
+    }
     let sizes: Vec<usize> = args
         .get(1)
         .map(|s| s.split(',').map(|v| v.parse().expect("sizes")).collect())

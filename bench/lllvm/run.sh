@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Seconds per LL-LVM EM iteration (issue 5); writes bench/results/lllvm.md.
+# Seconds per LL-LVM EM iteration (issue 5, issue 15) and the time to project a batch of new
+# points; writes bench/results/lllvm.md. Extra arguments go to the EM table's run
+# (`sizes [iterations]`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=bench/results/lllvm.md
-table=$(cargo run --release --quiet --example bench_lllvm -- "$@")
+cargo build --release --quiet --example bench_lllvm
+bench=target/release/examples/bench_lllvm
+table=$("$bench" "${@:-200,400,1000,2000,5000}")
+projection=$("$bench" project 2000 100 5)
 {
   echo "# LL-LVM: seconds per EM iteration"
   echo
@@ -15,5 +20,13 @@ table=$(cargo run --release --quiet --example bench_lllvm -- "$@")
   echo "(shared/fixtures/lllvm_swiss_n200/README.md); it was not re-run here."
   echo
   echo "$table"
+  echo
+  echo "## Out-of-sample projection"
+  echo
+  echo "100 new points of a second Swiss roll (seed 8) projected into the model fitted above at"
+  echo "n = 2000 (5 EM iterations; spec §4.4). The checksum sums the projected means and"
+  echo "covariances."
+  echo
+  echo "$projection"
 } > "$out"
 cat "$out"

@@ -105,7 +105,7 @@ pub(crate) fn check_sparse_symmetric(a: &CsrMatrix, context: &str) -> Result<()>
     Ok(())
 }
 
-fn check_square(nrows: usize, ncols: usize, context: &str) -> Result<()> {
+pub(crate) fn check_square(nrows: usize, ncols: usize, context: &str) -> Result<()> {
     if nrows == 0 || ncols == 0 {
         return Err(Error::Empty(context.to_string()));
     }

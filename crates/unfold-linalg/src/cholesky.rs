@@ -1,10 +1,13 @@
 //! Dense Cholesky factorisation `A = L L^T` of symmetric positive definite matrices on faer,
 //! with log-determinants, solves and inverses.
 
-use crate::check::check_dense_symmetric;
+use crate::check::{check_dense_symmetric, check_square};
 use crate::view::{as_faer, as_faer_mut, par_for};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
+use faer::linalg::triangular_inverse::invert_lower_triangular;
+use faer::Accum;
 use nalgebra::{DMatrix, DVector};
 use unfold_core::{Error, Result};
 
@@ -29,6 +32,18 @@ impl Cholesky {
     pub fn new(a: &DMatrix<f64>, context: &str) -> Result<Cholesky> {
         check_dense_symmetric(a, context)?;
         Cholesky::factor_owned(a.clone(), context)
+    }
+
+    /// Factorises `a` in its own storage, reading only its lower triangle: for matrices
+    /// that are symmetric by construction, it saves [`Cholesky::new`]'s copy and symmetry
+    /// check.
+    ///
+    /// # Errors
+    /// As [`Cholesky::new`], except that an asymmetric `a` is not detected.
+    pub fn new_owned(a: DMatrix<f64>, context: &str) -> Result<Cholesky> {
+        check_square(a.nrows(), a.ncols(), context)?;
+        unfold_core::check_finite(&a, context)?;
+        Cholesky::factor_owned(a, context)
     }
 
     /// Factorises an owned, already validated symmetric matrix in place (only its lower
@@ -125,17 +140,51 @@ impl Cholesky {
             p,
             MemStack::new(&mut mem),
         );
-        for j in 1..n {
-            for i in 0..j {
-                inv[(i, j)] = inv[(j, i)];
-            }
-        }
+        mirror_lower(&mut inv);
         inv
+    }
+
+    /// [`Cholesky::inverse`] written over the factor's own storage: one n x n scratch for
+    /// `L^{-1}` and no new matrix. The same numbers as [`Cholesky::inverse`].
+    pub fn into_inverse(self) -> DMatrix<f64> {
+        let n = self.dim();
+        let p = par_for(n);
+        let mut out = self.l;
+        let mut l_inv = DMatrix::<f64>::zeros(n, n);
+        invert_lower_triangular(as_faer_mut(&mut l_inv), as_faer(&out), p);
+        triangular::matmul(
+            as_faer_mut(&mut out),
+            BlockStructure::TriangularLower,
+            Accum::Replace,
+            as_faer(&l_inv).transpose(),
+            BlockStructure::TriangularUpper,
+            as_faer(&l_inv),
+            BlockStructure::TriangularLower,
+            1.0,
+            p,
+        );
+        mirror_lower(&mut out);
+        out
     }
 
     /// A copy of the lower triangular factor `L`.
     pub fn l(&self) -> DMatrix<f64> {
         self.l.clone()
+    }
+}
+
+/// Copies the lower triangle of a square matrix over its upper one, in tiles.
+fn mirror_lower(m: &mut DMatrix<f64>) {
+    const TILE: usize = 64;
+    let n = m.nrows();
+    for j0 in (0..n).step_by(TILE) {
+        for i0 in (0..=j0).step_by(TILE) {
+            for j in j0..(j0 + TILE).min(n) {
+                for i in i0..(i0 + TILE).min(j) {
+                    m[(i, j)] = m[(j, i)];
+                }
+            }
+        }
     }
 }
 
@@ -178,6 +227,26 @@ mod tests {
         let inv = spd_inverse(&a, "t").unwrap();
         assert_eq!(inv, inv.transpose());
         assert!((&a * &inv - DMatrix::identity(n, n)).amax() < 1e-10);
+        // The owned constructor reads the lower triangle only; the in-place inverse gives
+        // the same bits, also above the parallel threshold and for sizes not a multiple of
+        // the mirroring tile.
+        for m in [n, 700] {
+            let a = random_spd(m, 3);
+            let mut lower_only = a.clone();
+            for j in 1..m {
+                for i in 0..j {
+                    lower_only[(i, j)] = 7.0;
+                }
+            }
+            let owned = Cholesky::new_owned(lower_only, "t").unwrap();
+            let c = Cholesky::new(&a, "t").unwrap();
+            assert_eq!(owned.l(), c.l());
+            assert_eq!(owned.into_inverse(), c.inverse());
+        }
+        assert!(Cholesky::new_owned(DMatrix::zeros(2, 3), "x").is_err());
+        let mut bad = random_spd(4, 1);
+        bad[(2, 1)] = f64::INFINITY;
+        assert!(Cholesky::new_owned(bad, "x").is_err());
     }
 
     #[test]

@@ -36,7 +36,7 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result, Rng};
 use unfold_graph::{GraphSpec, Laplacian, NeighbourGraph, Weighting};
-use unfold_linalg::{symmetrise, Cholesky};
+use unfold_linalg::Cholesky;
 use unfold_vem::{LatentVariableModel, Observer, Silent, VemOptions};
 
 /// How the precision `alpha` of the prior on x is set in the M-step (spec §3.4).
@@ -428,10 +428,6 @@ impl LlLvmProblem {
         block_diagonal(&block, self.dx)
     }
 
-    fn c_moment(&self, q: &LlLvmPosterior) -> DMatrix<f64> {
-        c_moment(&q.mu_c, &q.sigma_c)
-    }
-
     /// `<b>` (spec §3.2): entry `r n + i` is
     /// `gamma sum_j eta_ij (mu_Ci + mu_Cj)[:, r] . (y_i - y_j)`.
     fn b_mean(&self, mu_c: &DMatrix<f64>, gamma: f64) -> DVector<f64> {
@@ -466,52 +462,54 @@ impl LlLvmProblem {
         h
     }
 
-    /// The q(x) update (spec eq. 9): precision `(gamma/2) <Ahat> + alpha I + 2 L (x) I`.
+    /// The q(x) update (spec eq. 9): precision `(gamma/2) <Ahat> + alpha I + 2 L (x) I`,
+    /// factorised and inverted in its own storage.
     fn update_x(&self, q: &mut LlLvmPosterior, h: &LlLvmHyper) -> Result<()> {
         let (n, dx) = (self.n(), self.dx);
-        let k = self.c_moment(q);
-        let mut prec = self.graph.form(&k, dx, Form::A);
-        prec *= 0.5 * h.gamma;
+        let dy = self.dy() as f64;
+        let mut prec = self
+            .graph
+            .form(&q.mu_c, &q.sigma_c, dy, 0.5 * h.gamma, Form::A);
         self.add_laplacian_prior(&mut prec, h.alpha, 0.0);
-        symmetrise(&mut prec);
-        let chol = Cholesky::new(&prec, "LL-LVM precision of q(x)")?;
+        let chol = Cholesky::new_owned(prec, "LL-LVM precision of q(x)")?;
         let b = self.b_mean(&q.mu_c, h.gamma);
         let mu = chol.solve_vec(&b);
         q.mu_x = DMatrix::from_column_slice(n, dx, mu.as_slice());
-        q.sigma_x = chol.inverse();
         q.stats.log_det_sigma_x = -chol.log_det();
+        q.sigma_x = chol.into_inverse();
         Ok(())
     }
 
     /// The q(C) update (spec eq. 11): column precision
     /// `(gamma/2) <Qhat L^+ Qhat^T> + eps 1 1^T + 2 L (x) I` and mean `gamma <H> Sigma_C`.
     fn update_c(&self, q: &mut LlLvmPosterior, h: &LlLvmHyper) -> Result<()> {
-        let dx = self.dx;
-        let s = self.x_moment(q);
-        let gamma_hat = self.graph.form(&s, dx, Form::Gamma);
-        let mut prec = gamma_hat.clone();
-        prec *= 0.5 * h.gamma;
+        let dy = self.dy() as f64;
+        let x_row = DMatrix::from_row_slice(1, q.mu_x.len(), q.mu_x.as_slice());
+        let gamma_hat = self.graph.form(&x_row, &q.sigma_x, 1.0, 1.0, Form::Gamma);
+        let mut prec = &gamma_hat * (0.5 * h.gamma);
         self.add_laplacian_prior(&mut prec, 0.0, self.epsilon);
-        symmetrise(&mut prec);
-        let chol = Cholesky::new(&prec, "LL-LVM column precision of q(C)")?;
+        let chol = Cholesky::new_owned(prec, "LL-LVM column precision of q(C)")?;
         let hm = self.h_mean(&q.mu_x);
         let mut mu_t = hm.transpose();
         mu_t *= h.gamma;
         chol.solve_in_place(&mut mu_t);
         q.mu_c = mu_t.transpose();
-        q.sigma_c = chol.inverse();
         q.stats.log_det_sigma_c = -chol.log_det();
-        let k = self.c_moment(q);
-        q.stats.tr_gamma_k = gamma_hat.dot(&k);
+        q.sigma_c = chol.into_inverse();
+        // Tr(Gammahat <C^T C>) = sum_a mu_a Gammahat mu_a^T + dy <Gammahat, Sigma_C>, with
+        // <C^T C> never formed.
+        let g_mu = unfold_linalg::gemm::mul_with(
+            unfold_linalg::view::as_faer(&gamma_hat),
+            unfold_linalg::view::as_faer(&q.mu_c).transpose(),
+            unfold_linalg::view::par_for(gamma_hat.nrows()),
+        );
+        q.stats.tr_gamma_k = q.mu_c.transpose().dot(&g_mu) + dy * gamma_hat.dot(&q.sigma_c);
         q.stats.tr_c_h = q.mu_c.dot(&hm);
-        q.stats.tr_s = s.trace();
-        q.stats.lap_s = self.laplacian_inner(&s);
-        q.stats.prior_c_k = self.epsilon * self.ones_inner(&k) + 2.0 * self.laplacian_inner(&k);
+        q.stats.tr_s = q.sigma_x.trace() + q.mu_x.norm_squared();
+        q.stats.lap_s = self.laplacian_inner(&x_row, &q.sigma_x, 1.0);
+        q.stats.prior_c_k = self.epsilon * self.ones_inner(&q.mu_c, &q.sigma_c, dy)
+            + 2.0 * self.laplacian_inner(&q.mu_c, &q.sigma_c, dy);
         Ok(())
-    }
-
-    fn x_moment(&self, q: &LlLvmPosterior) -> DMatrix<f64> {
-        x_moment(&q.mu_x, &q.sigma_x)
     }
 
     /// Adds `I_dx (x) (diag + 2 L + off 1 1^T)` to `m`.
@@ -531,27 +529,32 @@ impl LlLvmProblem {
         }
     }
 
-    /// `sum_r <L, M^{rr}>` for a coordinate-major moment `M`.
-    fn laplacian_inner(&self, m: &DMatrix<f64>) -> f64 {
+    /// `sum_r <L, K^{rr}>` for the coordinate-major moment
+    /// `K = means^T means + kappa sigma` (`means` d x (n dx)), without forming K.
+    fn laplacian_inner(&self, means: &DMatrix<f64>, sigma: &DMatrix<f64>, kappa: f64) -> f64 {
         let n = self.n();
         let mut t = 0.0;
         for r in 0..self.dx {
             let o = r * n;
             for i in 0..n {
-                t += self.graph.deg[i] * m[(o + i, o + i)];
+                let mi = means.column(o + i);
+                t += self.graph.deg[i] * (mi.norm_squared() + kappa * sigma[(o + i, o + i)]);
                 for &j in &self.graph.adj[i] {
-                    t -= m[(o + i, o + j)];
+                    t -= mi.dot(&means.column(o + j)) + kappa * sigma[(o + i, o + j)];
                 }
             }
         }
         t
     }
 
-    /// `sum_r 1^T M^{rr} 1`.
-    fn ones_inner(&self, m: &DMatrix<f64>) -> f64 {
+    /// `sum_r 1^T K^{rr} 1` for `K = means^T means + kappa sigma`, without forming K.
+    fn ones_inner(&self, means: &DMatrix<f64>, sigma: &DMatrix<f64>, kappa: f64) -> f64 {
         let n = self.n();
         (0..self.dx)
-            .map(|r| m.view((r * n, r * n), (n, n)).sum())
+            .map(|r| {
+                let m = means.columns(r * n, n).column_sum();
+                m.norm_squared() + kappa * sigma.view((r * n, r * n), (n, n)).sum()
+            })
             .sum()
     }
 
@@ -717,23 +720,6 @@ impl LatentVariableModel for LlLvmProblem {
             ],
         })
     }
-}
-
-/// `<C^T C> = mu_C^T mu_C + dy Sigma_C` for q(C) = MN(mu_C, I_dy, Sigma_C) (spec pitfall 3:
-/// the dy factor).
-fn c_moment(mu_c: &DMatrix<f64>, sigma_c: &DMatrix<f64>) -> DMatrix<f64> {
-    let mut k = mu_c.tr_mul(mu_c);
-    let dy = mu_c.nrows() as f64;
-    k.zip_apply(sigma_c, |a, b| *a += dy * b);
-    k
-}
-
-/// `<x x^T> = mu_x mu_x^T + Sigma_x` with `mu_x` (n x dx) read coordinate-major.
-fn x_moment(mu_x: &DMatrix<f64>, sigma_x: &DMatrix<f64>) -> DMatrix<f64> {
-    let v = DVector::from_column_slice(mu_x.as_slice());
-    let mut s = sigma_x.clone();
-    s.ger(1.0, &v, &v, 1.0);
-    s
 }
 
 fn check_settings(params: &LlLvmParams) -> Result<()> {

@@ -23,11 +23,12 @@
 //!
 //! (`o` is the entrywise product, `D = diag(d)`). Every product with `G` is sparse, so one
 //! coordinate pair costs `O(n^2 k)` instead of the authors' `O(n^3)` dense products or the
-//! `O((nk)^2)` edge-pair sum. [`row_by_edge_sums`] evaluates the defining sum directly; it
-//! is the test reference and the out-of-sample kernel.
+//! `O((nk)^2)` edge-pair sum. `row_by_edge_sums` (tests only) evaluates the defining sum
+//! directly; it is the reference of this module's and of the projection's tests.
 
 use nalgebra::DMatrix;
 use rayon::prelude::*;
+use unfold_linalg::symmetrise;
 
 /// Which expected quadratic form: the sign pattern `(tau, sigma)` above.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +40,7 @@ pub(crate) enum Form {
 }
 
 impl Form {
-    fn signs(self) -> (f64, f64) {
+    pub(super) fn signs(self) -> (f64, f64) {
         match self {
             Form::A => (-1.0, 1.0),
             Form::Gamma => (1.0, -1.0),
@@ -83,82 +84,156 @@ impl Graph {
         self.adj.len()
     }
 
-    /// `X` for the second moment `k` ((n dx) x (n dx), coordinate-major: index `r n + a`).
-    /// The result is symmetric and in the same layout.
-    pub fn form(&self, k: &DMatrix<f64>, dx: usize, form: Form) -> DMatrix<f64> {
+    /// `scale X` for the second moment `K = means^T means + kappa sigma` ((n dx) x (n dx),
+    /// coordinate-major: index `r n + a`; `means` is d x (n dx)). K is never formed whole:
+    /// each coordinate pair (r, s) forms its n x n block `K^{rs}`, then `X^{rs}`. The result
+    /// is exactly symmetric (the diagonal blocks are symmetrised) and in the same layout.
+    pub fn form(
+        &self,
+        means: &DMatrix<f64>,
+        sigma: &DMatrix<f64>,
+        kappa: f64,
+        scale: f64,
+        form: Form,
+    ) -> DMatrix<f64> {
         let n = self.n();
-        let big = n * dx;
-        assert_eq!(k.nrows(), big, "moment has the wrong size");
-        let pairs: Vec<(usize, usize)> =
-            (0..dx).flat_map(|r| (r..dx).map(move |s| (r, s))).collect();
-        let blocks: Vec<DMatrix<f64>> = pairs
-            .iter()
-            .map(|&(r, s)| {
-                let krs = k.view((r * n, s * n), (n, n)).into_owned();
-                self.form_block(&krs, form)
-            })
-            .collect();
+        let big = sigma.nrows();
+        let dx = big / n;
+        assert_eq!(big, n * dx, "moment has the wrong size");
+        assert_eq!(means.ncols(), big, "means have the wrong size");
         let mut x = DMatrix::zeros(big, big);
-        for (&(r, s), b) in pairs.iter().zip(&blocks) {
-            x.view_mut((r * n, s * n), (n, n)).copy_from(b);
-            if r != s {
-                x.view_mut((s * n, r * n), (n, n)).copy_from(&b.transpose());
+        for r in 0..dx {
+            for s in r..dx {
+                let krs = moment_block(means, sigma, kappa, n, r, s);
+                let mut b = self.form_block(&krs, form);
+                if r == s {
+                    symmetrise(&mut b);
+                }
+                b *= scale;
+                x.view_mut((r * n, s * n), (n, n)).copy_from(&b);
+                if r != s {
+                    x.view_mut((s * n, r * n), (n, n)).tr_copy_from(&b);
+                }
             }
         }
         x
     }
 
-    /// One coordinate block `X^{rs}` from `K^{rs}` (module docs).
+    /// One coordinate block `X^{rs}` from `K^{rs}` (module docs), in two parallel passes over
+    /// columns. Column b of every product with G on the left (`G K`, `G K G`, `G left`)
+    /// needs only column b of its factor, so the first pass forms column b of `K G`,
+    /// `(M o K) G`, `right` and `left`, then all of `X` but `right G`; the second adds
+    /// `right G`. No other n x n intermediate is formed.
     fn form_block(&self, k: &DMatrix<f64>, form: Form) -> DMatrix<f64> {
         let (tau, sigma) = form.signs();
         let n = self.n();
-        let (m, mg, gm, gmg, d) = (
-            &self.pinv,
-            &self.pinv_g,
-            &self.g_pinv,
-            &self.g_pinv_g,
-            &self.deg,
-        );
-        let kg = right_g(&self.adj, k);
-        let gk = left_g(&self.adj, k);
-        let gkg = left_g(&self.adj, &kg);
-        let mk = m.component_mul(k);
-        let mkg = right_g(&self.adj, &mk);
-        // Terms multiplied by G on the right and on the left.
+        let adj = &self.adj;
+        let d = &self.deg;
+        // `(G z)_a` for a column z.
+        let gather = |z: &[f64], a: usize| -> f64 { adj[a].iter().map(|&j| z[j]).sum() };
         let mut right = DMatrix::zeros(n, n);
-        let mut left = DMatrix::zeros(n, n);
-        for b in 0..n {
-            for a in 0..n {
-                let (mab, kab) = (m[(a, b)], k[(a, b)]);
-                right[(a, b)] = tau * d[a] * mk[(a, b)]
-                    + tau * sigma * mab * gk[(a, b)]
-                    + sigma * gm[(a, b)] * kab;
-                left[(a, b)] = tau * d[b] * mk[(a, b)]
-                    + tau * sigma * mab * kg[(a, b)]
-                    + sigma * kab * mg[(a, b)]
-                    + mkg[(a, b)];
-            }
-        }
-        let mut x = right_g(&self.adj, &right);
-        x += left_g(&self.adj, &left);
-        for b in 0..n {
-            for a in 0..n {
-                let (mab, kab) = (m[(a, b)], k[(a, b)]);
-                let (kg_ab, gk_ab) = (kg[(a, b)], gk[(a, b)]);
-                x[(a, b)] += mab
-                    * (d[a] * d[b] * kab
-                        + sigma * d[a] * kg_ab
-                        + sigma * d[b] * gk_ab
-                        + gkg[(a, b)])
-                    + tau * sigma * d[a] * kab * mg[(a, b)]
-                    + tau * gk_ab * mg[(a, b)]
-                    + tau * sigma * d[b] * kab * gm[(a, b)]
-                    + tau * kg_ab * gm[(a, b)]
-                    + kab * gmg[(a, b)];
-            }
-        }
+        let mut x = DMatrix::zeros(n, n);
+        right
+            .as_mut_slice()
+            .par_chunks_mut(n)
+            .zip(x.as_mut_slice().par_chunks_mut(n))
+            .enumerate()
+            .for_each(|(b, (rc, xc))| {
+                let (kb, mb) = (column(k, b), column(&self.pinv, b));
+                let (mgb, gmb, gmgb) = (
+                    column(&self.pinv_g, b),
+                    column(&self.g_pinv, b),
+                    column(&self.g_pinv_g, b),
+                );
+                // Column b of K G and of (M o K) G.
+                let mut kg = vec![0.0; n];
+                let mut mkg = vec![0.0; n];
+                for &q in &adj[b] {
+                    let (kq, mq) = (column(k, q), column(&self.pinv, q));
+                    for a in 0..n {
+                        kg[a] += kq[a];
+                        mkg[a] += mq[a] * kq[a];
+                    }
+                }
+                let gk: Vec<f64> = (0..n).map(|a| gather(kb, a)).collect();
+                // Terms multiplied by G on the right (`rc`) and on the left (`left`).
+                let left: Vec<f64> = (0..n)
+                    .map(|a| {
+                        let (mab, kab) = (mb[a], kb[a]);
+                        let mk_ab = mab * kab;
+                        rc[a] =
+                            tau * d[a] * mk_ab + tau * sigma * mab * gk[a] + sigma * gmb[a] * kab;
+                        tau * d[b] * mk_ab
+                            + tau * sigma * mab * kg[a]
+                            + sigma * kab * mgb[a]
+                            + mkg[a]
+                    })
+                    .collect();
+                for (a, xab) in xc.iter_mut().enumerate() {
+                    let (mab, kab) = (mb[a], kb[a]);
+                    let (kg_ab, gk_ab) = (kg[a], gk[a]);
+                    *xab = gather(&left, a)
+                        + mab
+                            * (d[a] * d[b] * kab
+                                + sigma * d[a] * kg_ab
+                                + sigma * d[b] * gk_ab
+                                + gather(&kg, a))
+                        + tau * sigma * d[a] * kab * mgb[a]
+                        + tau * gk_ab * mgb[a]
+                        + tau * sigma * d[b] * kab * gmb[a]
+                        + tau * kg_ab * gmb[a]
+                        + kab * gmgb[a];
+                }
+            });
+        // right G: the sum of right's columns at b's neighbours.
+        x.as_mut_slice()
+            .par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(b, xc)| {
+                for &q in &adj[b] {
+                    for (o, v) in xc.iter_mut().zip(column(&right, q)) {
+                        *o += v;
+                    }
+                }
+            });
         x
     }
+}
+
+/// Column b of a matrix as a slice.
+fn column(z: &DMatrix<f64>, b: usize) -> &[f64] {
+    let n = z.nrows();
+    &z.as_slice()[b * n..(b + 1) * n]
+}
+
+/// The coordinate block `K^{rs} = means_r^T means_s + kappa sigma^{rs}` (n x n) of a second
+/// moment in the coordinate-major layout (spec pitfall 6: `<x x^T> = mu mu^T + Sigma_x`;
+/// pitfall 3: `<C^T C> = mu_C^T mu_C + dy Sigma_C`).
+fn moment_block(
+    means: &DMatrix<f64>,
+    sigma: &DMatrix<f64>,
+    kappa: f64,
+    n: usize,
+    r: usize,
+    s: usize,
+) -> DMatrix<f64> {
+    let mut k = DMatrix::zeros(n, n);
+    k.as_mut_slice()
+        .par_chunks_mut(n)
+        .enumerate()
+        .for_each(|(b, col)| {
+            let (u0, v) = (r * n, s * n + b);
+            for (a, out) in col.iter_mut().enumerate() {
+                let dot: f64 = means
+                    .column(u0 + a)
+                    .iter()
+                    .zip(means.column(v).iter())
+                    .map(|(p, q)| p * q)
+                    .sum();
+                *out = dot + kappa * sigma[(u0 + a, v)];
+            }
+        });
+    k
 }
 
 /// `Z G` for the 0/1 adjacency lists `adj`: column b is the sum of Z's columns at b's
@@ -197,8 +272,10 @@ pub(crate) fn left_g(adj: &[Vec<usize>], z: &DMatrix<f64>) -> DMatrix<f64> {
 }
 
 /// Row block `a` (dx x (n dx), coordinate-major columns) of `X` by the defining sum over
-/// ordered edge pairs. `m(i, p)` gives `M_ip` for the first endpoints `i` of edges at `a`;
-/// `k(u, v, r, s)` gives entry (r, s) of the block `K_uv`. Cost `O(k_a * n_edges * dx^2)`.
+/// ordered edge pairs (the tests' reference). `m(i, p)` gives `M_ip` for the first
+/// endpoints `i` of edges at `a`; `k(u, v, r, s)` gives entry (r, s) of the block `K_uv`.
+/// Cost `O(k_a * n_edges * dx^2)`.
+#[cfg(test)]
 pub(crate) fn row_by_edge_sums(
     adj: &[Vec<usize>],
     a: usize,
@@ -283,7 +360,7 @@ mod tests {
         let k = &k + k.transpose();
         let g = Graph::new(adj.clone(), m.clone());
         for form in [Form::A, Form::Gamma] {
-            let x = g.form(&k, dx, form);
+            let x = g.form(&DMatrix::zeros(0, n * dx), &k, 1.0, 1.0, form);
             for a in 0..n {
                 let row = row_by_edge_sums(
                     &adj,

@@ -1,5 +1,7 @@
+use super::moments::row_by_edge_sums;
 use super::*;
 use crate::traits::{Embedding, OutOfSample};
+use unfold_linalg::symmetrised;
 use unfold_vem::{run_from, Silent};
 
 fn csv(text: &str) -> DMatrix<f64> {
@@ -120,9 +122,9 @@ fn a_and_b_match_their_definitions() {
     let lt = (lap * (2.0 * gamma)).add_scalar(0.3).try_inverse().unwrap();
     let sigma_y = lt.kronecker(&DMatrix::<f64>::identity(dy, dy));
     let a_def = ae.transpose() * &sigma_y * &ae;
-    let k = c.tr_mul(&c);
+    let zero = DMatrix::zeros(n * dx, n * dx);
     let a_ours = to_point_major(
-        &(problem.graph.form(&k, dx, Form::A) * (0.5 * gamma)),
+        &problem.graph.form(&c, &zero, 1.0, 0.5 * gamma, Form::A),
         n,
         dx,
     );
@@ -160,9 +162,14 @@ fn gamma_and_h_match_their_definitions() {
     let lt = (lap * (2.0 * gamma)).add_scalar(0.3).try_inverse().unwrap();
     let sigma_y = lt.kronecker(&DMatrix::<f64>::identity(dy, dy));
     let quad = (e.transpose() * &sigma_y * &e)[0];
-    let xs = DVector::from_column_slice(x.as_slice());
-    let s = &xs * xs.transpose();
-    let gamma_hat = problem.graph.form(&s, dx, Form::Gamma);
+    let x_row = DMatrix::from_row_slice(1, n * dx, x.as_slice());
+    let gamma_hat = problem.graph.form(
+        &x_row,
+        &DMatrix::zeros(n * dx, n * dx),
+        1.0,
+        1.0,
+        Form::Gamma,
+    );
     let ours = 0.5 * gamma * gamma_hat.dot(&c.tr_mul(&c));
     assert!((quad - ours).abs() < 1e-10 * quad.abs(), "{quad} vs {ours}");
     let yv = DVector::from_iterator(n * dy, problem.y.transpose().iter().copied());
@@ -398,4 +405,306 @@ fn convergence_reports_every_iteration() {
     assert!(c.iterations > 0, "{c:?}");
     assert_eq!(c.trace.len(), c.iterations);
     assert_eq!(*c.trace.last().unwrap(), fit.evidence().value);
+}
+
+/// The per-point projection before the batch path (the test oracle): one dense Cholesky
+/// factor of the augmented Laplacian per point for the rows of `L'^+`, and row `*` of each
+/// expected form by the edge-pair sums at every alternation.
+fn project_by_edge_sums(
+    fit: &LlLvm,
+    ys: &DVector<f64>,
+    nbrs: &[usize],
+    k_old: &DMatrix<f64>,
+    s_old: &DMatrix<f64>,
+) -> LlLvmProjection {
+    let (n, dx) = fit.coords.shape();
+    let dy = fit.y.ncols();
+    let star = n;
+    let gamma = fit.hyper.gamma;
+    let mut adj: Vec<Vec<usize>> = (0..n).map(|i| fit.graph.neighbours(i).0.to_vec()).collect();
+    for &j in nbrs {
+        adj[j].push(star);
+    }
+    adj.push(nbrs.to_vec());
+    let pinv_rows = augmented_pinv_rows(&adj, nbrs);
+    let m = |i: usize, p: usize| {
+        let slot = if i == star {
+            0
+        } else {
+            1 + nbrs
+                .iter()
+                .position(|&j| j == i)
+                .expect("edge endpoints are neighbours")
+        };
+        pinv_rows[(slot, p)]
+    };
+    let maps: Vec<DMatrix<f64>> = (0..n).map(|i| fit.map_scaled(i)).collect();
+    let deg = nbrs.len() as f64;
+    let coords_row = DMatrix::from_row_slice(1, n * dx, fit.coords.as_slice());
+
+    // Start C* from the neighbours' maps and their covariances.
+    let mut mu_c: DMatrix<f64> = nbrs
+        .iter()
+        .map(|&j| &maps[j])
+        .fold(DMatrix::zeros(dy, dx), |a, c| a + c)
+        / deg;
+    let mut sigma_c = DMatrix::from_fn(dx, dx, |r, s| {
+        nbrs.iter()
+            .map(|&j| fit.sigma_c[(r * n + j, s * n + j)])
+            .sum::<f64>()
+            / deg
+    });
+    let mut mu_x = DVector::zeros(dx);
+    let mut cov_x = DMatrix::zeros(dx, dx);
+    for sweep in 0..project::MAX_SWEEPS {
+        // x* given C*.
+        let k_star = mu_c.tr_mul(&mu_c) + &sigma_c * dy as f64;
+        let kk = Augmented {
+            old: k_old,
+            means: &fit.mu_c,
+            mean_star: &mu_c,
+            star: &k_star,
+            n,
+        };
+        let row = row_by_edge_sums(&adj, star, dx, Form::A, m, |u, v, r, s| kk.get(u, v, r, s));
+        let mut p_ss = DMatrix::from_fn(dx, dx, |r, s| 0.5 * gamma * row[(r, s * (n + 1) + star)]);
+        for r in 0..dx {
+            p_ss[(r, r)] += fit.hyper.alpha + 2.0 * deg;
+        }
+        let mut rhs = DVector::zeros(dx);
+        for &j in nbrs {
+            let dyj = ys - fit.y.row(j).transpose();
+            for r in 0..dx {
+                rhs[r] += gamma * (mu_c.column(r) + maps[j].column(r)).dot(&dyj);
+                // The prior's off-diagonal -2 eta_{*j}.
+                rhs[r] += 2.0 * fit.coords[(j, r)];
+            }
+        }
+        for b in 0..n {
+            for r in 0..dx {
+                for s in 0..dx {
+                    rhs[r] -= 0.5 * gamma * row[(r, s * (n + 1) + b)] * fit.coords[(b, s)];
+                }
+            }
+        }
+        let px = Cholesky::new(&symmetrised(p_ss), "x*").unwrap();
+        let new_mu_x = px.solve_vec(&rhs);
+        cov_x = px.inverse();
+        let change = (&new_mu_x - &mu_x).amax();
+        mu_x = new_mu_x;
+
+        // C* given x*.
+        let s_star = &mu_x * mu_x.transpose() + &cov_x;
+        let x_row = DMatrix::from_row_slice(1, dx, mu_x.as_slice());
+        let ss = Augmented {
+            old: s_old,
+            means: &coords_row,
+            mean_star: &x_row,
+            star: &s_star,
+            n,
+        };
+        let row = row_by_edge_sums(&adj, star, dx, Form::Gamma, m, |u, v, r, s| {
+            ss.get(u, v, r, s)
+        });
+        let mut p_ss = DMatrix::from_fn(dx, dx, |r, s| 0.5 * gamma * row[(r, s * (n + 1) + star)]);
+        for r in 0..dx {
+            p_ss[(r, r)] += fit.epsilon + 2.0 * deg;
+        }
+        // gamma <H'>_* - sum_b mu_Cb P_{b,*}.
+        let mut rhs = DMatrix::zeros(dy, dx);
+        for &j in nbrs {
+            let dyj = fit.y.row(j).transpose() - ys;
+            for r in 0..dx {
+                let dxr = fit.coords[(j, r)] - mu_x[r];
+                rhs.column_mut(r).axpy(gamma * dxr, &dyj, 1.0);
+            }
+        }
+        for b in 0..n {
+            let eta = if nbrs.contains(&b) { 1.0 } else { 0.0 };
+            let p_bs = DMatrix::from_fn(dx, dx, |s, r| {
+                0.5 * gamma * row[(r, s * (n + 1) + b)]
+                    + if r == s { fit.epsilon - 2.0 * eta } else { 0.0 }
+            });
+            rhs -= &maps[b] * p_bs;
+        }
+        let pc = Cholesky::new(&symmetrised(p_ss), "C*").unwrap();
+        sigma_c = pc.inverse();
+        mu_c = rhs * &sigma_c;
+        if sweep > 0 && change <= 1e-12 * (1.0 + mu_x.amax()) {
+            break;
+        }
+    }
+    LlLvmProjection {
+        mean_x: mu_x,
+        cov_x,
+        mean_c: mu_c * fit.scale,
+    }
+}
+
+/// A second moment of the training points augmented by a new point (index `n`) with no
+/// cross-covariance: old blocks from `old`, the new point's block `star`, and products of
+/// means across. `means` holds the old means coordinate-major (d x n dx: the maps, or the
+/// latent positions as one row) and `mean_star` the new point's (d x dx).
+struct Augmented<'a> {
+    old: &'a DMatrix<f64>,
+    means: &'a DMatrix<f64>,
+    mean_star: &'a DMatrix<f64>,
+    star: &'a DMatrix<f64>,
+    n: usize,
+}
+
+impl Augmented<'_> {
+    /// Entry (r, s) of block (u, v).
+    fn get(&self, u: usize, v: usize, r: usize, s: usize) -> f64 {
+        let n = self.n;
+        match (u == n, v == n) {
+            (false, false) => self.old[(r * n + u, s * n + v)],
+            (true, true) => self.star[(r, s)],
+            (true, false) => self.mean_star.column(r).dot(&self.means.column(s * n + v)),
+            (false, true) => self.means.column(r * n + u).dot(&self.mean_star.column(s)),
+        }
+    }
+}
+
+/// Rows of `L'^+` at the new point (row 0) and at its neighbours (rows 1..), from one
+/// Cholesky factor of `L' + 1 1^T / n'`.
+fn augmented_pinv_rows(adj: &[Vec<usize>], nbrs: &[usize]) -> DMatrix<f64> {
+    let n1 = adj.len();
+    let c = 1.0 / n1 as f64;
+    let mut shifted = DMatrix::from_element(n1, n1, c);
+    for (i, nb) in adj.iter().enumerate() {
+        shifted[(i, i)] += nb.len() as f64;
+        for &j in nb {
+            shifted[(i, j)] -= 1.0;
+        }
+    }
+    let chol = Cholesky::new(&shifted, "augmented graph Laplacian").unwrap();
+    let rows: Vec<usize> = std::iter::once(n1 - 1)
+        .chain(nbrs.iter().copied())
+        .collect();
+    let mut e = DMatrix::zeros(n1, rows.len());
+    for (t, &i) in rows.iter().enumerate() {
+        e[(i, t)] = 1.0;
+    }
+    chol.solve_in_place(&mut e);
+    e.add_scalar_mut(-c);
+    e.transpose()
+}
+
+fn relative_gap(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
+    (a - b).amax() / b.amax()
+}
+
+/// A fit to project into, the preprocessed new points of a second roll with their nearest
+/// training points, and one made-up point whose neighbours lie far apart along the roll and
+/// across its layers.
+/// A preprocessed new point and its neighbours among the training points.
+type NewPoint = (DVector<f64>, Vec<usize>);
+
+fn projection_cases() -> (LlLvm, Vec<NewPoint>) {
+    let y = roll(200, 2);
+    let fit = LlLvmParams::new(2, 8)
+        .init(LlLvmInit::Spectral)
+        .max_iter(30)
+        .fit(&y)
+        .unwrap();
+    let new = roll(4, 9);
+    let pre = DMatrix::from_fn(4, 3, |t, j| (new[(t, j)] - fit.mean[j]) / fit.scale);
+    let nn = unfold_graph::knn_query(&fit.y, &pre, fit.k).unwrap();
+    let mut cases: Vec<NewPoint> = (0..4)
+        .map(|t| (pre.row(t).transpose(), nn.indices[t].clone()))
+        .collect();
+    let spread = vec![3, 47, 88, 120, 151, 199, 10, 170];
+    let centre = spread
+        .iter()
+        .fold(DVector::zeros(3), |acc: DVector<f64>, &j| {
+            acc + fit.y.row(j).transpose()
+        })
+        / spread.len() as f64;
+    cases.push((centre, spread));
+    (fit, cases)
+}
+
+/// The rows of `L'^+` on the new point's blanket, from `L^+` by the pendant vertex and the
+/// Woodbury update, equal those of the dense factor of the augmented Laplacian, for one,
+/// two and eight edges, near and spread-out neighbours.
+#[test]
+fn blanket_rows_of_the_augmented_pseudo_inverse_match_the_dense_factor() {
+    let (fit, cases) = projection_cases();
+    let frozen = project::Frozen::new(&fit).unwrap();
+    let n = fit.coords.nrows();
+    assert!(project::Blanket::new(&frozen, &[]).is_err());
+    let mut nbr_sets: Vec<Vec<usize>> = cases.into_iter().map(|(_, nb)| nb).collect();
+    nbr_sets.push(vec![17]);
+    nbr_sets.push(vec![5, 160]);
+    for nbrs in &nbr_sets {
+        let mut adj: Vec<Vec<usize>> = (0..n).map(|i| fit.graph.neighbours(i).0.to_vec()).collect();
+        for &j in nbrs {
+            adj[j].push(n);
+        }
+        adj.push(nbrs.clone());
+        let dense = augmented_pinv_rows(&adj, nbrs);
+        let blanket = project::Blanket::new(&frozen, nbrs).unwrap();
+        let fast = DMatrix::from_fn(dense.nrows(), n + 1, |t, p| blanket.rows[t][p]);
+        let gap = relative_gap(&fast, &dense);
+        assert!(gap < 1e-10, "neighbours {nbrs:?}: relative gap {gap}");
+    }
+}
+
+/// The batch path gives the per-point path's projection: mean and covariance of x* and
+/// mean of C*, to 1e-9 relative, for new points of another roll and for a point whose
+/// neighbours are spread out over the roll.
+#[test]
+fn batch_projection_equals_the_per_point_path() {
+    let (fit, cases) = projection_cases();
+    let frozen = project::Frozen::new(&fit).unwrap();
+    let k_old = c_moment(&fit.mu_c, &fit.sigma_c);
+    let s_old = x_moment(&fit.coords, &fit.sigma_x);
+    for (ys, nbrs) in &cases {
+        let want = project_by_edge_sums(&fit, ys, nbrs, &k_old, &s_old);
+        let got = fit.project_one(&frozen, ys, nbrs).unwrap();
+        let pairs = [
+            (
+                DMatrix::from_column_slice(2, 1, got.mean_x.as_slice()),
+                DMatrix::from_column_slice(2, 1, want.mean_x.as_slice()),
+            ),
+            (got.cov_x.clone(), want.cov_x.clone()),
+            (got.mean_c.clone(), want.mean_c.clone()),
+        ];
+        for (g, w) in &pairs {
+            let gap = relative_gap(g, w);
+            assert!(
+                gap < 1e-9,
+                "neighbours {nbrs:?}: {g} vs {w} (relative gap {gap})"
+            );
+        }
+    }
+    // The public batch call gives the same as one point at a time (up to the round-off of
+    // undoing the preprocessing here).
+    let y_new = DMatrix::from_fn(4, 3, |t, j| cases[t].0[j] * fit.scale + fit.mean[j]);
+    let batch = fit.project_points(&y_new).unwrap();
+    for (t, p) in batch.iter().enumerate() {
+        let one = fit.project_one(&frozen, &cases[t].0, &cases[t].1).unwrap();
+        assert!(relative_gap(&p.cov_x, &one.cov_x) < 1e-12);
+        assert!(relative_gap(&p.mean_c, &one.mean_c) < 1e-12);
+        assert!((&p.mean_x - &one.mean_x).amax() < 1e-12 * one.mean_x.amax());
+    }
+}
+
+// The moments formed whole, for the per-point projection oracle.
+/// `<C^T C> = mu_C^T mu_C + dy Sigma_C` for q(C) = MN(mu_C, I_dy, Sigma_C) (spec pitfall 3:
+/// the dy factor).
+fn c_moment(mu_c: &DMatrix<f64>, sigma_c: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut k = mu_c.tr_mul(mu_c);
+    let dy = mu_c.nrows() as f64;
+    k.zip_apply(sigma_c, |a, b| *a += dy * b);
+    k
+}
+
+/// `<x x^T> = mu_x mu_x^T + Sigma_x` with `mu_x` (n x dx) read coordinate-major.
+fn x_moment(mu_x: &DMatrix<f64>, sigma_x: &DMatrix<f64>) -> DMatrix<f64> {
+    let v = DVector::from_column_slice(mu_x.as_slice());
+    let mut s = sigma_x.clone();
+    s.ger(1.0, &v, &v, 1.0);
+    s
 }
