@@ -9,6 +9,7 @@ cargo build --release --quiet --example bench_grf
 bin=target/release/examples/bench_grf
 rows=()
 run() { rows+=("$("$bin" "$@")"); echo "${rows[-1]}" >&2; }
+for n in 100 200 300 500; do run roll "$n" eval; done
 for n in 1000 2000 10000 30000 100000; do run roll "$n" fit; done
 for n in 1000 10000; do run s-curve "$n" fit; done
 run s-curve 100000 eval

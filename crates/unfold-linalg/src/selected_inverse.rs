@@ -24,17 +24,15 @@
 
 use crate::check::check_sparse_symmetric;
 use crate::sparse::CsrMatrix;
-use crate::sparse_cholesky::{lower_triangle, pivot_error, symbolic_cholesky};
+use crate::sparse_cholesky::{lower_triangle, numeric_factor, symbolic_cholesky};
 use crate::view::par;
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::cholesky::llt::factor::LltError;
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_inverse::invert_lower_triangular;
 use faer::linalg::triangular_solve::solve_upper_triangular_in_place;
 use faer::prelude::{Reborrow, ReborrowMut};
 use faer::sparse::linalg::cholesky::{SymbolicCholesky, SymbolicCholeskyRaw};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::{Accum, MatMut, MatRef, Par, Side};
+use faer::{Accum, MatMut, MatRef, Par};
 use std::sync::Arc;
 use unfold_core::{Error, Result};
 
@@ -302,28 +300,7 @@ impl SparseSymbolic {
             &an.lower_row_idx,
         );
         let lower = SparseColMatRef::new(sym, &lower_vals);
-        let mut values = vec![0.0; self.factor_len()];
-        let p = if values.len() < crate::sparse_cholesky::PARALLEL_FACTOR_ENTRIES {
-            Par::Seq
-        } else {
-            par()
-        };
-        let mut mem = MemBuffer::new(
-            an.symbolic
-                .factorize_numeric_llt_scratch::<f64>(p, Default::default()),
-        );
-        let result = an.symbolic.factorize_numeric_llt(
-            &mut values,
-            lower,
-            Side::Lower,
-            Default::default(),
-            p,
-            MemStack::new(&mut mem),
-            Default::default(),
-        );
-        if let Err(LltError::NonPositivePivot { index }) = result {
-            return Err(pivot_error(&an.symbolic, index, context));
-        }
+        let values = numeric_factor(&an.symbolic, lower, context)?;
         Ok(SparseFactor {
             symbolic: self.clone(),
             values,

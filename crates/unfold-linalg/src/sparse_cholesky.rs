@@ -29,7 +29,7 @@ use unfold_core::{Error, Result};
 
 /// Factors with fewer stored entries than this are computed on the calling thread
 /// (Laplacian eigenmaps at n = 5000, about 2e5 entries, was ~1 ms faster so).
-pub(crate) const PARALLEL_FACTOR_ENTRIES: usize = 1 << 20;
+const PARALLEL_FACTOR_ENTRIES: usize = 1 << 20;
 
 /// The sparse Cholesky factor of a symmetric positive definite sparse matrix.
 #[derive(Debug)]
@@ -65,28 +65,7 @@ impl SparseCholesky {
             Some(p) => p.arrays().0.iter().map(|&i| i as usize).collect(),
             None => (0..n).collect(),
         };
-        let mut values = vec![0.0; symbolic.len_val()];
-        // Small factors are faster on one thread: their supernodes are too small for the
-        // parallel dense kernels to pay for waking the pool.
-        let p = if values.len() < PARALLEL_FACTOR_ENTRIES {
-            Par::Seq
-        } else {
-            par()
-        };
-        let mut mem =
-            MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(p, Default::default()));
-        let result = symbolic.factorize_numeric_llt(
-            &mut values,
-            lower,
-            Side::Lower,
-            Default::default(),
-            p,
-            MemStack::new(&mut mem),
-            Default::default(),
-        );
-        if let Err(LltError::NonPositivePivot { index }) = result {
-            return Err(pivot_error(&symbolic, index, context));
-        }
+        let mut values = numeric_factor(&symbolic, lower, context)?;
         let (col_ptr, row_idx) = match symbolic.raw() {
             // Already in compressed columns with the diagonal first (tiny or diagonal
             // matrices, for which faer declines supernodes).
@@ -204,6 +183,38 @@ pub(crate) fn symbolic_cholesky(
         },
     )
     .map_err(|e| Error::numerical(context, format!("sparse Cholesky analysis failed: {e:?}")))
+}
+
+/// The values of the numeric Cholesky factor of `lower` (the lower triangle in compressed
+/// columns) on `symbolic`, in faer's layout.
+pub(crate) fn numeric_factor(
+    symbolic: &SymbolicCholesky<u32>,
+    lower: SparseColMatRef<'_, u32, f64>,
+    context: &str,
+) -> Result<Vec<f64>> {
+    let mut values = vec![0.0; symbolic.len_val()];
+    // Small factors are faster on one thread: their supernodes are too small for the
+    // parallel dense kernels to pay for waking the pool.
+    let p = if values.len() < PARALLEL_FACTOR_ENTRIES {
+        Par::Seq
+    } else {
+        par()
+    };
+    let mut mem =
+        MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(p, Default::default()));
+    let result = symbolic.factorize_numeric_llt(
+        &mut values,
+        lower,
+        Side::Lower,
+        Default::default(),
+        p,
+        MemStack::new(&mut mem),
+        Default::default(),
+    );
+    if let Err(LltError::NonPositivePivot { index }) = result {
+        return Err(pivot_error(symbolic, index, context));
+    }
+    Ok(values)
 }
 
 /// The error for faer's non-positive pivot at `index`, naming the original row.
