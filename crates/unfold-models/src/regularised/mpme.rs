@@ -144,6 +144,12 @@ impl MpmeParams {
     /// Bad parameters, non-finite data, and [`Error::InvalidParameter`] when every pair is
     /// screened out (the data scale and `lambda` disagree).
     pub fn dual(&self, y: &DMatrix<f64>) -> Result<MpmeDual> {
+        self.dual_with(y, DENSE_PAIRS_MAX_POINTS)
+    }
+
+    /// [`MpmeParams::dual`], listing the screened pairs from all pairwise distances up to
+    /// `dense_pairs_max` points and by a radius search above.
+    fn dual_with(&self, y: &DMatrix<f64>, dense_pairs_max: usize) -> Result<MpmeDual> {
         check_finite(y, "MPME input")?;
         let n = y.nrows();
         if n < 2 {
@@ -155,38 +161,12 @@ impl MpmeParams {
             });
         }
         self.validate(n)?;
-        let mut phi = pairwise_sq_dists(y);
-        if self.scale == DistanceScale::MeanNearestNeighbour {
-            let mean_nn = (0..n)
-                .map(|i| {
-                    (0..n)
-                        .filter(|&j| j != i)
-                        .map(|j| phi[(i, j)])
-                        .fold(f64::INFINITY, f64::min)
-                })
-                .sum::<f64>()
-                / n as f64;
-            if mean_nn <= 0.0 {
-                return Err(Error::invalid(
-                    "scale",
-                    "every point has a duplicate, so the mean nearest-neighbour distance is 0; remove duplicate rows",
-                ));
-            }
-            phi /= mean_nn;
-        }
         let radius = 2.0 * self.dim as f64 / self.lambda;
-        let mut pairs = Vec::new();
-        let mut phis = Vec::new();
-        let mut smallest = f64::INFINITY;
-        for i in 1..n {
-            for j in 0..i {
-                smallest = smallest.min(phi[(i, j)]);
-                if !self.screen || phi[(i, j)] <= radius {
-                    pairs.push((i, j));
-                    phis.push(phi[(i, j)]);
-                }
-            }
-        }
+        let (pairs, phis, smallest) = if self.screen && n > dense_pairs_max {
+            self.pairs_by_radius(y, radius)?
+        } else {
+            self.pairs_from_all(y, radius)?
+        };
         if self.c.is_infinite() {
             if let Some(p) = phis.iter().position(|&v| v == 0.0) {
                 let (first, second) = pairs[p];
@@ -223,6 +203,74 @@ impl MpmeParams {
         })
     }
 
+    /// The pairs within the screening radius with their (scaled) squared distances, and the
+    /// smallest squared distance, from the n x n matrix of all of them.
+    fn pairs_from_all(&self, y: &DMatrix<f64>, radius: f64) -> Result<ScreenedPairs> {
+        let n = y.nrows();
+        let mut phi = pairwise_sq_dists(y);
+        if self.scale == DistanceScale::MeanNearestNeighbour {
+            let mean_nn = (0..n)
+                .map(|i| {
+                    (0..n)
+                        .filter(|&j| j != i)
+                        .map(|j| phi[(i, j)])
+                        .fold(f64::INFINITY, f64::min)
+                })
+                .sum::<f64>()
+                / n as f64;
+            phi /= check_mean_nn(mean_nn)?;
+        }
+        let mut pairs = Vec::new();
+        let mut phis = Vec::new();
+        let mut smallest = f64::INFINITY;
+        for i in 1..n {
+            for j in 0..i {
+                smallest = smallest.min(phi[(i, j)]);
+                if !self.screen || phi[(i, j)] <= radius {
+                    pairs.push((i, j));
+                    phis.push(phi[(i, j)]);
+                }
+            }
+        }
+        Ok((pairs, phis, smallest))
+    }
+
+    /// The same pairs, in the same order and with the same squared distances (summed
+    /// feature by feature like `pairwise_sq_dists` up to 16 features), from a radius search
+    /// on the kd-tree: memory in the number of pairs, not n^2.
+    fn pairs_by_radius(&self, y: &DMatrix<f64>, radius: f64) -> Result<ScreenedPairs> {
+        let n = y.nrows();
+        let sq = |i: usize, j: usize| {
+            let (a, b) = (i.max(j), i.min(j));
+            (0..y.ncols())
+                .map(|k| (y[(a, k)] - y[(b, k)]) * (y[(a, k)] - y[(b, k)]))
+                .sum::<f64>()
+        };
+        let nearest = unfold_graph::knn(y, 1)?;
+        let nn: Vec<f64> = (0..n).map(|i| sq(i, nearest.indices[i][0])).collect();
+        let scale = match self.scale {
+            DistanceScale::Raw => 1.0,
+            DistanceScale::MeanNearestNeighbour => {
+                check_mean_nn(nn.iter().sum::<f64>() / n as f64)?
+            }
+        };
+        let smallest = nn.iter().fold(f64::INFINITY, |m, &v| m.min(v / scale));
+        // A slightly larger ball, then the exact test on the recomputed distances.
+        let ball = (radius * scale).sqrt() * (1.0 + 1e-9);
+        let graph = NeighbourGraph::epsilon_ball(y, ball, unfold_graph::Weighting::Binary)?;
+        let (mut pairs, mut phis) = (Vec::new(), Vec::new());
+        for i in 1..n {
+            for &j in graph.neighbours(i).0.iter().take_while(|&&j| j < i) {
+                let phi = sq(i, j) / scale;
+                if phi <= radius {
+                    pairs.push((i, j));
+                    phis.push(phi);
+                }
+            }
+        }
+        Ok((pairs, phis, smallest))
+    }
+
     /// Fits MPME: builds and maximises the dual, then embeds.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mpme> {
         let dual = self.dual(y)?;
@@ -257,6 +305,24 @@ pub struct MpmeDual {
     sparse: bool,
     #[serde(skip)]
     engine: EdgeEngine,
+}
+
+/// Candidate pairs, their (scaled) squared distances, and the smallest squared distance.
+type ScreenedPairs = (Vec<(usize, usize)>, Vec<f64>, f64);
+
+/// Up to this many points the pairs are screened from the n x n matrix of all squared
+/// distances (128 MB at 4000 points); above it by a radius search.
+pub const DENSE_PAIRS_MAX_POINTS: usize = 4000;
+
+/// The mean nearest-neighbour squared distance, refused when zero.
+fn check_mean_nn(mean_nn: f64) -> Result<f64> {
+    if mean_nn <= 0.0 {
+        return Err(Error::invalid(
+            "scale",
+            "every point has a duplicate, so the mean nearest-neighbour distance is 0; remove duplicate rows",
+        ));
+    }
+    Ok(mean_nn)
 }
 
 /// The most screened pairs per point (on average) for which [`Solver::Auto`] takes the
@@ -426,6 +492,38 @@ mod tests {
                 "pair {p}: {fd} vs {}",
                 g[p]
             );
+        }
+    }
+
+    /// The radius search lists exactly the pairs, distances and smallest distance of the
+    /// n x n screen, for raw and scaled distances.
+    #[test]
+    fn radius_search_lists_the_same_screened_pairs() {
+        let y = unfold_data::synthetic::swiss_roll(600, 0.05, 9)
+            .unwrap()
+            .points;
+        for (scale, lambda) in [
+            (DistanceScale::Raw, 4.0),
+            (DistanceScale::MeanNearestNeighbour, 1.0),
+        ] {
+            let params = MpmeParams::new(2).lambda(lambda).c(1.0).scale(scale);
+            let all = params.dual_with(&y, usize::MAX).unwrap();
+            let ball = params.dual_with(&y, 0).unwrap();
+            assert!(all.pairs().len() > 600 && all.pairs().len() < 600 * 599 / 4);
+            assert_eq!(all.pairs(), ball.pairs());
+            assert_eq!(all.phi(), ball.phi());
+        }
+        // Screening everything away gives the same advice either way.
+        let far = MpmeParams::new(2).lambda(1e6);
+        let (a, b) = (far.dual_with(&y, usize::MAX), far.dual_with(&y, 0));
+        match (a, b) {
+            (
+                Err(Error::InvalidParameter { message: m1, .. }),
+                Err(Error::InvalidParameter { message: m2, .. }),
+            ) => {
+                assert_eq!(m1, m2)
+            }
+            other => panic!("unexpected {other:?}"),
         }
     }
 
