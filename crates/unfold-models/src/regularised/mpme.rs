@@ -190,6 +190,21 @@ impl MpmeParams {
             Solver::Auto => Solver::Auto.sparse_for(n) && 2 * pairs.len() <= SPARSE_MAX_DEGREE * n,
             solver => solver.sparse_for(n),
         };
+        if !sparse {
+            // The dense dual holds L + lambda I, its Cholesky factor and its inverse.
+            unfold_core::MemoryLimit::from_env_or_machine()?.check(&unfold_core::Footprint {
+                method: "MPME with the dense solver",
+                n,
+                bytes: &|m| 24 * (m as u64).pow(2),
+                holds: format!(
+                    "the dense L + lambda I, its factor and its inverse; the screened pairs \
+                     average {:.0} per point",
+                    2.0 * pairs.len() as f64 / n as f64
+                ),
+                alternative: "a larger lambda (a smaller screening radius 2d/lambda), so \
+                              that the pairs stay sparse and the sparse solver applies",
+            })?;
+        }
         Ok(MpmeDual {
             n,
             dim: self.dim,
