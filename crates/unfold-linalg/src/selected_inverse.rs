@@ -292,6 +292,37 @@ impl SparseSymbolic {
         }
         check_sparse_symmetric(a, context)?;
         let (_, _, lower_vals) = lower_triangle(a, 0.0, context)?;
+        self.factorise_lower(&lower_vals, context)
+    }
+
+    /// The Cholesky factor of the matrix with the analysed pattern whose lower triangle,
+    /// in compressed columns, has the values `lower`: column `j` holds the diagonal entry
+    /// first, then the entries below it by increasing row, which is row `j`'s diagonal and
+    /// upper part in the CSR order of the analysed matrix (the diagonal counts even where
+    /// that matrix does not store it). A caller that builds its matrices on a fixed pattern
+    /// (the random fields' engine) fills these values directly, without a CSR matrix to
+    /// check and convert on every factorisation.
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`] for a wrong number of values, [`Error::NonFinite`], and
+    /// [`Error::NotPositiveDefinite`] as [`SparseSymbolic::factorise`].
+    pub fn factorise_lower(&self, lower: &[f64], context: &str) -> Result<SparseFactor> {
+        let an = &*self.inner;
+        if lower.len() != an.lower_row_idx.len() {
+            return Err(Error::DimensionMismatch(format!(
+                "{context}: {} lower-triangle values given for a pattern of {}",
+                lower.len(),
+                an.lower_row_idx.len()
+            )));
+        }
+        if let Some(k) = lower.iter().position(|v| !v.is_finite()) {
+            let column = an.lower_col_ptr.partition_point(|&p| p as usize <= k) - 1;
+            return Err(Error::NonFinite {
+                what: context.to_string(),
+                row: an.lower_row_idx[k] as usize,
+                col: column,
+            });
+        }
         let sym = SymbolicSparseColMatRef::new_checked(
             an.n,
             an.n,
@@ -299,8 +330,7 @@ impl SparseSymbolic {
             None,
             &an.lower_row_idx,
         );
-        let lower = SparseColMatRef::new(sym, &lower_vals);
-        let values = numeric_factor(&an.symbolic, lower, context)?;
+        let values = numeric_factor(&an.symbolic, SparseColMatRef::new(sym, lower), context)?;
         Ok(SparseFactor {
             symbolic: self.clone(),
             values,
@@ -546,6 +576,30 @@ mod tests {
             Err(Error::NotPositiveDefinite { .. }) => {}
             other => panic!("unexpected {other:?}"),
         }
-        assert!(symbolic.predicted_bytes() >= 16 * symbolic.factor_len() as u64);
+        // The factor's stored values cover its non-zeros, counted independently by the
+        // compressed copy that drops the padding of relaxed supernodes (which here doubles
+        // the storage: 26106 values for 12566 non-zeros).
+        let nonzeros = crate::SparseCholesky::new(&l.add_to_diagonal(1.0), "A")
+            .unwrap()
+            .factor_nnz();
+        assert!(symbolic.factor_len() >= nonzeros);
+        // Lower-triangle values in the analysis's order give the same factor, to the bit;
+        // a wrong length or a NaN is refused.
+        let a = l.add_to_diagonal(0.5);
+        let (_, _, lower) = lower_triangle(&a, 0.0, "A").unwrap();
+        assert_eq!(
+            symbolic.factorise_lower(&lower, "A").unwrap().values,
+            symbolic.factorise(&a, "A").unwrap().values
+        );
+        assert!(matches!(
+            symbolic.factorise_lower(&lower[1..], "A"),
+            Err(Error::DimensionMismatch(_))
+        ));
+        let mut bad = lower.clone();
+        bad[7] = f64::NAN;
+        assert!(matches!(
+            symbolic.factorise_lower(&bad, "A"),
+            Err(Error::NonFinite { .. })
+        ));
     }
 }

@@ -149,10 +149,11 @@ pub struct GroundedLaplacian {
     /// `M`'s pattern, to check the matrices factorised.
     m_indptr: Vec<usize>,
     m_indices: Vec<usize>,
-    /// `G`'s values are `constant[k] + m[from[k]]` (`from[k] = NONE`: constant only).
+    /// The values of `G`'s lower triangle, in the analysis's order
+    /// ([`SparseSymbolic::factorise_lower`]), are `constant[k] + m[from[k]]`
+    /// (`from[k] = NONE`: constant only).
     from: Vec<usize>,
     constant: Vec<f64>,
-    template: CsrMatrix,
     analysis: SparseSymbolic,
 }
 
@@ -224,15 +225,21 @@ impl GroundedLaplacian {
                 }
                 row.sort_unstable_by_key(|e| e.0);
             }
-            for (j, f, c) in row {
-                g_indices.push(j);
+            // The analysis's lower-triangle order: row i's diagonal, then its upper part.
+            let lower = row
+                .iter()
+                .filter(|e| e.0 == i)
+                .chain(row.iter().filter(|e| e.0 > i));
+            for &(_, f, c) in lower {
                 from.push(f);
                 constant.push(c);
             }
+            g_indices.extend(row.iter().map(|e| e.0));
             g_indptr.push(g_indices.len());
         }
-        let template = CsrMatrix::from_sorted_rows(n, n, g_indptr, g_indices, constant.clone())?;
-        let analysis = SparseSymbolic::analyse(&template, "the grounded field's precision")?;
+        let values = vec![1.0; g_indices.len()];
+        let pattern = CsrMatrix::from_sorted_rows(n, n, g_indptr, g_indices, values)?;
+        let analysis = SparseSymbolic::analyse(&pattern, "the grounded field's precision")?;
         check_memory(&analysis, MemoryLimit::resolve(limit)?)?;
         Ok(GroundedLaplacian {
             n,
@@ -242,7 +249,6 @@ impl GroundedLaplacian {
             m_indices: indices.to_vec(),
             from,
             constant,
-            template,
             analysis,
         })
     }
@@ -280,8 +286,9 @@ impl GroundedLaplacian {
         })
     }
 
-    /// The grounded matrix `G` for `m` (the pattern given to [`GroundedLaplacian::new`]).
-    fn grounded(&self, m: &CsrMatrix) -> Result<CsrMatrix> {
+    /// The lower triangle of the grounded matrix `G` for `m` (the pattern given to
+    /// [`GroundedLaplacian::new`]), in the analysis's order.
+    fn grounded(&self, m: &CsrMatrix) -> Result<Vec<f64>> {
         let (indptr, indices, values) = m.parts();
         if indptr != self.m_indptr || indices != self.m_indices {
             return Err(Error::invalid(
@@ -289,14 +296,12 @@ impl GroundedLaplacian {
                 "its sparsity pattern differs from the one the engine was built for",
             ));
         }
-        let g: Vec<f64> = self
+        Ok(self
             .from
             .iter()
             .zip(&self.constant)
             .map(|(&f, &c)| if f == NONE { c } else { c + values[f] })
-            .collect();
-        let (g_indptr, g_indices, _) = self.template.parts();
-        CsrMatrix::from_sorted_rows(self.n, self.n, g_indptr.to_vec(), g_indices.to_vec(), g)
+            .collect())
     }
 
     /// The factor of the field `M + gamma I`: `log |M + gamma I|` (the pseudo-determinant
@@ -306,7 +311,7 @@ impl GroundedLaplacian {
     /// [`Error::NotPositiveDefinite`] when `M + gamma I` is not positive definite (with
     /// `gamma = 0`: when `M`'s graph is disconnected), a pattern that differs.
     pub fn factor(&self, m: &CsrMatrix, context: &str) -> Result<FieldFactor> {
-        let factor = self.analysis.factorise(&self.grounded(m)?, context)?;
+        let factor = self.analysis.factorise_lower(&self.grounded(m)?, context)?;
         let log_det = if self.gamma > 0.0 {
             factor.log_det()
         } else {
