@@ -19,6 +19,10 @@ projection=$("$bench" project 2000 100 5)
   echo "those of their MATLAB implementation under GNU Octave on this kind of machine"
   echo "(shared/fixtures/lllvm_swiss_n200/README.md); it was not re-run here."
   echo
+  echo "**Scope.** Every time and ratio here is for one generator, the LL-LVM paper's Swiss roll"
+  echo "(dy = 3, dx = 2, 9-NN), at the sizes listed; other generators, noise levels and dimensions"
+  echo "have not been timed, so the ratios are a claim about this roll only."
+  echo
   echo "$table"
   echo
   echo "## Out-of-sample projection"

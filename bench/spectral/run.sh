@@ -34,6 +34,10 @@ out="$root/bench/results/spectral.md"
   echo
   echo "Run on $(date -u +%Y-%m-%d) on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))."
   echo "Produced by \`bash bench/spectral/run.sh\`; ratios below 1 mean unfold is faster."
+  echo
+  echo "**Scope.** One generator (the LL-LVM paper's noiseless Swiss roll in 3-D) at n = 2000 and"
+  echo "5000: the ratios are a claim about that roll only; other generators, noise levels and"
+  echo "dimensions have not been timed yet."
   for n in "${sizes[@]}"; do
     "$bin" gen "$n" 0 "$work/swiss_$n.csv"
     "$bin" run "$work/swiss_$n.csv" "$k" "$reps" "$work" > "$work/rust_$n.txt"
