@@ -3,118 +3,50 @@
 use crate::args::{GraphKind, ScoreKind, SelectArgs};
 use crate::plot::lines_svg;
 use indicatif::{ProgressBar, ProgressStyle};
-use nalgebra::DMatrix;
 use unfold_core::{Error, Result};
-use unfold_core::{Evidence, EvidenceKind};
 use unfold_data::{read_csv, CsvOptions};
-use unfold_eval::{gplvm_evidence, heldout_log_density, trustworthiness, GplvmScoreOptions};
-use unfold_graph::{NeighbourGraph, Symmetrisation, Weighting};
-use unfold_models::registry::{FitData, Model, Registry, Settings};
-use unfold_select::{grid, grid_graphs, search, GraphSource, Selection};
+use unfold_graph::{NeighbourGraph, Symmetrisation};
+use unfold_models::registry::{Registry, Settings};
+use unfold_select::{GraphSource, Plan, Score, Selection, Sweep};
 
 pub fn run(registry: &Registry, name: &str, settings: &Settings, a: &SelectArgs) -> Result<()> {
-    let info = registry.get(name)?.info();
     let data = read_csv(
         &a.input,
         &CsvOptions {
             label_column: a.label_column.clone(),
         },
     )?;
-    let ks = parse_ks(&a.k)?;
-    let syms: Vec<Symmetrisation> = a
-        .graph
-        .iter()
-        .map(|g| match g {
-            GraphKind::Union => Symmetrisation::Union,
-            GraphKind::Mutual => Symmetrisation::Mutual,
-        })
-        .collect();
-    if (!a.radius.is_empty() || !a.graphs.is_empty()) && !info.takes_graph {
-        return Err(Error::invalid(
-            "method",
-            format!(
-                "{name} builds its own kNN graph; epsilon-ball and given graphs are compared with {}",
-                registry.names_where(|i| i.takes_graph)
-            ),
-        ));
-    }
-    if a.radius.is_empty() && a.graphs.is_empty() && !info.has("k") {
-        return Err(Error::invalid(
-            "method",
-            format!(
-                "{name} builds no neighbourhood graph, so there are no graphs to compare; \
-                 `unfold select` compares {}",
-                registry.names_where(|i| i.has("k"))
-            ),
-        ));
-    }
-    let given = read_graphs(&a.graphs, data.points.nrows())?;
-    let split = match a.score {
-        ScoreKind::Heldout => Some(held_out_split(
-            registry,
-            name,
-            a,
-            &given,
-            data.points.nrows(),
-        )?),
-        _ => None,
+    let plan = Plan {
+        ks: parse_ks(&a.k)?,
+        symmetrisations: a
+            .graph
+            .iter()
+            .map(|g| match g {
+                GraphKind::Union => Symmetrisation::Union,
+                GraphKind::Mutual => Symmetrisation::Mutual,
+            })
+            .collect(),
+        dims: a.dim.clone(),
+        radii: a.radius.clone(),
+        graphs: read_graphs(&a.graphs, data.points.nrows())?,
+        restarts: a.restarts,
+        seed: a.seed,
+        score: match a.score {
+            ScoreKind::Evidence => Score::Evidence,
+            ScoreKind::Gplvm => Score::Gplvm,
+            ScoreKind::Trustworthiness => Score::Trustworthiness,
+            ScoreKind::Heldout => Score::Heldout,
+        },
+        holdout: a.holdout,
     };
-    // Candidates are fitted to the training rows; the held-out rows only score them.
-    let (train, test) = match &split {
-        Some((train, test)) => (
-            data.points.select_rows(train),
-            Some(data.points.select_rows(test)),
-        ),
-        None => (data.points.clone(), None),
-    };
-    let candidates = if !a.radius.is_empty() || !given.is_empty() {
-        let sources: Vec<GraphSource> = if a.radius.is_empty() {
-            (0..given.len()).map(GraphSource::Given).collect()
-        } else {
-            a.radius.iter().map(|&r| GraphSource::Radius(r)).collect()
-        };
-        grid_graphs(&sources, &a.dim, a.restarts, a.seed)
-    } else {
-        grid(&ks, &syms, &a.dim, a.restarts, a.seed)
-    };
-    // Check the method's settings once, before any fit.
-    registry.resolve(name, settings)?;
-    let bar = ProgressBar::new(candidates.len() as u64).with_style(
+    let sweep = Sweep::new(registry, name, settings, &data.points, plan)?;
+    let bar = ProgressBar::new(sweep.candidates().len() as u64).with_style(
         ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} candidates ({elapsed})")
             .expect("a valid template")
             .progress_chars("=> "),
     );
     bar.set_message(format!("unfold select {name}"));
-    let selection = search(&candidates, |c| {
-        let s = &c.setting;
-        let mut settings = settings.clone().with("dim", s.dim).with("seed", c.seed);
-        if info.has("k") {
-            settings.set("k", s.k.max(1));
-        }
-        if info.has("graph") {
-            let graph = match s.symmetrisation {
-                Symmetrisation::Union => "union",
-                Symmetrisation::Mutual => "mutual",
-            };
-            settings.set("graph", graph);
-        }
-        let fit = |graph: Option<&NeighbourGraph>| {
-            let data = FitData { y: &train, graph };
-            registry.fit(name, &data, &settings, &unfold_vem::Silent)
-        };
-        let fitted = match s.graph {
-            GraphSource::Knn => fit(None),
-            GraphSource::Radius(r) => NeighbourGraph::epsilon_ball(&train, r, Weighting::Binary)
-                .and_then(|g| {
-                    g.ensure_connected()?;
-                    fit(Some(&g))
-                }),
-            GraphSource::Given(i) => fit(Some(&given[i])),
-        };
-        let result = fitted.and_then(|f| score(a.score, f.model.as_ref(), &train, test.as_ref()));
-        bar.inc(1);
-        result
-    });
+    let selection = sweep.run(|| bar.inc(1));
     bar.finish_and_clear();
     let selection = selection?;
     report_failures(&selection);
@@ -205,86 +137,6 @@ fn plot(selection: &Selection, name: &str, path: &std::path::Path) -> Result<()>
         ),
         selection.kind.as_str(),
     )
-}
-
-/// The rows `(train, test)` of `--score heldout`: a seeded random `--holdout` fraction of
-/// the points is left out, the same for every candidate.
-fn held_out_split(
-    registry: &Registry,
-    name: &str,
-    a: &SelectArgs,
-    given: &[NeighbourGraph],
-    n: usize,
-) -> Result<(Vec<usize>, Vec<usize>)> {
-    if !given.is_empty() {
-        return Err(Error::invalid(
-            "score",
-            "held-out scoring refits every candidate without the left-out points, but a given \
-             graph covers all of them; compare given graphs by evidence, or use --k or --radius",
-        ));
-    }
-    if !registry.get(name)?.info().projects {
-        return Err(Error::invalid(
-            "score",
-            format!(
-                "held-out scoring projects the left-out points, and {name} has no out-of-sample \
-                 rule; use {} (or another --score)",
-                registry.names_where(|i| i.projects)
-            ),
-        ));
-    }
-    if !(a.holdout > 0.0 && a.holdout < 1.0) {
-        return Err(Error::invalid(
-            "holdout",
-            format!(
-                "the fraction left out must lie in (0, 1), got {}",
-                a.holdout
-            ),
-        ));
-    }
-    let m = ((a.holdout * n as f64).round() as usize).max(1);
-    if n < m + 3 {
-        return Err(Error::TooFewPoints {
-            what: "held-out scoring".to_string(),
-            needed: m + 3,
-            got: n,
-            advice: "lower --holdout or give more points".to_string(),
-        });
-    }
-    Ok(unfold_data::holdout_split(n, m, a.seed))
-}
-
-/// The number that ranks a fitted candidate (`--score`). External scores are labelled as
-/// what they are: the GP-LVM score is the log-likelihood of the data given the embedding
-/// (`elbo`, its sparse lower bound, above `unfold_eval::GPLVM_EXACT_MAX_POINTS` points), the
-/// held-out density a log-likelihood, trustworthiness an objective; every candidate of a
-/// search has the same points, so gets the same kind. `y` is the data the model was fitted on; `test`, the held-out rows
-/// (`--score heldout` only).
-fn score(
-    kind: ScoreKind,
-    model: &dyn Model,
-    y: &DMatrix<f64>,
-    test: Option<&DMatrix<f64>>,
-) -> Result<Evidence> {
-    let x = model.coords();
-    match kind {
-        ScoreKind::Heldout => {
-            let test = test.expect("held-out rows come with --score heldout");
-            let rule = model.out_of_sample().ok_or_else(|| {
-                Error::invalid("score", format!("{} cannot project points", model.method()))
-            })?;
-            let projected = rule.project(test)?;
-            let held =
-                heldout_log_density(x, y, &projected.mean, test, &GplvmScoreOptions::default())?;
-            Ok(Evidence::new(EvidenceKind::LogLikelihood, held.log_density))
-        }
-        ScoreKind::Evidence => model.evidence_on(y),
-        ScoreKind::Gplvm => Ok(gplvm_evidence(x, y, &GplvmScoreOptions::default())?.evidence()),
-        ScoreKind::Trustworthiness => Ok(Evidence::new(
-            EvidenceKind::Objective,
-            trustworthiness(y, x, 10)?,
-        )),
-    }
 }
 
 /// The graphs of `--graphs`: CSV edge lists `i,j` (0-based rows of the data, optional

@@ -4,8 +4,10 @@
 //! edges of a graph by the change in evidence when each is added or removed
 //! ([`edge_tests`]).
 //!
-//! The crate knows nothing about models: the caller passes a closure that fits one
-//! candidate and returns its [`Evidence`]. Candidates run in parallel with rayon, each from
+//! [`search`] knows nothing about models: the caller passes a closure that fits one
+//! candidate and returns its [`Evidence`]. [`Sweep`] is that closure for a registered
+//! method (its settings per candidate, the fit and the score), shared by `unfold select`
+//! and the Python package, serial or one candidate per distributed task. Candidates run in parallel with rayon, each from
 //! its own seed, so the result does not depend on the thread count. Only evidence of one
 //! kind is ranked: a log-likelihood is never compared with an evidence lower bound or a
 //! pseudo-likelihood. A candidate that fails (a disconnected graph at small k) is recorded
@@ -13,8 +15,10 @@
 
 mod edges;
 mod search;
+mod sweep;
 
 pub use edges::{edge_tests, EdgeTest};
 pub use search::{
     grid, grid_graphs, search, Candidate, GraphSource, Selection, Setting, SettingSummary, Trial,
 };
+pub use sweep::{Plan, Score, Sweep};

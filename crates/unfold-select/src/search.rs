@@ -159,55 +159,72 @@ pub fn search<F>(candidates: &[Candidate], fit: F) -> Result<Selection>
 where
     F: Fn(&Candidate) -> Result<Evidence> + Sync,
 {
-    if candidates.is_empty() {
-        return Err(Error::invalid(
-            "candidates",
-            "give at least one setting to compare",
-        ));
-    }
     let trials: Vec<Trial> = candidates
         .par_iter()
-        .map(|c| {
-            let start = Instant::now();
-            let result = fit(c);
-            let seconds = start.elapsed().as_secs_f64();
-            match result {
-                Ok(e) if !e.value.is_finite() && e.kind != EvidenceKind::None => Trial {
-                    candidate: *c,
-                    evidence: None,
-                    error: Some(format!("non-finite {} {}", e.kind, e.value)),
-                    seconds,
-                },
-                Ok(e) => Trial {
-                    candidate: *c,
-                    evidence: Some(e),
-                    error: None,
-                    seconds,
-                },
-                Err(e) => Trial {
-                    candidate: *c,
-                    evidence: None,
-                    error: Some(e.to_string()),
-                    seconds,
-                },
-            }
-        })
+        .map(|c| Trial::timed(c, || fit(c)))
         .collect();
-    let kind = single_kind(&trials)?;
-    let settings = summarise(&trials);
-    let best = settings
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.succeeded > 0)
-        .max_by(|a, b| a.1.mean.total_cmp(&b.1.mean))
-        .map(|(i, _)| i)
-        .expect("at least one trial succeeded");
-    Ok(Selection {
-        kind,
-        trials,
-        settings,
-        best,
-    })
+    Selection::from_trials(trials)
+}
+
+impl Trial {
+    /// Runs `fit` for candidate `c` and records its evidence or error and the seconds it
+    /// took; a non-finite value is recorded as a failure.
+    pub fn timed(c: &Candidate, fit: impl FnOnce() -> Result<Evidence>) -> Trial {
+        let start = Instant::now();
+        let result = fit();
+        let seconds = start.elapsed().as_secs_f64();
+        match result {
+            Ok(e) if !e.value.is_finite() && e.kind != EvidenceKind::None => Trial {
+                candidate: *c,
+                evidence: None,
+                error: Some(format!("non-finite {} {}", e.kind, e.value)),
+                seconds,
+            },
+            Ok(e) => Trial {
+                candidate: *c,
+                evidence: Some(e),
+                error: None,
+                seconds,
+            },
+            Err(e) => Trial {
+                candidate: *c,
+                evidence: None,
+                error: Some(e.to_string()),
+                seconds,
+            },
+        }
+    }
+}
+
+impl Selection {
+    /// Ranks trials run elsewhere (one per candidate, in the candidates' order: a
+    /// distributed sweep's tasks) exactly as [`search`] ranks its own.
+    ///
+    /// # Errors
+    /// As [`search`].
+    pub fn from_trials(trials: Vec<Trial>) -> Result<Selection> {
+        if trials.is_empty() {
+            return Err(Error::invalid(
+                "candidates",
+                "give at least one setting to compare",
+            ));
+        }
+        let kind = single_kind(&trials)?;
+        let settings = summarise(&trials);
+        let best = settings
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.succeeded > 0)
+            .max_by(|a, b| a.1.mean.total_cmp(&b.1.mean))
+            .map(|(i, _)| i)
+            .expect("at least one trial succeeded");
+        Ok(Selection {
+            kind,
+            trials,
+            settings,
+            best,
+        })
+    }
 }
 
 fn single_kind(trials: &[Trial]) -> Result<EvidenceKind> {
