@@ -27,6 +27,19 @@ impl EvidenceKind {
             EvidenceKind::None => "none",
         }
     }
+
+    /// The kind named `name` ([`EvidenceKind::as_str`]'s names), if any.
+    pub fn parse(name: &str) -> Option<EvidenceKind> {
+        [
+            EvidenceKind::LogLikelihood,
+            EvidenceKind::Elbo,
+            EvidenceKind::PseudoLogLikelihood,
+            EvidenceKind::Objective,
+            EvidenceKind::None,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+    }
 }
 
 impl std::fmt::Display for EvidenceKind {

@@ -1,0 +1,51 @@
+"""unfold: probabilistic spectral dimensionality reduction over a Rust core.
+
+Every method of unfold is a scikit-learn estimator here (``unfold.MEU``, ``unfold.LLLVM``,
+``unfold.DDRTree``, ...; ``unfold.ESTIMATORS`` lists them), generated from the Rust method
+registry. ``unfold.select`` compares graphs, dimensions and restarts by evidence (on Dask
+with ``client=``), ``unfold.tl`` writes results into AnnData objects, and
+``unfold.load_model`` reads a model file written by the command line or ``to_bytes``.
+"""
+
+from . import _native, tl
+from ._estimators import (
+    Evidence,
+    NotProjectableError,
+    Projection,
+    UnfoldEstimator,
+    make_estimators,
+)
+from ._select import plot_selection, select
+
+__version__ = _native.__version__
+
+ESTIMATORS = make_estimators()
+globals().update(ESTIMATORS)
+
+
+def methods():
+    """The registry's description of every method (name, family, parameters, ...)."""
+    return _native.methods()
+
+
+def load_model(data):
+    """A fitted model (``unfold._native.NativeModel``) from a model file's path or bytes."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return _native.NativeModel.from_bytes(bytes(data))
+    with open(data, "rb") as f:
+        return _native.NativeModel.from_bytes(f.read())
+
+
+__all__ = [
+    "ESTIMATORS",
+    "Evidence",
+    "NotProjectableError",
+    "Projection",
+    "UnfoldEstimator",
+    "load_model",
+    "methods",
+    "plot_selection",
+    "select",
+    "tl",
+    *ESTIMATORS,
+]

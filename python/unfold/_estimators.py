@@ -1,0 +1,248 @@
+"""scikit-learn estimators, one per registered method, generated from the registry.
+
+Each class's ``__init__`` is generated from the method's declared parameters (their names,
+defaults and help come from the Rust registry), so a method added to the registry is an
+estimator here without a line of Python. Registry names become scikit-learn's where
+scikit-learn has one: ``dim`` is ``n_components``, ``k`` is ``n_neighbors``, ``seed`` is
+``random_state``; ``lambda`` (a Python keyword) is ``lambda_``.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _native
+
+#: Registry name -> Python parameter name.
+RENAME = {"dim": "n_components", "k": "n_neighbors", "seed": "random_state", "lambda": "lambda_"}
+
+#: Registry method name -> class name (other methods: the name in capitals).
+CLASS_NAMES = {
+    "pca": "PCA",
+    "cmds": "CMDS",
+    "kpca": "KernelPCA",
+    "le": "LaplacianEigenmaps",
+    "lle": "LLE",
+    "isomap": "Isomap",
+    "mvu": "MVU",
+    "meu": "MEU",
+    "alle": "ALLE",
+    "lle-pl": "LLEPL",
+    "drill": "DRILL",
+    "lllvm": "LLLVM",
+    "spl": "SPL",
+    "mpme": "MPME",
+    "drtree": "DRTree",
+    "ddrtree": "DDRTree",
+}
+
+#: A model's evidence: its kind (``log_likelihood``, ``elbo``, ``pseudo_log_likelihood``,
+#: ``objective`` or ``none``) and value.
+Evidence = namedtuple("Evidence", ["kind", "value"])
+
+#: Projected new points: the mean (m x q) and, where the model defines one, a q x q
+#: covariance per point (m x q x q), else ``None``.
+Projection = namedtuple("Projection", ["mean", "covariance"])
+
+
+class NotProjectableError(NotImplementedError, AttributeError):
+    """The method has no out-of-sample rule (``transform`` is absent from its estimator)."""
+
+
+def _projecting_methods():
+    return ", ".join(m["name"] for m in _native.methods() if m["projects"])
+
+
+def _graph_edges(graph, n):
+    """A given graph as edge arrays ``(i, j)``: a square scipy.sparse or dense adjacency
+    matrix (its non-zero pattern, upper triangle), or an (m, 2) array of index pairs."""
+    if sp.issparse(graph) or (isinstance(graph, np.ndarray) and graph.shape == (n, n)):
+        a = sp.coo_matrix(graph)
+        if a.shape != (n, n):
+            raise ValueError(f"the graph's adjacency matrix is {a.shape}, expected ({n}, {n})")
+        keep = a.row < a.col
+        i, j = a.row[keep], a.col[keep]
+    else:
+        pairs = np.asarray(graph)
+        if pairs.ndim != 2 or pairs.shape[1] != 2 or not np.issubdtype(pairs.dtype, np.integer):
+            raise TypeError(
+                "a graph is a square adjacency matrix (scipy.sparse or dense) or an (m, 2) "
+                "integer array of point index pairs"
+            )
+        i, j = pairs[:, 0], pairs[:, 1]
+    return (np.asarray(i, dtype=np.int64).tolist(), np.asarray(j, dtype=np.int64).tolist())
+
+
+def _graph_matrix(edges):
+    if edges is None:
+        return None
+    n, i, j, w = edges
+    a = sp.coo_matrix((w, (i, j)), shape=(n, n))
+    return (a + a.T).tocsr()
+
+
+class UnfoldEstimator(TransformerMixin, BaseEstimator):
+    """What every unfold estimator shares; the generated subclasses add the parameters."""
+
+    _info = None  # the registry's description of the method, set per subclass
+
+    def _settings(self):
+        settings = {}
+        for p in self._info["params"]:
+            value = getattr(self, RENAME.get(p["name"], p["name"]))
+            if value is None:
+                continue
+            if isinstance(value, np.generic):
+                value = value.item()
+            settings[p["name"]] = value
+        return settings
+
+    def _check_x(self, X, reset):
+        return validate_data(
+            self, X, reset=reset, dtype=np.float64, ensure_min_samples=2, order="C"
+        )
+
+    def fit(self, X, y=None, graph=None):
+        """Fit the model to the points ``X`` (n_samples x n_features).
+
+        ``graph``, for methods that fit on a given graph, is a square adjacency matrix
+        (scipy.sparse or dense; its non-zero pattern) or an (m, 2) integer array of index
+        pairs; otherwise the method builds its kNN graph from ``n_neighbors``.
+        """
+        X = self._check_x(X, reset=True)
+        edges = None
+        if graph is not None:
+            if not self._info["takes_graph"]:
+                takes = ", ".join(m["name"] for m in _native.methods() if m["takes_graph"])
+                raise ValueError(
+                    f"{self._info['name']} builds its own graph; given graphs are fitted by {takes}"
+                )
+            edges = _graph_edges(graph, X.shape[0])
+        model = _native.fit(self._info["name"], X, self._settings(), edges)
+        self._set_fitted(model, X)
+        return self
+
+    def _set_fitted(self, model, X):
+        self.model_ = model
+        self.embedding_ = model.embedding()
+        kind, value, terms = model.evidence_on(X) if self._info["evidence"] != "none" else model.evidence()
+        self.evidence_ = Evidence(kind, value)
+        self.evidence_terms_ = dict(terms)
+        c = model.convergence()
+        self.n_iter_ = c["iterations"]
+        self.converged_ = c["converged"]
+        self.stopped_by_ = c["stopped_by"]
+        self.trace_ = c["trace"]
+        self.graph_ = _graph_matrix(model.edges())
+        self.tables_ = {name: (header, rows) for name, header, rows in model.tables()}
+        self._fit_X = X
+
+    def fit_transform(self, X, y=None, graph=None):
+        """Fit the model and return the embedding of ``X`` (``embedding_``)."""
+        return self.fit(X, y, graph=graph).embedding_
+
+    def score(self, X, y=None):
+        """The model's evidence (``evidence_.kind``): on the training points its
+        log-likelihood, bound or objective; on new points (methods that project) the log
+        predictive density of the points at their projected positions, under the GP-LVM
+        score's Gaussian process from the embedding to the training data."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        if X.shape == self._fit_X.shape and np.array_equal(X, self._fit_X):
+            return self.evidence_.value
+        if not self._info["projects"]:
+            raise NotProjectableError(
+                f"{self._info['name']} scores only its training points (it has no "
+                f"out-of-sample rule); the methods that score new points are "
+                f"{_projecting_methods()}"
+            )
+        return self.model_.heldout_log_density(self._fit_X, X)
+
+    def __getattr__(self, name):
+        # Only reached for names the class does not have: `transform` and `project` of a
+        # method without an out-of-sample rule get an error that says which methods have
+        # one (an AttributeError too, so `hasattr` is False, as scikit-learn expects).
+        if name in ("transform", "project"):
+            raise NotProjectableError(
+                f"{self._info['name']} has no out-of-sample rule, so {type(self).__name__} "
+                f"has no {name}; the methods that project new points are {_projecting_methods()}"
+            )
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "model_")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = False
+        return tags
+
+
+class ProjectingEstimator(UnfoldEstimator):
+    """An estimator whose method projects new points: ``transform`` and ``project``."""
+
+    def transform(self, X):
+        """Project new points (out of sample): the mean of each point's position."""
+        return self.project(X).mean
+
+    def project(self, X):
+        """Project new points: their mean positions and, for the probabilistic models
+        (MEU, ALLE, lle-pl, LL-LVM), a q x q covariance per point."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        mean, covariance = self.model_.project(X)
+        return Projection(mean, covariance)
+
+
+def _python_name(name):
+    return RENAME.get(name, name)
+
+
+def _doc(info):
+    lines = [f"{info['about']} (unfold method ``{info['name']}``, {info['family']}).", ""]
+    lines.append(
+        f"Evidence: ``{info['evidence']}``; projects new points: "
+        f"{'yes' if info['projects'] else 'no'}; fits on a given graph: "
+        f"{'yes' if info['takes_graph'] else 'no'}."
+    )
+    lines += ["", "Parameters", "----------"]
+    for p in info["params"]:
+        default = p["default"] if p["auto"] is None else None
+        lines.append(f"{_python_name(p['name'])} : {p['kind']}, default={default!r}")
+        text = p["help"] + f" ({p['allowed']}"
+        text += f"; None: {p['auto']})" if p["auto"] is not None else ")"
+        lines.append(f"    {text}")
+    return "\n".join(lines)
+
+
+def _make_class(info):
+    names = [_python_name(p["name"]) for p in info["params"]]
+    defaults = {}
+    for p in info["params"]:
+        d = p["default"] if p["auto"] is None else None
+        defaults[_python_name(p["name"])] = d
+    args = ", ".join(f"{n}=_defaults[{n!r}]" for n in names)
+    body = "\n".join(f"    self.{n} = {n}" for n in names) or "    pass"
+    source = f"def __init__(self, *, {args}):\n{body}\n"
+    namespace = {"_defaults": defaults}
+    exec(compile(source, f"<unfold estimator {info['name']}>", "exec"), namespace)
+    init = namespace["__init__"]
+    class_name = CLASS_NAMES.get(info["name"], info["name"].upper().replace("-", "_"))
+    init.__qualname__ = f"{class_name}.__init__"
+    init.__module__ = "unfold"
+    base = ProjectingEstimator if info["projects"] else UnfoldEstimator
+    cls = type(
+        class_name,
+        (base,),
+        {"__init__": init, "_info": info, "__doc__": _doc(info), "__module__": "unfold"},
+    )
+    return cls
+
+
+def make_estimators():
+    """One estimator class per registered method, by class name."""
+    return {c.__name__: c for c in (_make_class(info) for info in _native.methods())}

@@ -1,0 +1,84 @@
+"""AnnData helpers in scanpy's style: ``unfold.tl.embed(adata, method="meu")`` and
+``unfold.tl.ddrtree(adata)`` read the cells from ``adata.obsm[use_rep]`` (``X_pca`` when
+present) or ``adata.X``, and write the embedding to ``adata.obsm["X_<method>"]``, the graph
+to ``adata.obsp["<method>_connectivities"]`` and the fit's parameters and evidence to
+``adata.uns["<method>"]``. ``anndata`` is an optional dependency.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _estimators
+
+
+def _points(adata, use_rep):
+    if use_rep is None:
+        use_rep = "X_pca" if "X_pca" in adata.obsm else "X"
+    if use_rep == "X":
+        X = adata.X
+        if sp.issparse(X):
+            X = X.toarray()
+    else:
+        if use_rep not in adata.obsm:
+            raise KeyError(
+                f"adata.obsm has no `{use_rep}` (it has {', '.join(adata.obsm.keys()) or 'nothing'}); "
+                "run a PCA first (scanpy.pp.pca) or pass use_rep='X'"
+            )
+        X = adata.obsm[use_rep]
+    return np.asarray(X, dtype=np.float64), use_rep
+
+
+def _estimator(method, params):
+    classes = _estimators.make_estimators()
+    for cls in classes.values():
+        if cls._info["name"] == method:
+            return cls(**params)
+    names = ", ".join(c._info["name"] for c in classes.values())
+    raise ValueError(f"no method `{method}`; the methods are {names}")
+
+
+def embed(adata, method="meu", use_rep=None, key_added=None, copy=False, **params):
+    """Fit ``method`` to the cells and store the result in ``adata``.
+
+    Writes ``adata.obsm["X_<key>"]`` (the embedding), ``adata.obsp["<key>_connectivities"]``
+    (the fitted or learned graph, if any) and ``adata.uns["<key>"]`` (``params``, the
+    ``evidence`` kind and value, ``n_iter``, ``use_rep`` and the model file's ``model``
+    bytes, from which ``unfold.load_model`` restores the fitted model). ``key`` is
+    ``key_added`` or the method's name. Returns the fitted estimator, or the copy of
+    ``adata`` when ``copy=True``.
+    """
+    adata = adata.copy() if copy else adata
+    X, rep = _points(adata, use_rep)
+    est = _estimator(method, params).fit(X)
+    key = key_added or method.replace("-", "_")
+    adata.obsm[f"X_{key}"] = est.embedding_
+    if est.graph_ is not None:
+        adata.obsp[f"{key}_connectivities"] = est.graph_
+    adata.uns[key] = {
+        "method": method,
+        "params": {k: v for k, v in est.get_params().items() if v is not None},
+        "use_rep": rep,
+        "evidence": {"kind": est.evidence_.kind, "value": float(est.evidence_.value)},
+        "n_iter": int(est.n_iter_),
+        "model": np.frombuffer(est.model_.to_bytes(), dtype=np.uint8),
+    }
+    return adata if copy else est
+
+
+def ddrtree(adata, use_rep=None, key_added="ddrtree", copy=False, **params):
+    """DDRTree on the cells: ``embed`` with ``method="ddrtree"``, plus the learned tree.
+
+    Besides ``embed``'s outputs, ``adata.uns[key]["centres"]`` holds the tree's centres in
+    the latent space, ``adata.uns[key]["tree"]`` its edges (centre_i, centre_j, squared
+    length), and ``adata.obs["<key>_centre"]`` each cell's nearest centre.
+    """
+    adata = adata.copy() if copy else adata
+    est = embed(adata, method="ddrtree", use_rep=use_rep, key_added=key_added, **params)
+    centres = est.tables_["centres"][1]
+    tree = est.tables_["tree"][1]
+    adata.uns[key_added]["centres"] = centres
+    adata.uns[key_added]["tree"] = tree
+    z = est.embedding_
+    d2 = ((z[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
+    adata.obs[f"{key_added}_centre"] = np.argmin(d2, axis=1)
+    return adata if copy else est
