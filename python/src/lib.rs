@@ -67,17 +67,18 @@ fn compute<T: Send>(
 }
 
 /// A float64 array (n x p, any memory order) as an n x p matrix: one pass over the data,
-/// a copy for C order (nalgebra stores columns) and a plain copy for Fortran order.
+/// a copy for C order (nalgebra stores columns), a plain copy for Fortran order, and an
+/// element-wise copy for strided or unaligned arrays (e.g. one received by a Dask worker).
 fn matrix(x: &PyReadonlyArray2<'_, f64>) -> DMatrix<f64> {
     let shape = x.shape();
     let (n, p) = (shape[0], shape[1]);
-    if x.is_fortran_contiguous() {
-        DMatrix::from_column_slice(n, p, x.as_slice().expect("a contiguous array"))
-    } else if x.is_c_contiguous() {
-        DMatrix::from_row_slice(n, p, x.as_slice().expect("a contiguous array"))
-    } else {
-        let view = x.as_array();
-        DMatrix::from_fn(n, p, |i, j| view[(i, j)])
+    match x.as_slice() {
+        Ok(data) if x.is_fortran_contiguous() => DMatrix::from_column_slice(n, p, data),
+        Ok(data) if x.is_c_contiguous() => DMatrix::from_row_slice(n, p, data),
+        _ => {
+            let view = x.as_array();
+            DMatrix::from_fn(n, p, |i, j| view[(i, j)])
+        }
     }
 }
 

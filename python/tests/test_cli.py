@@ -1,0 +1,71 @@
+"""Python and the command line give the same bits for the same data and settings."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import unfold
+from conftest import swiss_roll
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("UNFOLD_BIN", ROOT / "target" / "release" / "unfold"))
+
+
+@pytest.fixture(scope="module")
+def cli():
+    if not BIN.exists():
+        pytest.fail(f"the unfold binary is not built at {BIN}: run `cargo build --release --bin unfold` (tests/all.sh does)")
+    return BIN
+
+
+def write_csv(path, X):
+    # repr gives the shortest text that reads back to the same double.
+    lines = ["a,b,c"] + [",".join(repr(float(v)) for v in row) for row in X]
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(
+    "method, cli_args, params",
+    [
+        ("meu", ["--k", "8"], {"n_neighbors": 8}),
+        ("lllvm", ["--k", "8", "--max-iter", "4"], {"n_neighbors": 8, "max_iter": 4}),
+        ("ddrtree", ["--ncenters", "30"], {"ncenters": 30}),
+    ],
+)
+def test_fit_matches_the_command_line_bit_for_bit(tmp_path, cli, method, cli_args, params):
+    X = swiss_roll(150, seed=3, noise=0.05)
+    data = tmp_path / "x.csv"
+    write_csv(data, X)
+    out, report = tmp_path / "emb.csv", tmp_path / "report.json"
+    subprocess.run(
+        [cli, "fit", "--method", method, "--input", data, "--out", out, "--report", report, *cli_args],
+        check=True,
+        capture_output=True,
+    )
+    theirs = pd.read_csv(out, float_precision="round_trip").to_numpy()
+    est = unfold.ESTIMATORS[unfold._estimators.CLASS_NAMES[method]](**params).fit(X)
+    assert np.array_equal(est.embedding_, theirs)
+    evidence = json.loads(report.read_text())["evidence"]
+    assert evidence["value"] == est.evidence_.value
+    assert evidence["kind"] == est.evidence_.kind
+
+
+def test_select_matches_the_command_line(tmp_path, cli):
+    X = swiss_roll(120, seed=4)
+    data = tmp_path / "x.csv"
+    write_csv(data, X)
+    out = tmp_path / "select.csv"
+    subprocess.run(
+        [cli, "select", "--method", "meu", "--input", data, "--k", "5..8", "--restarts", "2", "--out", out],
+        check=True,
+        capture_output=True,
+    )
+    theirs = pd.read_csv(out, float_precision="round_trip", keep_default_na=False, na_values={"value": [""]})
+    ours = unfold.select("meu", X, k=range(5, 9), restarts=2)
+    cols = ["k", "graph", "dim", "restart", "seed", "kind", "value", "best"]
+    pd.testing.assert_frame_equal(ours[cols], theirs[cols], check_exact=True, check_dtype=False)

@@ -1,0 +1,139 @@
+"""The estimators on NumPy arrays: fit, project, pickle, clone, fitted attributes."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+
+import unfold
+from conftest import swiss_roll
+
+
+def test_every_registered_method_has_an_estimator():
+    names = {m["name"] for m in unfold.methods()}
+    assert {c._info["name"] for c in unfold.ESTIMATORS.values()} == names
+    assert unfold.MEU().get_params()["n_neighbors"] == 10
+    assert unfold.DDRTree().get_params()["lambda_"] is None  # computed from the data
+    assert "n_components" in unfold.LLLVM().get_params()
+
+
+@pytest.mark.parametrize("cls", ["MEU", "LLLVM", "DDRTree"])
+def test_fit_project_pickle_reload_gives_identical_output(cls, roll):
+    params = {"LLLVM": {"max_iter": 5, "n_neighbors": 8}}.get(cls, {})
+    est = getattr(unfold, cls)(**params)
+    Z = est.fit_transform(roll)
+    assert Z.shape == (200, 2) and np.all(np.isfinite(Z))
+    assert np.array_equal(Z, est.embedding_)
+    assert est.evidence_.kind in ("log_likelihood", "elbo", "objective")
+    assert np.isfinite(est.evidence_.value)
+    assert est.n_iter_ >= 1 and len(est.trace_) >= 1
+    again = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(again.embedding_, Z)
+    assert again.evidence_ == est.evidence_
+    new = swiss_roll(7, seed=9)
+    if hasattr(est, "transform"):
+        P = est.transform(new)
+        assert P.shape == (7, 2)
+        assert np.array_equal(again.transform(new), P)
+        proj = est.project(new)
+        assert proj.covariance.shape == (7, 2, 2)
+        # Each covariance is symmetric positive definite.
+        assert np.all(np.linalg.eigvalsh(proj.covariance) > 0)
+    else:
+        with pytest.raises(NotImplementedError, match="the methods that project new points are"):
+            est.transform(new)
+
+
+def test_meu_fitted_attributes_and_the_evidence_terms(roll):
+    est = unfold.MEU(n_neighbors=8).fit(roll)
+    assert est.n_features_in_ == 3
+    g = est.graph_
+    assert sp.issparse(g) and g.shape == (200, 200)
+    assert (g != g.T).nnz == 0 and g.diagonal().sum() == 0
+    assert g.nnz >= 200 * 8  # every point has its 8 neighbours (union graph)
+    assert est.evidence_.kind == "log_likelihood"
+    # The model's own score on its training points is its evidence.
+    assert est.score(roll) == est.evidence_.value
+    # On new points: the held-out log density, finite and per the GP-LVM score.
+    assert np.isfinite(est.score(swiss_roll(20, seed=5)))
+
+
+def test_clone_and_set_params():
+    est = unfold.MEU(n_neighbors=7, gamma=1e-3)
+    twin = clone(est)
+    assert twin.get_params() == est.get_params() and twin is not est
+    twin.set_params(n_neighbors=9)
+    assert twin.n_neighbors == 9 and est.n_neighbors == 7
+
+
+def test_given_graph_as_sparse_matrix_and_index_pairs(roll):
+    base = unfold.MEU(n_neighbors=8).fit(roll)
+    again = unfold.MEU(n_neighbors=8).fit(roll, graph=base.graph_)
+    assert np.array_equal(again.embedding_, base.embedding_)
+    pairs = np.array(sp.triu(base.graph_).nonzero()).T
+    third = unfold.MEU(n_neighbors=8).fit(roll, graph=pairs)
+    assert np.array_equal(third.embedding_, base.embedding_)
+    with pytest.raises(ValueError, match="builds its own graph"):
+        unfold.Isomap().fit(roll, graph=pairs)
+
+
+def test_lists_and_int_arrays_are_read_as_floats(roll):
+    ints = np.round(roll * 10).astype(np.int64)
+    a = unfold.PCA().fit_transform(ints)
+    b = unfold.PCA().fit_transform(ints.astype(np.float64))
+    c = unfold.PCA().fit_transform(ints.tolist())
+    assert np.array_equal(a, b) and np.array_equal(a, c)
+    # Fortran order gives the same bits as C order.
+    assert np.array_equal(unfold.PCA().fit_transform(np.asfortranarray(roll)), unfold.PCA().fit_transform(roll))
+
+
+def test_bad_input_gives_python_exceptions_with_the_rust_message(roll):
+    bad = roll.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        unfold.MEU().fit(bad)
+    with pytest.raises(ValueError):
+        unfold.MEU().fit(roll[:, 0])  # 1-D
+    with pytest.raises(TypeError):
+        unfold.MEU().fit(sp.csr_matrix(roll))  # dense data needed
+    with pytest.raises(ValueError, match="gamma"):
+        unfold.MEU(gamma=-1.0).fit(roll)
+    with pytest.raises(TypeError, match="n_neighbors|`k`"):
+        unfold.MEU(n_neighbors="ten").fit(roll)
+    with pytest.raises(ValueError, match="points"):
+        unfold.MEU(n_neighbors=50).fit(roll[:20])
+    with pytest.raises(ValueError, match="duplicate"):
+        unfold.MEU().fit(np.vstack([roll, roll[:1]]))
+    with pytest.raises(ValueError, match="features|feature"):
+        unfold.MEU().fit(roll).transform(roll[:, :2])
+
+
+def test_corrupt_state_and_model_files_are_refused(roll):
+    est = unfold.MEU(n_neighbors=8).fit(roll)
+    data = est.model_.to_bytes()
+    with pytest.raises(ValueError, match="corrupt|truncated|model"):
+        unfold.load_model(data[: len(data) // 2])
+    with pytest.raises(ValueError):
+        unfold.load_model(b"not a model file")
+    blob = bytearray(pickle.dumps(est))
+    cut = bytes(blob[: len(blob) - 40])
+    with pytest.raises(Exception):
+        pickle.loads(cut)
+    assert np.array_equal(unfold.load_model(data).embedding(), est.embedding_)
+
+
+def test_a_rust_panic_becomes_a_runtime_error():
+    with pytest.raises(RuntimeError, match="internal error in unfold"):
+        unfold._native._panic_for_tests()
+
+
+def test_fits_release_the_gil_so_threads_run_together():
+    from concurrent.futures import ThreadPoolExecutor
+
+    X = swiss_roll(300, seed=2)
+    serial = [unfold.MEU(n_neighbors=k).fit(X).evidence_.value for k in (7, 8, 9)]
+    with ThreadPoolExecutor(3) as pool:
+        threaded = list(pool.map(lambda k: unfold.MEU(n_neighbors=k).fit(X).evidence_.value, (7, 8, 9)))
+    assert threaded == serial
