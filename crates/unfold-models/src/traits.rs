@@ -121,7 +121,7 @@ pub fn check_fit_input(y: &DMatrix<f64>, dim: usize, method: &str) -> Result<()>
     unfold_core::check_dim(
         dim,
         y.ncols(),
-        &format!("{method} reduces the {} data features", y.ncols()),
+        &format!("{method} reduces the {} feature(s) of the data", y.ncols()),
     )?;
     unfold_core::check_dim(
         dim,

@@ -173,7 +173,7 @@ impl MpmeParams {
                 return Err(Error::DuplicatePoints {
                     first: second,
                     second: first,
-                    method: "the dual with C = infinity (a zero distance can only be matched by an infinite weight, so the dual is unbounded); use a finite C".into(),
+                    method: "the dual with C = infinity (a zero distance needs an infinite weight, so the dual is unbounded; use a finite C)".into(),
                 });
             }
         }

@@ -168,7 +168,7 @@ impl SplParams {
                 return Err(Error::DuplicatePoints {
                     first: second,
                     second: first,
-                    method: "the dual with C = infinity (a zero distance can only be matched by an infinite weight, so the dual is unbounded); use a finite C".into(),
+                    method: "the dual with C = infinity (a zero distance needs an infinite weight, so the dual is unbounded; use a finite C)".into(),
                 });
             }
         }
