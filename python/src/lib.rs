@@ -537,6 +537,10 @@ fn plan_of(d: &Bound<'_, PyDict>, n: usize) -> PyResult<Plan> {
     })
 }
 
+/// One candidate's outcome as it crosses between processes: `(index, evidence kind,
+/// value, error, seconds)`.
+type TrialTuple = (usize, Option<String>, Option<f64>, Option<String>, f64);
+
 /// The number of candidates of a sweep (checked as `select` checks it).
 #[pyfunction]
 fn sweep_size(
@@ -585,7 +589,7 @@ fn sweep_trial(
     settings: &Bound<'_, PyDict>,
     plan: &Bound<'_, PyDict>,
     index: usize,
-) -> PyResult<(usize, Option<String>, Option<f64>, Option<String>, f64)> {
+) -> PyResult<TrialTuple> {
     let settings = settings_of(method, settings)?;
     let y = matrix(&x);
     let plan = plan_of(plan, y.nrows())?;
@@ -610,7 +614,7 @@ fn sweep_assemble(
     x: PyReadonlyArray2<'_, f64>,
     settings: &Bound<'_, PyDict>,
     plan: &Bound<'_, PyDict>,
-    trials: Vec<(usize, Option<String>, Option<f64>, Option<String>, f64)>,
+    trials: Vec<TrialTuple>,
 ) -> PyResult<String> {
     let settings = settings_of(method, settings)?;
     let y = matrix(&x);
