@@ -282,23 +282,26 @@ fn fit(
 ) -> PyResult<NativeModel> {
     let settings = settings_of(method, settings)?;
     let y = matrix(&x);
-    let model = compute(py, || {
+    let fitted = compute(py, || {
         let graph = graph.map(|g| graph_of(y.nrows(), g)).transpose()?;
         let data = FitData {
             y: &y,
             graph: graph.as_ref(),
         };
-        registry()
-            .fit(method, &data, &settings, &unfold_vem::Silent)
-            .map(|f| f.model)
+        registry().fit(method, &data, &settings, &unfold_vem::Silent)
     })?;
-    Ok(NativeModel { model })
+    Ok(NativeModel {
+        model: fitted.model,
+        seconds: Some(fitted.report.seconds),
+    })
 }
 
 /// A fitted model of any method.
 #[pyclass(module = "unfold._native", frozen)]
 struct NativeModel {
     model: Box<dyn Model>,
+    /// Seconds the Rust fit took (`None` for a model read from bytes).
+    seconds: Option<f64>,
 }
 
 fn evidence_tuple<'py>(py: Python<'py>, e: &Evidence) -> PyResult<Bound<'py, PyTuple>> {
@@ -318,6 +321,13 @@ fn evidence_tuple<'py>(py: Python<'py>, e: &Evidence) -> PyResult<Bound<'py, PyT
 
 #[pymethods]
 impl NativeModel {
+    /// Seconds the fit took inside Rust (`None` for a loaded model): the time the Python
+    /// layer adds is the call's time less this.
+    #[getter]
+    fn fit_seconds(&self) -> Option<f64> {
+        self.seconds
+    }
+
     /// The method's name.
     #[getter]
     fn method(&self) -> &'static str {
@@ -483,7 +493,10 @@ impl NativeModel {
         let model = compute(py, || {
             registry().from_bytes(data, Path::new("<bytes from Python>"))
         })?;
-        Ok(NativeModel { model })
+        Ok(NativeModel {
+            model,
+            seconds: None,
+        })
     }
 
     /// Pickles as the model file.

@@ -137,3 +137,17 @@ def test_fits_release_the_gil_so_threads_run_together():
     with ThreadPoolExecutor(3) as pool:
         threaded = list(pool.map(lambda k: unfold.MEU(n_neighbors=k).fit(X).evidence_.value, (7, 8, 9)))
     assert threaded == serial
+
+
+def test_pipelines_and_grid_search_choose_k_by_held_out_evidence():
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = swiss_roll(240, seed=11)
+    pipe = make_pipeline(StandardScaler(), unfold.MEU())
+    search = GridSearchCV(pipe, {"meu__n_neighbors": [6, 9]}, cv=3).fit(X)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores))
+    assert search.best_params_["meu__n_neighbors"] == [6, 9][int(np.argmax(scores))]
+    assert search.best_estimator_.transform(X[:4]).shape == (4, 2)

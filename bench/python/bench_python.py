@@ -1,0 +1,188 @@
+"""The Python layer's cost over the Rust fit, and a Dask sweep against the in-process one.
+
+Writes a Markdown table to the path given as the first argument. Timing is of fits only
+(no data generation, no cluster start-up), medians over repeats, all in one run.
+"""
+
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import unfold
+from unfold import _native
+
+
+def roll(n, seed, noise=0.0):
+    rng = np.random.default_rng(seed)
+    t = 1.5 * np.pi * (1.0 + 2.0 * rng.uniform(size=n))
+    h = 21.0 * rng.uniform(size=n)
+    X = np.c_[t * np.cos(t), h, t * np.sin(t)]
+    return X + noise * rng.standard_normal(X.shape)
+
+
+def s_curve(n, seed, noise=0.0):
+    rng = np.random.default_rng(seed)
+    t = 3.0 * np.pi * (rng.uniform(size=n) - 0.5)
+    X = np.c_[np.sin(t), 2.0 * rng.uniform(size=n), np.sign(t) * (np.cos(t) - 1.0)]
+    return X + noise * rng.standard_normal(X.shape)
+
+
+def lifted(n, seed, p=50, noise=0.05):
+    """The roll embedded linearly in p dimensions, with isotropic noise."""
+    rng = np.random.default_rng(seed + 1)
+    A = rng.standard_normal((3, p)) / np.sqrt(3)
+    return roll(n, seed) @ A + noise * rng.standard_normal((n, p))
+
+
+DATA = {
+    "roll (D=3)": roll,
+    "noisy s-curve (D=3, noise 0.1)": lambda n, s: s_curve(n, s, 0.1),
+    "roll lifted to D=50 + noise": lifted,
+}
+
+
+def median_time(f, repeats):
+    times, rust = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        seconds = f()
+        times.append(time.perf_counter() - start)
+        rust.append(seconds)
+    return statistics.median(times), statistics.median(rust)
+
+
+def overhead_rows():
+    rows = []
+    cases = [
+        ("MEU", {"n_neighbors": 10}, 2000, 3),
+        ("LLLVM", {"n_neighbors": 9, "max_iter": 3}, 500, 3),
+        ("DDRTree", {"ncenters": 100}, 2000, 3),
+        ("Isomap", {"n_neighbors": 10}, 2000, 3),
+    ]
+    for name, params, n, repeats in cases:
+        for label, make in DATA.items():
+            X = make(n, 0)
+            cls = unfold.ESTIMATORS[name]
+
+            def fit():
+                return cls(**params).fit(X).model_.fit_seconds
+
+            wall, rust = median_time(fit, repeats)
+            rows.append((name, label, n, wall, rust))
+    return rows
+
+
+def tiny_rows(calls=300):
+    rows = []
+    for name, params, X in [
+        ("PCA", {}, roll(20, 1)),
+        ("MEU", {"n_neighbors": 5}, roll(30, 1)),
+    ]:
+        cls = unfold.ESTIMATORS[name]
+        walls, rusts = [], []
+        for _ in range(calls):
+            start = time.perf_counter()
+            est = cls(**params).fit(X)
+            walls.append(time.perf_counter() - start)
+            rusts.append(est.model_.fit_seconds)
+        over = [w - r for w, r in zip(walls, rusts)]
+        rows.append((name, X.shape, statistics.median(walls), statistics.median(rusts), statistics.median(over)))
+    return rows
+
+
+def sweep_rows(client):
+    rows = []
+    for method, params, X in [
+        ("meu", {}, roll(1500, 2, 0.05)),
+        ("lllvm", {"max_iter": 5}, roll(400, 3, 0.05)),
+        ("meu", {}, lifted(1500, 4)),
+    ]:
+        kw = dict(k=range(5, 13), restarts=2, **params)
+        start = time.perf_counter()
+        serial = unfold.select(method, X, **kw)
+        in_process = time.perf_counter() - start
+        # One candidate after another in this process (each fit still uses rayon inside).
+        settings = {("seed" if k == "random_state" else k): v for k, v in params.items()}
+        plan = unfold._select._plan(X, kw["k"], (2,), ("union",), None, None, 2, 0, "evidence", 0.1)
+        count = _native.sweep_size(method, X, settings, plan)
+        start = time.perf_counter()
+        one_by_one = [_native.sweep_trial(method, X, settings, plan, i) for i in range(count)]
+        sequential = time.perf_counter() - start
+        start = time.perf_counter()
+        dask = unfold.select(method, X, client=client, **kw)
+        on_dask = time.perf_counter() - start
+        same = np.array_equal(serial["value"].to_numpy(), dask["value"].to_numpy(), equal_nan=True)
+        same_seq = np.array_equal(
+            serial["value"].to_numpy(), np.array([t[2] if t[2] is not None else np.nan for t in one_by_one]), equal_nan=True
+        )
+        rows.append((method, X.shape, count, sequential, in_process, on_dask, same and same_seq))
+    return rows
+
+
+def main(out):
+    from dask.distributed import Client, LocalCluster
+
+    load = os.getloadavg()
+    over = overhead_rows()
+    tiny = tiny_rows()
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    client = Client(cluster)
+    client.run(lambda: __import__("unfold"))  # import once on each worker, outside the timing
+    sweeps = sweep_rows(client)
+    client.close()
+    cluster.close()
+    load_after = os.getloadavg()
+    lines = [
+        "# Python package: the layer's cost and Dask sweeps",
+        "",
+        f"Run on {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores with `bash bench/python/run.sh`"
+        f" (load average {load[0]:.1f} before, {load_after[0]:.1f} after).",
+        "",
+        "## The Python layer over the Rust fit",
+        "",
+        "Median of 3 fits through the estimator (`Estimator(**params).fit(X)`: input checks, the",
+        "copy into Rust, the fit, and the fitted attributes: embedding, evidence, graph as",
+        "`scipy.sparse`, tables) against the fit's own seconds measured inside Rust.",
+        "",
+        "| estimator | data | n | Python call s | Rust fit s | layer s | layer / fit |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, label, n, wall, rust in over:
+        lines.append(f"| {name} | {label} | {n} | {wall:.4f} | {rust:.4f} | {wall - rust:.4f} | {100 * (wall - rust) / rust:.2f}% |")
+    lines += [
+        "",
+        "Tiny inputs, median over 300 calls:",
+        "",
+        "| estimator | shape | Python call ms | Rust fit ms | layer ms |",
+        "|---|---|---|---|---|",
+    ]
+    for name, shape, wall, rust, over_ms in tiny:
+        lines.append(f"| {name} | {shape[0]} x {shape[1]} | {1e3 * wall:.3f} | {1e3 * rust:.3f} | {1e3 * over_ms:.3f} |")
+    lines += [
+        "",
+        "## Sweeps: k = 5..12, 2 restarts (16 candidates)",
+        "",
+        "- *one by one*: each candidate after the other in this process (each fit uses both",
+        "  cores where its kernels are parallel);",
+        "- *in process*: `unfold.select(...)`, candidates in parallel on rayon's pool;",
+        "- *Dask*: `unfold.select(..., client=client)` on a `LocalCluster` of 2 process workers",
+        "  with 1 thread each, data scattered once (cluster start-up not timed).",
+        "",
+        "| method | data | candidates | one by one s | in process s | Dask s | Dask speed-up over one by one | Dask / in process | same values |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for method, shape, count, seq, inproc, dask, same in sweeps:
+        lines.append(
+            f"| {method} | {shape[0]} x {shape[1]} | {count} | {seq:.2f} | {inproc:.2f} | {dask:.2f} | {seq / dask:.2f}x | {dask / inproc:.2f}x | {'yes' if same else 'NO'} |"
+        )
+    text = "\n".join(lines) + "\n"
+    with open(out, "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
