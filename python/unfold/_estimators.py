@@ -136,9 +136,15 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
         self.converged_ = c["converged"]
         self.stopped_by_ = c["stopped_by"]
         self.trace_ = c["trace"]
-        self.graph_ = _graph_matrix(model.edges())
         self.tables_ = {name: (header, rows) for name, header, rows in model.tables()}
         self._fit_X = X
+
+    @property
+    def graph_(self):
+        """The graph the model fitted or learned, as a symmetric ``scipy.sparse`` matrix
+        (``None`` for methods without one); built from the model on each access."""
+        check_is_fitted(self)
+        return _graph_matrix(self.model_.edges())
 
     def fit_transform(self, X, y=None, graph=None):
         """Fit the model and return the embedding of ``X`` (``embedding_``)."""
