@@ -875,3 +875,58 @@ fn reports_give_the_iterations_of_iterative_fits() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn ddrtree_orders_the_cells_along_its_tree() {
+    let (dir, input) = sheet_input("order", 80);
+    let (emb, report) = (dir.join("e.csv"), dir.join("r.json"));
+    let base = [
+        "fit",
+        "--method",
+        "ddrtree",
+        "--input",
+        s(&input),
+        "--ncenters",
+        "12",
+        "--out",
+        s(&emb),
+        "--report",
+        s(&report),
+    ];
+    let o = unfold(&[&base[..], &["--order"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("root_cell: "), "{}", stderr(&o));
+    let order = std::fs::read_to_string(dir.join("e.order.csv")).unwrap();
+    let rows: Vec<Vec<f64>> = order
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(order.lines().next().unwrap(), "pseudotime,state,centre");
+    assert_eq!(rows.len(), 80);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let root: usize = r["notes"][0][1].as_str().unwrap().parse().unwrap();
+    assert_eq!(rows[root][0], 0.0, "pseudotime starts at the root cell");
+    assert!(rows
+        .iter()
+        .all(|row| row[0] >= 0.0 && row[1] >= 1.0 && row[2] < 12.0));
+    // A given root cell; a root out of range and an unknown state are refused.
+    let o = unfold(&[&base[..], &["--root-cell", "7"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let order = std::fs::read_to_string(dir.join("e.order.csv")).unwrap();
+    assert!(order.lines().nth(8).unwrap().starts_with("0,"));
+    fails_with(
+        &[&base[..], &["--root-cell", "80"]].concat(),
+        "out of range",
+    );
+    fails_with(
+        &[&base[..], &["--root-state", "99"]].concat(),
+        "no state 99",
+    );
+    fails_with(
+        &[&base[..], &["--root-cell", "1", "--root-state", "1"]].concat(),
+        "not both",
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

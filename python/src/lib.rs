@@ -433,6 +433,12 @@ impl NativeModel {
         Ok(list)
     }
 
+    /// The model's notes as `[(name, value)]` (DDRTree's ordering: root cell, branch
+    /// points, states).
+    fn notes(&self) -> Vec<(String, String)> {
+        self.model.notes()
+    }
+
     /// Whether the model projects new points.
     #[getter]
     fn projects(&self) -> bool {

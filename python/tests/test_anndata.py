@@ -39,6 +39,13 @@ def test_ddrtree_writes_the_tree_and_each_cells_centre():
     z = out.obsm["X_ddrtree"]
     d = ((z[5] - centres) ** 2).sum(axis=1)
     assert nearest[5] == np.argmin(d)
+    pseudotime = out.obs["ddrtree_pseudotime"].to_numpy()
+    root = out.uns["ddrtree"]["root_cell"]
+    assert pseudotime[root] == 0.0 and np.all(pseudotime >= 0)
+    assert out.obs["ddrtree_state"].min() == 1
+    # A given root cell starts the pseudotime there.
+    again = unfold.tl.ddrtree(adata, use_rep="X", copy=True, ncenters=20, root_cell=17)
+    assert again.obs["ddrtree_pseudotime"].iloc[17] == 0.0
 
 
 def test_missing_representation_is_named():

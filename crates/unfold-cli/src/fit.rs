@@ -96,6 +96,7 @@ pub fn run(registry: &Registry, method: &str, settings: &Settings, a: &FitArgs) 
             data.points.ncols(),
             x.ncols(),
             resolved.count("k").ok(),
+            model.notes(),
         );
         let json = serde_json::to_string_pretty(&report).expect("a report always serialises");
         unfold_core::write_atomic(path, json.as_bytes())?;
@@ -127,6 +128,9 @@ pub fn run(registry: &Registry, method: &str, settings: &Settings, a: &FitArgs) 
             report.seconds,
             wrote.join(", ")
         );
+    }
+    for (name, value) in model.notes() {
+        eprintln!("{name}: {value}");
     }
     Ok(())
 }

@@ -41,12 +41,22 @@ pub struct Report {
     pub evidence: EvidenceReport,
     /// Objective per iteration, where the fit is iterative.
     pub trace: Vec<f64>,
+    /// The model's notes (DDRTree's ordering: root cell, branch points, states).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<(String, String)>,
 }
 
 impl Report {
     /// The report of a fit of `dim` coordinates to `n` points x `p` features, with `k`
     /// neighbours where the method uses them.
-    pub fn new(fit: &FitReport, n: usize, p: usize, dim: usize, k: Option<usize>) -> Self {
+    pub fn new(
+        fit: &FitReport,
+        n: usize,
+        p: usize,
+        dim: usize,
+        k: Option<usize>,
+        notes: Vec<(String, String)>,
+    ) -> Self {
         Report {
             method: fit.method.clone(),
             n,
@@ -59,6 +69,7 @@ impl Report {
             stopped_by: fit.stopped_by.clone(),
             evidence: (&fit.evidence).into(),
             trace: fit.trace.clone(),
+            notes,
         }
     }
 }

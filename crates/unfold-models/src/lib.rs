@@ -22,6 +22,7 @@ pub mod registry;
 pub mod regularised;
 pub mod spectral;
 pub mod traits;
+pub mod trajectory;
 
 pub use grf::alle::{Alle, AlleParams, Ordering};
 pub use grf::drill::{Drill, DrillParams};

@@ -188,6 +188,13 @@ pub trait Model: Embedding + Encode + Send + Sync {
     fn tables(&self) -> Vec<Table> {
         Vec::new()
     }
+
+    /// Facts about the fit a user should read, as `(name, value)` (DDRTree's ordering:
+    /// the root cell, the branch points and the number of states); the command line
+    /// prints them and puts them in the report.
+    fn notes(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 /// How a fit went: the common report of every method.

@@ -33,6 +33,7 @@ mod assign;
 
 use crate::regularised::alternating_convergence;
 use crate::traits::{check_fit_input, Embedding};
+use crate::trajectory::{Root, Trajectory};
 #[cfg(test)]
 use assign::soft_assign_to;
 use assign::{nearest_centres, soft_assign, soft_assign_reusing, tree_order, Assignment, LaneRows};
@@ -181,6 +182,7 @@ impl DdrTreeParams {
             compat: self.compat,
             evidence: Evidence::from_terms(EvidenceKind::Objective, run.terms),
             coords: run.state.z,
+            trajectory: None,
         })
     }
 }
@@ -218,6 +220,23 @@ pub struct DdrTree {
     pub compat: Compat,
     evidence: Evidence,
     coords: DMatrix<f64>,
+    /// The cells' ordering along the tree, when asked for ([`DdrTree::ordered`]).
+    pub trajectory: Option<Trajectory>,
+}
+
+impl DdrTree {
+    /// The points ordered along the learned tree from `root`: pseudotime, states and
+    /// branch points ([`crate::trajectory`], Monocle 2's `orderCells`).
+    pub fn order(&self, root: Root) -> Result<Trajectory> {
+        let edges: Vec<(usize, usize)> = self.edges.iter().map(|&(a, b, _)| (a, b)).collect();
+        crate::trajectory::order(&self.coords, &self.centres, &edges, root)
+    }
+
+    /// This fit with its ordering from `root` kept (written as the `order` table).
+    pub fn ordered(mut self, root: Root) -> Result<Self> {
+        self.trajectory = Some(self.order(root)?);
+        Ok(self)
+    }
 }
 
 impl crate::regularised::PosteriorRegularised for DdrTree {
@@ -772,6 +791,25 @@ mod registration {
                         "ddrtree: the paper's model (centred, objective checked) or \
                          the R package's conventions",
                     ),
+                    ParamSpec::flag(
+                        "order",
+                        "ddrtree: order the points along the tree (pseudotime, states, \
+                         branch points; written as <out>.order.csv)",
+                    ),
+                    ParamSpec::count_auto(
+                        "root_cell",
+                        "an end of the tree's diameter",
+                        0,
+                        "ddrtree: the cell (0-based row) pseudotime starts from; implies \
+                         --order",
+                    ),
+                    ParamSpec::count_auto(
+                        "root_state",
+                        "none",
+                        1,
+                        "ddrtree: start pseudotime at the tip of this state (as numbered \
+                         from the default root); implies --order",
+                    ),
                 ])
                 .evidence(EvidenceKind::Objective)
         }
@@ -791,7 +829,22 @@ mod registration {
                 "r" => Compat::R,
                 _ => Compat::Paper,
             };
-            Ok(Box::new(params.fit(data.y)?))
+            let root = match (s.count_opt("root_cell")?, s.count_opt("root_state")?) {
+                (Some(_), Some(_)) => {
+                    return Err(Error::invalid(
+                        "root_cell",
+                        "give a root cell or a root state, not both",
+                    ))
+                }
+                (Some(i), None) => Some(Root::Cell(i)),
+                (None, Some(state)) => Some(Root::State(state)),
+                (None, None) => s.flag("order")?.then_some(Root::Auto),
+            };
+            let fit = params.fit(data.y)?;
+            Ok(Box::new(match root {
+                Some(root) => fit.ordered(root)?,
+                None => fit,
+            }))
         }
 
         fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
@@ -816,7 +869,7 @@ mod registration {
             });
             let names = ["centre_i", "centre_j", "squared_length"];
             let axes = (1..=self.centres.ncols()).map(|j| format!("x{j}"));
-            vec![
+            let mut tables = vec![
                 Table {
                     name: "tree",
                     header: names.iter().map(|s| s.to_string()).collect(),
@@ -827,6 +880,39 @@ mod registration {
                     header: axes.collect(),
                     rows: self.centres.clone(),
                 },
+            ];
+            if let Some(t) = &self.trajectory {
+                tables.push(Table {
+                    name: "order",
+                    header: ["pseudotime", "state", "centre"].map(String::from).to_vec(),
+                    rows: DMatrix::from_fn(t.pseudotime.len(), 3, |i, c| match c {
+                        0 => t.pseudotime[i],
+                        1 => t.state[i] as f64,
+                        _ => t.centre[i] as f64,
+                    }),
+                });
+            }
+            tables
+        }
+
+        /// The ordering's root cell, branch points and number of states.
+        fn notes(&self) -> Vec<(String, String)> {
+            let Some(t) = &self.trajectory else {
+                return Vec::new();
+            };
+            let branch_points = if t.branch_points.is_empty() {
+                "none".to_string()
+            } else {
+                t.branch_points
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            vec![
+                ("root_cell".to_string(), t.root_cell.to_string()),
+                ("branch_points (centres)".to_string(), branch_points),
+                ("states".to_string(), t.states.to_string()),
             ]
         }
     }
