@@ -83,7 +83,8 @@ pub struct DdrTreeParams {
     pub sigma: f64,
     /// Trade-off `gamma > 0` of the clustering term (not the noise precision of SPL).
     pub gamma: f64,
-    /// Number of centres `K <= N`; `None` means `K = N` with `C = Z` (the paper).
+    /// Number of centres `K <= N`; `None` means Monocle 2's rule ([`auto_centres`]): `K = N`
+    /// with `C = Z` (the paper) below 100 points, fewer centres from there.
     pub ncenters: Option<usize>,
     /// Maximum number of iterations.
     pub max_iter: usize,
@@ -144,7 +145,7 @@ impl DdrTreeParams {
         if self.max_iter == 0 {
             return Err(Error::invalid("max_iter", "must be at least 1"));
         }
-        let k = self.ncenters.unwrap_or(n);
+        let k = self.ncenters.unwrap_or_else(|| auto_centres(n));
         if k == 0 || k > n {
             return Err(Error::invalid(
                 "ncenters",
@@ -185,6 +186,17 @@ impl DdrTreeParams {
             trajectory: None,
         })
     }
+}
+
+/// Monocle 2's number of centres for `n` points (`cal_ncenter` with its limit of 100):
+/// `n` below 100 points, else `round(2 * 100 * ln n / (ln n + ln 100))`, which grows like
+/// `200` for large `n` (143 at 100,000 points).
+pub fn auto_centres(n: usize) -> usize {
+    if n < 100 {
+        return n;
+    }
+    let (ln_n, ln_limit) = ((n as f64).ln(), 100f64.ln());
+    (2.0 * 100.0 * ln_n / (ln_n + ln_limit)).round() as usize
 }
 
 fn check_positive(name: &str, value: f64, what: &str) -> Result<()> {
@@ -780,7 +792,7 @@ mod registration {
                     ),
                     ParamSpec::count_auto(
                         "ncenters",
-                        "N (the paper's; large data need K < N)",
+                        "N below 100 points, else round(200 ln N / (ln N + ln 100)) (Monocle 2's)",
                         1,
                         "ddrtree: the number of centres K",
                     ),
@@ -966,6 +978,19 @@ pub(crate) mod tests {
     fn centred(y: DMatrix<f64>) -> DMatrix<f64> {
         let mean = y.row_mean();
         DMatrix::from_fn(y.nrows(), y.ncols(), |i, j| y[(i, j)] - mean[j])
+    }
+
+    #[test]
+    fn automatic_centres_follow_monocle() {
+        // Monocle 2's cal_ncenter: round(2 * 100 * log(n) / (log(n) + log(100))).
+        assert_eq!(auto_centres(99), 99);
+        assert_eq!(auto_centres(100), 100);
+        assert_eq!(auto_centres(1000), 120);
+        assert_eq!(auto_centres(20_000), 137);
+        assert_eq!(auto_centres(100_000), 143);
+        let y = branching(150, 5, 3) + noise(150, 5, 4) * 0.1;
+        let fit = DdrTreeParams::new(2).fit(&y).unwrap();
+        assert_eq!(fit.centres.nrows(), auto_centres(150));
     }
 
     #[test]
