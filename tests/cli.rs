@@ -930,3 +930,38 @@ fn ddrtree_orders_the_cells_along_its_tree() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn npy_input_fits_as_the_same_points_in_csv() {
+    let (dir, input) = sheet_input("npy", 60);
+    let points = unfold::data::read_csv(&input, &Default::default())
+        .unwrap()
+        .points;
+    let npy = dir.join("data.npy");
+    unfold::data::write_npy(&npy, &points).unwrap();
+    let fit = |data: &Path, out: &Path| {
+        succeeds(&[
+            "fit",
+            "--method",
+            "meu",
+            "--k",
+            "8",
+            "--input",
+            s(data),
+            "--out",
+            s(out),
+        ]);
+        std::fs::read_to_string(out).unwrap()
+    };
+    let from_csv = fit(&input, &dir.join("a.csv"));
+    let from_npy = fit(&npy, &dir.join("b.csv"));
+    assert_eq!(from_csv, from_npy);
+    let truncated = dir.join("cut.npy");
+    let bytes = std::fs::read(&npy).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() - 3]).unwrap();
+    fails_with(
+        &["fit", "--method", "meu", "--input", s(&truncated)],
+        "not a readable .npy file",
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

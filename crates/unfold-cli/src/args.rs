@@ -231,8 +231,8 @@ pub enum ScoreKind {
 
 #[derive(Args, Debug)]
 pub struct FitArgs {
-    /// Input data: CSV (one point per row, optional header row, optionally gzip) or
-    /// .npy/.npz.
+    /// Input data: CSV (one point per row, optional header row) or a NumPy .npy array
+    /// (told apart by content).
     #[arg(long)]
     pub input: PathBuf,
     /// A column holding labels rather than features (header name or 0-based index).
@@ -263,7 +263,7 @@ pub struct ProjectArgs {
     /// A model saved by `unfold fit --save`.
     #[arg(long)]
     pub model: PathBuf,
-    /// CSV of new points with the training data's features.
+    /// New points with the training data's features: CSV or a NumPy .npy array.
     #[arg(long)]
     pub input: PathBuf,
     /// A column of the input holding labels, to ignore.
@@ -280,7 +280,8 @@ pub struct ProjectArgs {
 
 #[derive(Args, Debug)]
 pub struct SelectArgs {
-    /// Input data: CSV (one point per row, optional header row) or .npy/.npz.
+    /// Input data: CSV (one point per row, optional header row) or a NumPy .npy array
+    /// (told apart by content).
     #[arg(long)]
     pub input: PathBuf,
     /// A column holding labels rather than features.

@@ -6,7 +6,7 @@ use crate::report::Report;
 use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::DMatrix;
 use unfold_core::{Evidence, Result};
-use unfold_data::{read_csv, to_csv_string, write_csv, CsvOptions};
+use unfold_data::{read_points, to_csv_string, write_csv, CsvOptions};
 use unfold_models::registry::{FitData, Fitted, Registry, Settings};
 use unfold_vem::Observer;
 
@@ -44,7 +44,7 @@ impl Observer for Progress {
 }
 
 pub fn run(registry: &Registry, method: &str, settings: &Settings, a: &FitArgs) -> Result<()> {
-    let data = read_csv(
+    let data = read_points(
         &a.input,
         &CsvOptions {
             label_column: a.label_column.clone(),

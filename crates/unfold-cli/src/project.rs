@@ -3,7 +3,7 @@
 use crate::args::ProjectArgs;
 use crate::fit::coord_header;
 use unfold_core::{Error, Result};
-use unfold_data::{read_csv, write_csv, CsvOptions};
+use unfold_data::{read_points, write_csv, CsvOptions};
 use unfold_models::registry::Registry;
 
 pub fn run(registry: &Registry, a: &ProjectArgs) -> Result<()> {
@@ -18,7 +18,7 @@ pub fn run(registry: &Registry, a: &ProjectArgs) -> Result<()> {
             ),
         )
     })?;
-    let data = read_csv(
+    let data = read_points(
         &a.input,
         &CsvOptions {
             label_column: a.label_column.clone(),

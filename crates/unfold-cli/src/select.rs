@@ -4,13 +4,13 @@ use crate::args::{GraphKind, ScoreKind, SelectArgs};
 use crate::plot::lines_svg;
 use indicatif::{ProgressBar, ProgressStyle};
 use unfold_core::{Error, Result};
-use unfold_data::{read_csv, CsvOptions};
+use unfold_data::{read_csv, read_points, CsvOptions};
 use unfold_graph::{NeighbourGraph, Symmetrisation};
 use unfold_models::registry::{Registry, Settings};
 use unfold_select::{GraphSource, Plan, Score, Selection, Sweep};
 
 pub fn run(registry: &Registry, name: &str, settings: &Settings, a: &SelectArgs) -> Result<()> {
-    let data = read_csv(
+    let data = read_points(
         &a.input,
         &CsvOptions {
             label_column: a.label_column.clone(),

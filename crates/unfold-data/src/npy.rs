@@ -86,14 +86,16 @@ pub fn read_npy(path: &Path) -> Result<DMatrix<f64>> {
             ))
         }
     };
-    let count = rows * cols;
     let payload = &bytes[data_start.min(bytes.len())..];
-    if payload.len() != count * width {
+    // Checked against the file's length before anything is allocated, so a header that
+    // claims more than the file holds is refused, however large.
+    let expected = rows.checked_mul(cols).and_then(|c| c.checked_mul(width));
+    if expected != Some(payload.len()) {
         return Err(corrupt(
             path,
             format!(
                 "expected {} data bytes for shape {shape_text}, found {}",
-                count * width,
+                expected.map_or("more than 2^64".to_string(), |e| e.to_string()),
                 payload.len()
             ),
         ));
