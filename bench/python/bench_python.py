@@ -122,6 +122,13 @@ def sweep_rows(client):
     return rows
 
 
+def md_table(header, rows):
+    """A Markdown table: the header's cells, then one line per row."""
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + [
+        "| " + " | ".join(str(c) for c in row) + " |" for row in rows
+    ]
+
+
 def main(out):
     from dask.distributed import Client, LocalCluster
 
@@ -147,20 +154,22 @@ def main(out):
         "copy into Rust, the fit, and the fitted attributes: embedding, evidence, graph as",
         "`scipy.sparse`, tables) against the fit's own seconds measured inside Rust.",
         "",
-        "| estimator | data | n | Python call s | Rust fit s | layer s | layer / fit |",
-        "|---|---|---|---|---|---|---|",
     ]
-    for name, label, n, wall, rust in over:
-        lines.append(f"| {name} | {label} | {n} | {wall:.4f} | {rust:.4f} | {wall - rust:.4f} | {100 * (wall - rust) / rust:.2f}% |")
-    lines += [
-        "",
-        "Tiny inputs, median over 300 calls:",
-        "",
-        "| estimator | shape | Python call ms | Rust fit ms | layer ms |",
-        "|---|---|---|---|---|",
-    ]
-    for name, shape, wall, rust, over_ms in tiny:
-        lines.append(f"| {name} | {shape[0]} x {shape[1]} | {1e3 * wall:.3f} | {1e3 * rust:.3f} | {1e3 * over_ms:.3f} |")
+    lines += md_table(
+        ["estimator", "data", "n", "Python call s", "Rust fit s", "layer s", "layer / fit"],
+        [
+            (name, label, n, f"{wall:.4f}", f"{rust:.4f}", f"{wall - rust:.4f}", f"{100 * (wall - rust) / rust:.2f}%")
+            for name, label, n, wall, rust in over
+        ],
+    )
+    lines += ["", "Tiny inputs, median over 300 calls:", ""]
+    lines += md_table(
+        ["estimator", "shape", "Python call ms", "Rust fit ms", "layer ms"],
+        [
+            (name, f"{shape[0]} x {shape[1]}", f"{1e3 * wall:.3f}", f"{1e3 * rust:.3f}", f"{1e3 * over_ms:.3f}")
+            for name, shape, wall, rust, over_ms in tiny
+        ],
+    )
     lines += [
         "",
         "## Sweeps: k = 5..12, 2 restarts (16 candidates)",
@@ -171,13 +180,16 @@ def main(out):
         "- *Dask*: `unfold.select(..., client=client)` on a `LocalCluster` of 2 process workers",
         "  with 1 thread each, data scattered once (cluster start-up not timed).",
         "",
-        "| method | data | candidates | one by one s | in process s | Dask s | Dask speed-up over one by one | Dask / in process | same values |",
-        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for method, shape, count, seq, inproc, dask, same in sweeps:
-        lines.append(
-            f"| {method} | {shape[0]} x {shape[1]} | {count} | {seq:.2f} | {inproc:.2f} | {dask:.2f} | {seq / dask:.2f}x | {dask / inproc:.2f}x | {'yes' if same else 'NO'} |"
-        )
+    lines += md_table(
+        ["method", "data", "candidates", "one by one s", "in process s", "Dask s",
+         "Dask speed-up over one by one", "Dask / in process", "same values"],
+        [
+            (method, f"{shape[0]} x {shape[1]}", count, f"{seq:.2f}", f"{inproc:.2f}", f"{dask:.2f}",
+             f"{seq / dask:.2f}x", f"{dask / inproc:.2f}x", "yes" if same else "NO")
+            for method, shape, count, seq, inproc, dask, same in sweeps
+        ],
+    )
     text = "\n".join(lines) + "\n"
     with open(out, "w") as f:
         f.write(text)

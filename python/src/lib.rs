@@ -560,7 +560,25 @@ fn plan_of(d: &Bound<'_, PyDict>, n: usize) -> PyResult<Plan> {
 /// value, error, seconds)`.
 type TrialTuple = (usize, Option<String>, Option<f64>, Option<String>, f64);
 
-/// The number of candidates of a sweep (checked as `select` checks it).
+/// Runs `work` on the sweep of `method` over the points `x` with `settings` and `plan`
+/// (checked as `select` checks them), without the GIL.
+fn with_sweep<T: Send>(
+    py: Python<'_>,
+    method: &str,
+    x: &PyReadonlyArray2<'_, f64>,
+    settings: &Bound<'_, PyDict>,
+    plan: &Bound<'_, PyDict>,
+    work: impl FnOnce(&Sweep<'_>) -> unfold_core::Result<T> + Send,
+) -> PyResult<T> {
+    let settings = settings_of(method, settings)?;
+    let y = matrix(x);
+    let plan = plan_of(plan, y.nrows())?;
+    compute(py, || {
+        work(&Sweep::new(registry(), method, &settings, &y, plan)?)
+    })
+}
+
+/// The number of candidates of a sweep.
 #[pyfunction]
 fn sweep_size(
     py: Python<'_>,
@@ -569,13 +587,8 @@ fn sweep_size(
     settings: &Bound<'_, PyDict>,
     plan: &Bound<'_, PyDict>,
 ) -> PyResult<usize> {
-    let settings = settings_of(method, settings)?;
-    let y = matrix(&x);
-    let plan = plan_of(plan, y.nrows())?;
-    compute(py, || {
-        Ok(Sweep::new(registry(), method, &settings, &y, plan)?
-            .candidates()
-            .len())
+    with_sweep(py, method, &x, settings, plan, |sweep| {
+        Ok(sweep.candidates().len())
     })
 }
 
@@ -589,11 +602,7 @@ fn sweep_table(
     settings: &Bound<'_, PyDict>,
     plan: &Bound<'_, PyDict>,
 ) -> PyResult<String> {
-    let settings = settings_of(method, settings)?;
-    let y = matrix(&x);
-    let plan = plan_of(plan, y.nrows())?;
-    compute(py, || {
-        let sweep = Sweep::new(registry(), method, &settings, &y, plan)?;
+    with_sweep(py, method, &x, settings, plan, |sweep| {
         Ok(sweep.run(|| ())?.to_csv())
     })
 }
@@ -609,12 +618,7 @@ fn sweep_trial(
     plan: &Bound<'_, PyDict>,
     index: usize,
 ) -> PyResult<TrialTuple> {
-    let settings = settings_of(method, settings)?;
-    let y = matrix(&x);
-    let plan = plan_of(plan, y.nrows())?;
-    let trial = compute(py, || {
-        Sweep::new(registry(), method, &settings, &y, plan)?.trial(index)
-    })?;
+    let trial = with_sweep(py, method, &x, settings, plan, |sweep| sweep.trial(index))?;
     Ok((
         index,
         trial.evidence.as_ref().map(|e| e.kind.as_str().to_string()),
@@ -635,11 +639,7 @@ fn sweep_assemble(
     plan: &Bound<'_, PyDict>,
     trials: Vec<TrialTuple>,
 ) -> PyResult<String> {
-    let settings = settings_of(method, settings)?;
-    let y = matrix(&x);
-    let plan = plan_of(plan, y.nrows())?;
-    compute(py, || {
-        let sweep = Sweep::new(registry(), method, &settings, &y, plan)?;
+    with_sweep(py, method, &x, settings, plan, |sweep| {
         let candidates = sweep.candidates();
         let mut rows: Vec<Option<Trial>> = vec![None; candidates.len()];
         for (index, kind, value, error, seconds) in trials {
