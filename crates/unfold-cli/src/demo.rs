@@ -325,7 +325,9 @@ fn regularised_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
         )?;
     }
     let curve = unfold_data::synthetic::helix(300, 0.05, a.seed)?;
-    let settings = Settings::new().with("ncenters", 30usize);
+    let settings = Settings::new()
+        .with("ncenters", 30usize)
+        .with("order", true);
     let Fitted { model, report } = fit_with(registry, "ddrtree", &settings, &curve.points)?;
     writeln!(
         out,
@@ -333,20 +335,20 @@ fn regularised_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
         report.evidence.value, report.seconds
     )
     .ok();
-    let tables = model.tables();
-    let table = |name: &str| tables.iter().find(|t| t.name == name).map(|t| &t.rows);
-    let (Some(tree), Some(centres)) = (table("tree"), table("centres")) else {
-        return Err(Error::numerical("the demo", "DDRTree gave no tree"));
-    };
-    let edges: Vec<(usize, usize)> = tree
-        .row_iter()
-        .map(|r| (r[0] as usize, r[1] as usize))
-        .collect();
-    crate::plot::graph_svg(
+    let overlay = model
+        .overlay()
+        .ok_or_else(|| Error::numerical("the demo", "DDRTree gave no tree"))?;
+    let (name, pseudotime) = overlay
+        .colour_by
+        .as_ref()
+        .ok_or_else(|| Error::numerical("the demo", "DDRTree gave no ordering"))?;
+    crate::plot::scatter_over_svg(
         &a.out.join("ddrtree-helix.svg"),
-        centres,
-        &edges,
-        "DDRTree: centres and learned tree (helix)",
+        model.coords(),
+        Colouring::Value(pseudotime),
+        name,
+        &overlay.segments,
+        "DDRTree on a helix: cells by pseudotime, the learned tree",
     )?;
     println!("{out}");
     out.push_str(&images(

@@ -1,7 +1,7 @@
 //! `unfold fit`.
 
 use crate::args::FitArgs;
-use crate::plot::{scatter_svg, Colouring};
+use crate::plot::{scatter_over_svg, Colouring};
 use crate::report::Report;
 use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::DMatrix;
@@ -111,11 +111,13 @@ pub fn run(registry: &Registry, method: &str, settings: &Settings, a: &FitArgs) 
         ));
     }
     if let Some(path) = &a.plot {
-        let colouring = match &data.labels {
-            Some(l) => Colouring::Class(l),
-            None => Colouring::None,
+        let overlay = model.overlay().unwrap_or_default();
+        let (colouring, value_name) = match (&overlay.colour_by, &data.labels) {
+            (Some((name, values)), _) => (Colouring::Value(values), name.as_str()),
+            (None, Some(l)) => (Colouring::Class(l), ""),
+            (None, None) => (Colouring::None, ""),
         };
-        scatter_svg(path, x, colouring, method)?;
+        scatter_over_svg(path, x, colouring, value_name, &overlay.segments, method)?;
         wrote.push(format!("plot {}", path.display()));
     }
     if wrote.is_empty() {

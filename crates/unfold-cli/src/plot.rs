@@ -52,14 +52,35 @@ const SQUARE: Page<'static> = Page {
     legend: false,
 };
 
-/// An SVG page with a title and a mesh over `x` by `y`; `draw` adds the series. Written
-/// to `path` atomically.
+/// A colour bar beside a plot: the values' name and range.
+struct Bar<'a> {
+    name: &'a str,
+    lo: f64,
+    hi: f64,
+}
+
+/// The blue-to-red colour of the fraction `t` in `[0, 1]` of a value range.
+fn ramp(t: f64) -> RGBColor {
+    let hsl = HSLColor(0.66 * (1.0 - t.clamp(0.0, 1.0)), 0.85, 0.45).to_rgba();
+    RGBColor(hsl.0, hsl.1, hsl.2)
+}
+
+/// The title's font size: 18 px, smaller for a title that would not fit the page's width
+/// (about 0.58 em per character in a sans-serif face), never below 9 px.
+fn title_size(title: &str, width: u32) -> f64 {
+    let chars = title.chars().count().max(1) as f64;
+    (f64::from(width.saturating_sub(24)) / (0.58 * chars)).clamp(9.0, 18.0)
+}
+
+/// An SVG page with a title and a mesh over `x` by `y`, and a colour bar at the right when
+/// `bar` is given; `draw` adds the series. Written to `path` atomically.
 fn page_2d(
     path: &Path,
     page: &Page<'_>,
     title: &str,
     x: std::ops::Range<f64>,
     y: std::ops::Range<f64>,
+    bar: Option<Bar<'_>>,
     draw: impl FnOnce(
         &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     ) -> Result<()>,
@@ -68,13 +89,20 @@ fn page_2d(
     {
         let root = SVGBackend::with_string(&mut svg, page.size).into_drawing_area();
         root.fill(&WHITE).map_err(plot_error)?;
+        let (plot_area, bar_area) = match &bar {
+            Some(_) => {
+                let (left, right) = root.split_horizontally(page.size.0.saturating_sub(70));
+                (left, Some(right))
+            }
+            None => (root.clone(), None),
+        };
         let (x_area, y_area) = if page.axes.is_some() {
             (36, 70)
         } else {
             (30, 50)
         };
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+        let mut chart = ChartBuilder::on(&plot_area)
+            .caption(title, ("sans-serif", title_size(title, page.size.0)))
             .margin(12)
             .x_label_area_size(x_area)
             .y_label_area_size(y_area)
@@ -94,6 +122,25 @@ fn page_2d(
                 .draw()
                 .map_err(plot_error)?;
         }
+        if let (Some(b), Some(area)) = (bar, bar_area) {
+            let (top, height) = (60i32, page.size.1 as i32 - 130);
+            let steps = 64;
+            for s in 0..steps {
+                let y0 = top + height - (s + 1) * height / steps;
+                let y1 = top + height - s * height / steps;
+                let colour = ramp(f64::from(s) / f64::from(steps - 1));
+                area.draw(&Rectangle::new([(10, y0), (28, y1)], colour.filled()))
+                    .map_err(plot_error)?;
+            }
+            let label = |v: f64| format!("{v:.3}");
+            let font = ("sans-serif", 12).into_font();
+            area.draw_text(&label(b.hi), &font.color(&BLACK), (6, top - 16))
+                .map_err(plot_error)?;
+            area.draw_text(&label(b.lo), &font.color(&BLACK), (6, top + height + 4))
+                .map_err(plot_error)?;
+            area.draw_text(b.name, &font.color(&BLACK), (2, top + height + 22))
+                .map_err(plot_error)?;
+        }
         root.present().map_err(plot_error)?;
     }
     unfold_core::write_atomic(path, svg.as_bytes())
@@ -111,6 +158,19 @@ pub fn scatter_svg(
     colouring: Colouring<'_>,
     title: &str,
 ) -> Result<()> {
+    scatter_over_svg(path, x, colouring, "", &[], title)
+}
+
+/// [`scatter_svg`] with line `segments` drawn over the points (DDRTree's tree) and, for a
+/// [`Colouring::Value`], a colour bar named `value_name` (when not empty).
+pub fn scatter_over_svg(
+    path: &Path,
+    x: &DMatrix<f64>,
+    colouring: Colouring<'_>,
+    value_name: &str,
+    segments: &[[(f64, f64); 2]],
+    title: &str,
+) -> Result<()> {
     let n = x.nrows();
     let points: Vec<(f64, f64)> = (0..n)
         .map(|i| {
@@ -121,30 +181,50 @@ pub fn scatter_svg(
             }
         })
         .collect();
-    let range = |f: fn(&(f64, f64)) -> f64| padded_range(points.iter().map(f));
+    let ends = segments.iter().flatten();
+    let range = |f: fn(&(f64, f64)) -> f64| padded_range(points.iter().chain(ends.clone()).map(f));
+    let (lo, hi) = match &colouring {
+        Colouring::Value(v) => v
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                (lo.min(x), hi.max(x))
+            }),
+        _ => (0.0, 0.0),
+    };
     let colour = |i: usize| -> RGBColor {
         match &colouring {
-            Colouring::Value(v) => {
-                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let t = if hi > lo {
-                    (v[i] - lo) / (hi - lo)
-                } else {
-                    0.5
-                };
-                let hsl = HSLColor(0.66 * (1.0 - t), 0.85, 0.45).to_rgba();
-                RGBColor(hsl.0, hsl.1, hsl.2)
-            }
+            Colouring::Value(v) => ramp(if hi > lo {
+                (v[i] - lo) / (hi - lo)
+            } else {
+                0.5
+            }),
             Colouring::Class(c) => PALETTE[c[i] % PALETTE.len()],
             Colouring::None => PALETTE[0],
         }
     };
+    let bar = match colouring {
+        Colouring::Value(_) if !value_name.is_empty() => Some(Bar {
+            name: value_name,
+            lo,
+            hi,
+        }),
+        _ => None,
+    };
+    let page = Page {
+        size: if bar.is_some() {
+            (590, 460)
+        } else {
+            SQUARE.size
+        },
+        ..SQUARE
+    };
     page_2d(
         path,
-        &SQUARE,
+        &page,
         title,
         range(|p| p.0),
         range(|p| p.1),
+        bar,
         |chart| {
             chart
                 .draw_series(
@@ -152,6 +232,13 @@ pub fn scatter_svg(
                         .iter()
                         .enumerate()
                         .map(|(i, &p)| Circle::new(p, 2, colour(i).filled())),
+                )
+                .map_err(plot_error)?;
+            chart
+                .draw_series(
+                    segments
+                        .iter()
+                        .map(|&[a, b]| PathElement::new([a, b], BLACK.stroke_width(2))),
                 )
                 .map(|_| ())
                 .map_err(plot_error)
@@ -179,7 +266,7 @@ pub fn lines_svg(
         axes: Some(("k", y_label)),
         legend: true,
     };
-    page_2d(path, &page, title, xr, yr.clone(), |chart| {
+    page_2d(path, &page, title, xr, yr.clone(), None, |chart| {
         for (i, (name, pts)) in series.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             chart
@@ -231,7 +318,7 @@ pub fn graph_svg(
     }
     let xy = |i: usize| (points[(i, 0)], points[(i, 1)]);
     let span = |c: usize| padded_range(points.column(c).iter().copied());
-    page_2d(path, &SQUARE, title, span(0), span(1), |chart| {
+    page_2d(path, &SQUARE, title, span(0), span(1), None, |chart| {
         chart
             .draw_series(
                 edges
@@ -276,6 +363,44 @@ mod tests {
         }
         assert_eq!(svg.matches("<circle").count(), 4);
         assert!(lines_svg(&path, &[], None, "empty", "ELBO").is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn trajectories_are_drawn_by_value_with_their_tree_and_a_colour_bar() {
+        let dir = std::env::temp_dir().join(format!("unfold-plot-tree-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let points = DMatrix::from_row_slice(3, 2, &[0.0, 0.0, 1.0, 0.0, 0.0, 2.0]);
+        let path = dir.join("t.svg");
+        let segments = [[(0.0, 0.0), (1.0, 0.0)], [(0.0, 0.0), (0.0, 2.0)]];
+        let title = "a long title that would not fit the page at the usual size of eighteen px";
+        let values = [0.0, 1.0, 2.0];
+        scatter_over_svg(
+            &path,
+            &points,
+            Colouring::Value(&values),
+            "pseudotime",
+            &segments,
+            title,
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(svg.matches("<circle").count(), 3);
+        assert_eq!(
+            svg.matches("stroke=\"#000000\" stroke-width=\"2\"").count(),
+            2,
+            "{svg}"
+        );
+        for text in ["pseudotime", "0.000", "2.000", "a long title"] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+        // The points take the ramp's ends: blue at the smallest value, red at the largest.
+        for end in [ramp(0.0), ramp(1.0)] {
+            let hex = format!("fill=\"#{:02X}{:02X}{:02X}\"", end.0, end.1, end.2);
+            assert!(svg.contains(&hex), "{hex} missing");
+        }
+        assert!(ramp(0.0).2 > ramp(0.0).0 && ramp(1.0).0 > ramp(1.0).2);
+        assert!(title_size(title, 590) < 18.0 && title_size("short", 590) == 18.0);
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -145,6 +145,15 @@ pub struct Table {
     pub rows: DMatrix<f64>,
 }
 
+/// What a model draws over the scatter plot of its embedding's first two coordinates.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Overlay {
+    /// A value per point to colour the points by, with its name (for the colour bar).
+    pub colour_by: Option<(String, Vec<f64>)>,
+    /// Line segments in the embedding's coordinates, drawn over the points.
+    pub segments: Vec<[(f64, f64); 2]>,
+}
+
 /// The bytes of a model for its model file; every serialisable model has them.
 pub trait Encode {
     /// The model encoded with bincode 2 (standard configuration) through serde.
@@ -187,6 +196,12 @@ pub trait Model: Embedding + Encode + Send + Sync {
     /// Extra output tables.
     fn tables(&self) -> Vec<Table> {
         Vec::new()
+    }
+
+    /// What the model adds to the picture of its embedding (DDRTree: its tree, and the
+    /// pseudotime of an ordering to colour the points by).
+    fn overlay(&self) -> Option<Overlay> {
+        None
     }
 
     /// Facts about the fit a user should read, as `(name, value)` (DDRTree's ordering:

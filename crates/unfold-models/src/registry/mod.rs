@@ -25,7 +25,9 @@
 mod method;
 mod params;
 
-pub use method::{decode, Encode, Family, FitData, FitReport, Method, MethodInfo, Model, Table};
+pub use method::{
+    decode, Encode, Family, FitData, FitReport, Method, MethodInfo, Model, Overlay, Table,
+};
 pub use params::{DefaultValue, Interval, ParamKind, ParamSpec, Settings, Value};
 
 use crate::GraphSpec;

@@ -756,7 +756,8 @@ pub use registration::DdrTreeMethod;
 mod registration {
     use super::*;
     use crate::registry::{
-        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings, Table,
+        decode, Family, FitData, Interval, Method, MethodInfo, Model, Overlay, ParamSpec, Settings,
+        Table,
     };
     use unfold_core::{Convergence, EvidenceKind};
     use unfold_vem::Observer;
@@ -905,6 +906,22 @@ mod registration {
                 });
             }
             tables
+        }
+
+        /// The tree over the centres (first two latent coordinates), and the pseudotime of
+        /// the ordering when there is one.
+        fn overlay(&self) -> Option<Overlay> {
+            if self.centres.ncols() < 2 {
+                return None;
+            }
+            let at = |c: usize| (self.centres[(c, 0)], self.centres[(c, 1)]);
+            Some(Overlay {
+                colour_by: self
+                    .trajectory
+                    .as_ref()
+                    .map(|t| ("pseudotime".to_string(), t.pseudotime.clone())),
+                segments: self.edges.iter().map(|&(a, b, _)| [at(a), at(b)]).collect(),
+            })
         }
 
         /// The ordering's root cell, branch points and number of states.
