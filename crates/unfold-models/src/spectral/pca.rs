@@ -30,10 +30,10 @@ impl PcaParams {
         let yc = DMatrix::from_fn(n, p, |i, j| y[(i, j)] - mean[j]);
         let scale = 1.0 / (n as f64 - 1.0);
         let mut components = if p <= n {
-            let cov = yc.tr_mul(&yc) * scale;
+            let cov = unfold_linalg::gemm::tr_mul_self(&yc) * scale;
             largest_eigenpairs(SymMatrix::Dense(&cov), self.dim)?.vectors
         } else {
-            let gram = &yc * yc.transpose();
+            let gram = unfold_linalg::gemm::mul(&yc, &yc.transpose());
             let eig = largest_eigenpairs(SymMatrix::Dense(&gram), self.dim)?;
             let mut v = yc.tr_mul(&eig.vectors);
             for (mut col, &lambda) in v.column_iter_mut().zip(eig.values.iter()) {
@@ -45,7 +45,7 @@ impl PcaParams {
             v
         };
         fix_signs(&mut components);
-        let coords = &yc * &components;
+        let coords = unfold_linalg::gemm::mul(&yc, &components);
         let explained_variance =
             DVector::from_fn(self.dim, |j, _| coords.column(j).norm_squared() * scale);
         if explained_variance.iter().any(|&v| v <= 0.0) {
