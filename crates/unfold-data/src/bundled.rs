@@ -8,6 +8,7 @@ use unfold_core::seeded_rng;
 
 const IRIS: &str = include_str!("../data/iris.csv");
 const USHCN: &str = include_str!("../data/ushcn_prcp_2005_2014.csv");
+const KRUMSIEK11: &str = include_str!("../data/krumsiek11.csv");
 
 /// Fisher's iris: 150 flowers x 4 measurements (cm), labels setosa, versicolor, virginica.
 pub fn iris() -> Dataset {
@@ -23,6 +24,31 @@ pub fn iris() -> Dataset {
         .map(String::from)
         .to_vec();
     d
+}
+
+/// Krumsiek et al.'s simulated myeloid differentiation (scanpy's `krumsiek11`): 640 cells
+/// x 11 transcription factors, four realisations of 160 steps from a common progenitor
+/// state to the fates monocyte, erythrocyte, megakaryocyte and neutrophil. Labels are the
+/// cell types (`progenitor`, `Mo`, `Ery`, `Mk`, `Neu`, in that order of first appearance
+/// except as the file has them); `latent` is the simulation step (640 x 1).
+pub fn krumsiek11() -> Dataset {
+    let all = parse_csv(
+        KRUMSIEK11,
+        "krumsiek11",
+        &CsvOptions {
+            label_column: Some("cell_type".to_string()),
+        },
+    )
+    .expect("the bundled krumsiek11 file parses");
+    Dataset {
+        name: "krumsiek11".to_string(),
+        points: all.points.columns(1, 11).into_owned(),
+        feature_names: all.feature_names[1..].to_vec(),
+        labels: all.labels,
+        label_names: all.label_names,
+        latent: Some(all.points.columns(0, 1).into_owned()),
+        row_names: Vec::new(),
+    }
 }
 
 /// USHCN v2.5 average monthly precipitation 2005–2014: 1218 stations x 12 monthly values;

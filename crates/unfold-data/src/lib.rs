@@ -56,7 +56,7 @@ pub fn read_points(path: &Path, opts: &CsvOptions) -> Result<Dataset> {
 }
 
 /// The data sets `by_name` knows, for messages and `--help` texts.
-pub const NAMES: [&str; 11] = [
+pub const NAMES: [&str; 12] = [
     "swiss-roll",
     "s-curve",
     "helix",
@@ -68,6 +68,7 @@ pub const NAMES: [&str; 11] = [
     "iris",
     "ushcn",
     "ushcn-400",
+    "krumsiek11",
 ];
 
 /// A synthetic (n points, noiseless except where the set is noisy by nature) or bundled
@@ -86,6 +87,7 @@ pub fn by_name(name: &str, n: usize, seed: u64) -> Result<Dataset> {
         "iris" => Ok(bundled::iris()),
         "ushcn" => Ok(bundled::ushcn()),
         "ushcn-400" => Ok(bundled::ushcn_400(seed)),
+        "krumsiek11" => Ok(bundled::krumsiek11()),
         other => Err(Error::invalid(
             "data set",
             format!("unknown name {other:?}; valid names: {}", NAMES.join(", ")),

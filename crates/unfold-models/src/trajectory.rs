@@ -676,4 +676,50 @@ mod tests {
         let wide = DMatrix::zeros(2, 3);
         assert!(order(&wide, &centres, &[(0, 1), (1, 2)], Root::Auto).is_err());
     }
+
+    #[test]
+    fn krumsiek11_fates_fall_in_their_own_states_after_the_progenitors() {
+        // Scanpy's simulated myeloid differentiation: DDRTree in 4 dimensions (as in
+        // examples/krumsiek11.rs), ordered from the first progenitor.
+        let data = unfold_data::bundled::krumsiek11();
+        let labels = data.labels.as_ref().unwrap();
+        let fit = crate::regularised::ddrtree::DdrTreeParams::new(4)
+            .fit(&data.points)
+            .unwrap();
+        let order = fit.order(Root::Cell(0)).unwrap();
+        let progenitor = data
+            .label_names
+            .iter()
+            .position(|n| n == "progenitor")
+            .unwrap();
+        let mut fate_states = Vec::new();
+        for t in (0..data.label_names.len()).filter(|&t| t != progenitor) {
+            let states: Vec<usize> = (0..labels.len())
+                .filter(|&i| labels[i] == t)
+                .map(|i| order.state[i])
+                .collect();
+            assert_eq!(states.len(), 80);
+            assert!(
+                states.iter().all(|&s| s == states[0]),
+                "{}: {states:?}",
+                data.label_names[t]
+            );
+            fate_states.push(states[0]);
+        }
+        fate_states.sort_unstable();
+        fate_states.dedup();
+        assert_eq!(
+            fate_states.len(),
+            4,
+            "the four fates share states: {fate_states:?}"
+        );
+        let mean = |keep: &dyn Fn(usize) -> bool| {
+            let v: Vec<f64> = (0..labels.len())
+                .filter(|&i| keep(labels[i]))
+                .map(|i| order.pseudotime[i])
+                .collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        assert!(mean(&|t| t == progenitor) < 0.5 * mean(&|t| t != progenitor));
+    }
 }
