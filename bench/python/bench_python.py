@@ -93,32 +93,53 @@ def tiny_rows(calls=300):
     return rows
 
 
+SWEEPS = [
+    ("meu", {}, lambda: roll(1500, 2, 0.05)),
+    ("lllvm", {"max_iter": 5}, lambda: roll(400, 3, 0.05)),
+    ("meu", {}, lambda: lifted(1500, 4)),
+]
+
+
+def one_by_one(case):
+    """Sweep `case` one candidate after another in this process: (seconds, values)."""
+    method, params, make = SWEEPS[case]
+    X = make()
+    plan = unfold._select._plan(X, range(5, 13), (2,), ("union",), None, None, 2, 0, "evidence", 0.1)
+    count = _native.sweep_size(method, X, params, plan)
+    start = time.perf_counter()
+    trials = [_native.sweep_trial(method, X, params, plan, i) for i in range(count)]
+    return time.perf_counter() - start, [t[2] for t in trials]
+
+
 def sweep_rows(client):
+    import json
+    import subprocess
+
     rows = []
-    for method, params, X in [
-        ("meu", {}, roll(1500, 2, 0.05)),
-        ("lllvm", {"max_iter": 5}, roll(400, 3, 0.05)),
-        ("meu", {}, lifted(1500, 4)),
-    ]:
+    for case, (method, params, make) in enumerate(SWEEPS):
+        X = make()
         kw = dict(k=range(5, 13), restarts=2, **params)
+        # Serial: one candidate after another on one thread (a process whose rayon pool has
+        # one thread), as a sweep without any parallelism runs.
+        out = subprocess.run(
+            [sys.executable, __file__, "--one-by-one", str(case)],
+            env={**os.environ, "RAYON_NUM_THREADS": "1"},
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        serial, serial_values = json.loads(out.stdout)
         start = time.perf_counter()
-        serial = unfold.select(method, X, **kw)
-        in_process = time.perf_counter() - start
-        # One candidate after another in this process (each fit still uses rayon inside).
-        settings = {("seed" if k == "random_state" else k): v for k, v in params.items()}
-        plan = unfold._select._plan(X, kw["k"], (2,), ("union",), None, None, 2, 0, "evidence", 0.1)
-        count = _native.sweep_size(method, X, settings, plan)
-        start = time.perf_counter()
-        one_by_one = [_native.sweep_trial(method, X, settings, plan, i) for i in range(count)]
-        sequential = time.perf_counter() - start
+        in_process = unfold.select(method, X, **kw)
+        parallel = time.perf_counter() - start
         start = time.perf_counter()
         dask = unfold.select(method, X, client=client, **kw)
         on_dask = time.perf_counter() - start
-        same = np.array_equal(serial["value"].to_numpy(), dask["value"].to_numpy(), equal_nan=True)
-        same_seq = np.array_equal(
-            serial["value"].to_numpy(), np.array([t[2] if t[2] is not None else np.nan for t in one_by_one]), equal_nan=True
+        values = in_process["value"].to_numpy()
+        same = np.array_equal(values, dask["value"].to_numpy(), equal_nan=True) and np.array_equal(
+            values, np.array([np.nan if v is None else v for v in serial_values]), equal_nan=True
         )
-        rows.append((method, X.shape, count, sequential, in_process, on_dask, same and same_seq))
+        rows.append((method, X.shape, len(values), serial, parallel, on_dask, same))
     return rows
 
 
@@ -135,7 +156,14 @@ def main(out):
     load = os.getloadavg()
     over = overhead_rows()
     tiny = tiny_rows()
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    # One rayon thread per worker: two workers use the two cores, as one process does.
+    cluster = LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=":0",
+        env={"RAYON_NUM_THREADS": "1"},
+    )
     client = Client(cluster)
     client.run(lambda: __import__("unfold"))  # import once on each worker, outside the timing
     sweeps = sweep_rows(client)
@@ -174,16 +202,16 @@ def main(out):
         "",
         "## Sweeps: k = 5..12, 2 restarts (16 candidates)",
         "",
-        "- *one by one*: each candidate after the other in this process (each fit uses both",
-        "  cores where its kernels are parallel);",
-        "- *in process*: `unfold.select(...)`, candidates in parallel on rayon's pool;",
+        "- *serial*: one candidate after another on one thread (`RAYON_NUM_THREADS=1`);",
+        "- *in process*: `unfold.select(...)`, candidates in parallel on rayon's pool (2 threads);",
         "- *Dask*: `unfold.select(..., client=client)` on a `LocalCluster` of 2 process workers",
-        "  with 1 thread each, data scattered once (cluster start-up not timed).",
+        "  with 1 thread each (and one rayon thread each), data scattered once (cluster",
+        "  start-up not timed).",
         "",
     ]
     lines += md_table(
-        ["method", "data", "candidates", "one by one s", "in process s", "Dask s",
-         "Dask speed-up over one by one", "Dask / in process", "same values"],
+        ["method", "data", "candidates", "serial s", "in process s", "Dask s",
+         "Dask speed-up over serial", "Dask time / in-process time", "same values"],
         [
             (method, f"{shape[0]} x {shape[1]}", count, f"{seq:.2f}", f"{inproc:.2f}", f"{dask:.2f}",
              f"{seq / dask:.2f}x", f"{dask / inproc:.2f}x", "yes" if same else "NO")
@@ -197,4 +225,9 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--one-by-one":
+        import json
+
+        print(json.dumps(one_by_one(int(sys.argv[2]))))
+    else:
+        main(sys.argv[1])
