@@ -30,8 +30,8 @@ impl LlLvmParams {
     /// as N x N matrices; the maps' mean, `<H>` and its transpose are dy x N each. A
     /// finished restart keeps its two covariances and mean of the maps until the best is
     /// chosen (its two spare N x N buffers stay in the pool for the next restart). Against a
-    /// counting allocator at n = 200 this is within 1.2x of the real peak
-    /// (`tests/memory_footprint.rs`).
+    /// counting allocator at n = 200 this is within 15% of the real peak (0.97x to 1.13x,
+    /// `tests/memory_footprint.rs`).
     pub fn footprint(&self, n: usize, dy: usize) -> u64 {
         let restarts = self.vem.restarts.max(1) as u128;
         let running = restarts.min(rayon::current_num_threads().max(1) as u128);
