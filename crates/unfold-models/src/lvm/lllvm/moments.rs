@@ -64,7 +64,9 @@ impl Form {
 /// sparse products read (those of its neighbours) stay in cache, instead of being random
 /// columns of n x n matrices much larger than the cache. Every sum runs over the same terms
 /// in the same sequence as in the points' own order, so the form is the same to the bit
-/// (test `locality_order_changes_no_bit`); only the memory traffic changes.
+/// (test `locality_order_changes_no_bit`); only the memory traffic changes. The sums over
+/// neighbour columns run in panels that stay in cache and the gathers within columns
+/// [`LANES`] columns per vector ([`Graph::form_block`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Graph {
     /// Neighbours of each point, in the points' own order.
@@ -85,8 +87,9 @@ pub(crate) struct Graph {
     g_pinv: DMatrix<f64>,
     /// `G M G`.
     g_pinv_g: DMatrix<f64>,
-    /// Buffers kept between evaluations (page faults on fresh n x n buffers cost as much as
-    /// the sparse products).
+    /// Buffers kept between evaluations: the forms' three n x n ones, and the q(C)
+    /// precision and the inverses' scratch of the E-step (a fresh buffer costs a page fault
+    /// per 4 KiB).
     pub pool: Pool,
 }
 
