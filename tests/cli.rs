@@ -244,7 +244,7 @@ fn dense_methods_refuse_more_points_than_memory_allows() {
             "MiB of memory",
             "Use le (Laplacian eigenmaps",
         ),
-        ("lllvm", "LL-LVM", "8.0 MiB", "Use meu"),
+        ("lllvm", "LL-LVM", "7.0 MiB", "Use meu"),
     ] {
         let o = fit(method, "1M");
         let e = stderr(&o);

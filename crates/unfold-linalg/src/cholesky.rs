@@ -148,17 +148,32 @@ impl Cholesky {
     /// `L^{-1}` and no new matrix. The same numbers as [`Cholesky::inverse`].
     pub fn into_inverse(self) -> DMatrix<f64> {
         let n = self.dim();
+        self.into_inverse_with(&mut DMatrix::zeros(n, n))
+    }
+
+    /// [`Cholesky::into_inverse`] with its n x n scratch given (its values are overwritten),
+    /// for callers that keep one between inversions: a fresh n x n buffer costs a page
+    /// fault per 4 KiB. The same numbers as [`Cholesky::inverse`].
+    ///
+    /// # Panics
+    /// If `l_inv` is not n x n (a programming error).
+    pub fn into_inverse_with(self, l_inv: &mut DMatrix<f64>) -> DMatrix<f64> {
+        let n = self.dim();
+        assert_eq!(
+            l_inv.shape(),
+            (n, n),
+            "Cholesky::into_inverse_with: scratch size"
+        );
         let p = par_for(n);
         let mut out = self.l;
-        let mut l_inv = DMatrix::<f64>::zeros(n, n);
-        invert_lower_triangular(as_faer_mut(&mut l_inv), as_faer(&out), p);
+        invert_lower_triangular(as_faer_mut(l_inv), as_faer(&out), p);
         triangular::matmul(
             as_faer_mut(&mut out),
             BlockStructure::TriangularLower,
             Accum::Replace,
-            as_faer(&l_inv).transpose(),
+            as_faer(l_inv).transpose(),
             BlockStructure::TriangularUpper,
-            as_faer(&l_inv),
+            as_faer(l_inv),
             BlockStructure::TriangularLower,
             1.0,
             p,

@@ -424,7 +424,7 @@ impl LlLvmProblem {
     fn prior_c_covariance(&self) -> DMatrix<f64> {
         let n = self.n();
         let c = 1.0 / (self.epsilon * (n * n) as f64);
-        let block = self.graph.pinv.map(|v| 0.5 * v + c);
+        let block = self.graph.pinv().map(|v| 0.5 * v + c);
         block_diagonal(&block, self.dx)
     }
 
@@ -467,16 +467,19 @@ impl LlLvmProblem {
     fn update_x(&self, q: &mut LlLvmPosterior, h: &LlLvmHyper) -> Result<()> {
         let (n, dx) = (self.n(), self.dx);
         let dy = self.dy() as f64;
-        let mut prec = self
-            .graph
-            .form(&q.mu_c, &q.sigma_c, dy, 0.5 * h.gamma, Form::A);
+        // The old covariance of q(x) is not read again: its storage takes the precision.
+        let mut prec = reused(&mut q.sigma_x, n * dx);
+        self.graph
+            .form_into(&q.mu_c, &q.sigma_c, dy, 0.5 * h.gamma, Form::A, &mut prec);
         self.add_laplacian_prior(&mut prec, h.alpha, 0.0);
         let chol = Cholesky::new_owned(prec, "LL-LVM precision of q(x)")?;
         let b = self.b_mean(&q.mu_c, h.gamma);
         let mu = chol.solve_vec(&b);
         q.mu_x = DMatrix::from_column_slice(n, dx, mu.as_slice());
         q.stats.log_det_sigma_x = -chol.log_det();
-        q.sigma_x = chol.into_inverse();
+        let mut scratch = self.graph.pool.take(n * dx, n * dx);
+        q.sigma_x = chol.into_inverse_with(&mut scratch);
+        self.graph.pool.give(scratch);
         Ok(())
     }
 
@@ -485,8 +488,13 @@ impl LlLvmProblem {
     fn update_c(&self, q: &mut LlLvmPosterior, h: &LlLvmHyper) -> Result<()> {
         let dy = self.dy() as f64;
         let x_row = DMatrix::from_row_slice(1, q.mu_x.len(), q.mu_x.as_slice());
-        let gamma_hat = self.graph.form(&x_row, &q.sigma_x, 1.0, 1.0, Form::Gamma);
-        let mut prec = &gamma_hat * (0.5 * h.gamma);
+        // The old covariance of q(C) was last read by the q(x) update: its storage takes
+        // Gamma_hat.
+        let mut gamma_hat = reused(&mut q.sigma_c, q.sigma_x.nrows());
+        self.graph
+            .form_into(&x_row, &q.sigma_x, 1.0, 1.0, Form::Gamma, &mut gamma_hat);
+        let mut prec = self.graph.pool.take(gamma_hat.nrows(), gamma_hat.ncols());
+        prec.zip_apply(&gamma_hat, |p, g| *p = g * (0.5 * h.gamma));
         self.add_laplacian_prior(&mut prec, 0.0, self.epsilon);
         let chol = Cholesky::new_owned(prec, "LL-LVM column precision of q(C)")?;
         let hm = self.h_mean(&q.mu_x);
@@ -495,7 +503,9 @@ impl LlLvmProblem {
         chol.solve_in_place(&mut mu_t);
         q.mu_c = mu_t.transpose();
         q.stats.log_det_sigma_c = -chol.log_det();
-        q.sigma_c = chol.into_inverse();
+        let mut scratch = self.graph.pool.take(gamma_hat.nrows(), gamma_hat.ncols());
+        q.sigma_c = chol.into_inverse_with(&mut scratch);
+        self.graph.pool.give(scratch);
         // Tr(Gammahat <C^T C>) = sum_a mu_a Gammahat mu_a^T + dy <Gammahat, Sigma_C>, with
         // <C^T C> never formed.
         let g_mu = unfold_linalg::gemm::mul_with(
@@ -509,6 +519,7 @@ impl LlLvmProblem {
         q.stats.lap_s = self.laplacian_inner(&x_row, &q.sigma_x, 1.0);
         q.stats.prior_c_k = self.epsilon * self.ones_inner(&q.mu_c, &q.sigma_c, dy)
             + 2.0 * self.laplacian_inner(&q.mu_c, &q.sigma_c, dy);
+        self.graph.pool.give(gamma_hat);
         Ok(())
     }
 
@@ -780,6 +791,17 @@ fn laplacian_pinv(lap: &DMatrix<f64>) -> Result<DMatrix<f64>> {
     let mut inv = Cholesky::new(&shifted, "LL-LVM graph Laplacian")?.inverse();
     inv.add_scalar_mut(-c);
     Ok(inv)
+}
+
+/// The storage of `m` if it is `big x big` (its values are to be overwritten), else a new
+/// matrix; `m` is left empty.
+fn reused(m: &mut DMatrix<f64>, big: usize) -> DMatrix<f64> {
+    let m = std::mem::replace(m, DMatrix::zeros(0, 0));
+    if m.shape() == (big, big) {
+        m
+    } else {
+        DMatrix::zeros(big, big)
+    }
 }
 
 fn block_diagonal(block: &DMatrix<f64>, copies: usize) -> DMatrix<f64> {
