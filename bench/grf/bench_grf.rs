@@ -1,9 +1,13 @@
 //! MEU at scale (issue 15): one configuration per run, one Markdown table row.
 //!
-//! `cargo run --release --example bench_grf -- <data> <n> <fit|eval>` where `<data>` is
+//! `cargo run --release --example bench_grf -- <data> <n> <fit|eval> [auto|amd|nd]` where
+//! `<data>` is
 //! `roll` (Swiss roll, noise 0.05), `roll-noisy` (noise 0.5), `s-curve` (noise 0.05) or
 //! `roll-p100` (the roll mapped linearly into 100 dimensions plus noise 0.05); k = 10
-//! (union graph), gamma = 1e-4. It prints: the graph's edges, the sparse factor's stored
+//! (union graph), gamma = 1e-4; the last argument is the sparse engine's fill-reducing
+//! ordering (`auto` by default: nested dissection from 200,000 points on, as a user's fit;
+//! `amd` or `nd` force one; the fit always runs as a user's, with `auto`). It prints: the
+//! ordering, the graph's edges, the sparse factor's stored
 //! values, the seconds of one log-likelihood-and-gradient evaluation by the sparse path
 //! and (up to n = 4000, where the n x n matrices fit comfortably) by the dense path, and
 //! with `fit` the whole sparse fit to pgtol 1e-5 (kNN graph, search, embedding), its
@@ -15,6 +19,7 @@ use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
 use std::time::Instant;
+use unfold::models::grf::grounded::SparseOrdering;
 use unfold::models::grf::meu::MeuField;
 use unfold::models::grf::Solver;
 use unfold::models::{GaussianRandomField, MeuParams};
@@ -73,11 +78,38 @@ fn peak_mib() -> f64 {
         .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
+/// Prints every evaluation of the search to stderr with the seconds since the start (the
+/// progress of a long fit, in its log).
+struct Progress(Instant);
+
+impl unfold::vem::Observer for Progress {
+    fn iteration(&self, _restart: usize, evaluation: usize, evidence: &unfold::Evidence) {
+        eprintln!(
+            "evaluation {evaluation} at {:.1} s: {} {:.6e}",
+            self.0.elapsed().as_secs_f64(),
+            evidence.kind,
+            evidence.value
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [name, n, mode] = &args[..] else {
-        eprintln!("usage: bench_grf <roll|roll-noisy|s-curve|roll-p100> <n> <fit|eval>");
-        std::process::exit(2);
+    let (name, n, mode, ordering) = match &args[..] {
+        [name, n, mode] => (name, n, mode, "auto"),
+        [name, n, mode, ordering] => (name, n, mode, ordering.as_str()),
+        _ => {
+            eprintln!(
+                "usage: bench_grf <roll|roll-noisy|s-curve|roll-p100> <n> <fit|eval> [auto|amd|nd]"
+            );
+            std::process::exit(2);
+        }
+    };
+    let choice = match ordering {
+        "auto" => SparseOrdering::Auto,
+        "amd" => SparseOrdering::Amd,
+        "nd" => SparseOrdering::Dissection,
+        other => panic!("unknown ordering {other}"),
     };
     let n: usize = n.parse().expect("n is an integer");
     let y = data(name, n);
@@ -88,9 +120,17 @@ fn main() {
         .expect("kNN graph")
         .1;
     let edges: Vec<(usize, usize)> = graph.edges().iter().map(|&(i, j, _)| (i, j)).collect();
-    let sparse = MeuField::new(&yc, edges.clone(), 1e-4).with_solver(Solver::Sparse);
+    let sparse = MeuField::new(&yc, edges.clone(), 1e-4)
+        .with_solver(Solver::Sparse)
+        .with_ordering(choice);
     let lambda = sparse.initial();
+    let t = Instant::now();
     let stored = sparse.engine().expect("analysis").analysis().factor_len();
+    let analysis_s = t.elapsed().as_secs_f64();
+    let used = match (choice, n >= unfold::models::grf::grounded::DISSECTION_MIN_N) {
+        (SparseOrdering::Amd, _) | (SparseOrdering::Auto, false) => "amd",
+        _ => "nd",
+    };
     let sparse_s = eval_seconds(&sparse, &lambda);
     let dense_s = (n <= 4000).then(|| {
         let dense = MeuField::new(&yc, edges.clone(), 1e-4).with_solver(Solver::Dense);
@@ -100,11 +140,13 @@ fn main() {
         Some(d) => (format!("{d:.4}"), format!("{:.0}x", d / sparse_s)),
         None => ("-".into(), "-".into()),
     };
+    // The fit builds its own engine: free this one's analysis first.
+    drop(sparse);
     let fit_cells = if mode == "fit" {
         let t = Instant::now();
         let meu = MeuParams::new(2, 10)
             .solver(Solver::Sparse)
-            .fit(&y)
+            .fit_observed(&y, None, &Progress(t))
             .expect("MEU fits");
         let fit = t.elapsed().as_secs_f64();
         let c = &meu.convergence;
@@ -116,7 +158,7 @@ fn main() {
         "- | - | - | - | -".into()
     };
     println!(
-        "| {name} | {n} | {p} | {} | {stored} | {:.1} | {sparse_s:.4} | {dense_cell} | {ratio_cell} | {fit_cells} | {:.0} |",
+        "| {name} | {n} | {p} | {} | {used} | {analysis_s:.2} | {stored} | {:.1} | {sparse_s:.4} | {dense_cell} | {ratio_cell} | {fit_cells} | {:.0} |",
         edges.len(),
         stored as f64 / n as f64,
         peak_mib()

@@ -27,10 +27,38 @@
 //! theorem). In `G`'s indexing the ground node takes the place of the removed point `r`.
 
 use crate::grf::{Covariance, FieldFactor};
+use nalgebra::DMatrix;
 use std::sync::OnceLock;
 use unfold_core::{Error, Footprint, MemoryLimit, Result};
 use unfold_graph::Laplacian;
-use unfold_linalg::{CsrMatrix, SparseSymbolic};
+use unfold_linalg::{CsrMatrix, FillOrdering, SparseSymbolic};
+
+/// The fill-reducing ordering of the sparse engine of a field over points.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SparseOrdering {
+    /// Nested dissection by the points' coordinates from [`DISSECTION_MIN_N`] points on,
+    /// approximate minimum degree below (and for fields given without points).
+    #[default]
+    Auto,
+    /// Approximate minimum degree at every size.
+    Amd,
+    /// Nested dissection at every size (approximate minimum degree without points).
+    Dissection,
+}
+
+/// The number of points from which [`SparseOrdering::Auto`] orders by nested dissection.
+pub const DISSECTION_MIN_N: usize = 200_000;
+
+impl SparseOrdering {
+    /// The ordering for a field over `n` points, given `points` (row `i`: point `i`).
+    pub fn resolve(self, n: usize, points: Option<&DMatrix<f64>>) -> FillOrdering<'_> {
+        match (self, points) {
+            (SparseOrdering::Amd, _) | (_, None) => FillOrdering::Amd,
+            (SparseOrdering::Auto, Some(_)) if n < DISSECTION_MIN_N => FillOrdering::Amd,
+            (_, Some(y)) => FillOrdering::Dissection(y),
+        }
+    }
+}
 
 /// Where each edge's entries sit in the selected inverse ([`GroundedLaplacian::edge_slots`]).
 #[derive(Clone, Debug)]
@@ -63,6 +91,7 @@ impl EdgeSlots {
 #[derive(Clone, Debug, Default)]
 pub struct EdgeEngine {
     cell: OnceLock<(GroundedLaplacian, EdgeSlots)>,
+    ordering: SparseOrdering,
 }
 
 impl PartialEq for EdgeEngine {
@@ -72,8 +101,16 @@ impl PartialEq for EdgeEngine {
 }
 
 impl EdgeEngine {
+    /// An engine (not yet built) that will use `ordering`.
+    pub fn with_ordering(ordering: SparseOrdering) -> Self {
+        EdgeEngine {
+            cell: OnceLock::new(),
+            ordering,
+        }
+    }
+
     /// The engine for `edges` over `n` points (built on the first call; later calls must
-    /// pass the same field).
+    /// pass the same field), ordered by approximate minimum degree.
     ///
     /// # Errors
     /// As [`GroundedLaplacian::new`].
@@ -83,11 +120,27 @@ impl EdgeEngine {
         edges: &[(usize, usize)],
         gamma: f64,
     ) -> Result<&GroundedLaplacian> {
+        self.get_over(n, edges, gamma, None)
+    }
+
+    /// [`EdgeEngine::get`] for a field over `points` (row `i`: point `i`), which the
+    /// engine's [`SparseOrdering`] may use.
+    ///
+    /// # Errors
+    /// As [`GroundedLaplacian::with_ordering`].
+    pub fn get_over(
+        &self,
+        n: usize,
+        edges: &[(usize, usize)],
+        gamma: f64,
+        points: Option<&DMatrix<f64>>,
+    ) -> Result<&GroundedLaplacian> {
         if let Some((engine, _)) = self.cell.get() {
             return Ok(engine);
         }
         let pattern = Self::laplacian(n, edges, &vec![1.0; edges.len()]);
-        let engine = GroundedLaplacian::new(&pattern, gamma, None)?;
+        let ordering = self.ordering.resolve(n, points);
+        let engine = GroundedLaplacian::with_ordering(&pattern, gamma, None, ordering)?;
         let slots = engine.edge_slots(edges)?;
         Ok(&self.cell.get_or_init(|| (engine, slots)).0)
     }
@@ -170,6 +223,23 @@ impl GroundedLaplacian {
     /// not finite; errors of the symbolic analysis; [`Error::OverMemoryLimit`] with the
     /// predicted size when the factor would not fit.
     pub fn new(m: &CsrMatrix, gamma: f64, limit: Option<&MemoryLimit>) -> Result<Self> {
+        Self::with_ordering(m, gamma, limit, FillOrdering::Amd)
+    }
+
+    /// [`GroundedLaplacian::new`] under a fill-reducing `ordering`. For a nested dissection
+    /// the points are `M`'s: the ground node, which takes the grounded point's index and
+    /// (with `gamma > 0`) is joined to every point, is a dense row that the dissection
+    /// numbers last, whatever the grounded point's coordinates.
+    ///
+    /// # Errors
+    /// As [`GroundedLaplacian::new`], and as [`SparseSymbolic::analyse_with`] for the
+    /// points.
+    pub fn with_ordering(
+        m: &CsrMatrix,
+        gamma: f64,
+        limit: Option<&MemoryLimit>,
+        ordering: FillOrdering<'_>,
+    ) -> Result<Self> {
         let n = m.nrows();
         if m.ncols() != n || n < 2 {
             return Err(Error::invalid(
@@ -239,7 +309,8 @@ impl GroundedLaplacian {
         }
         let values = vec![1.0; g_indices.len()];
         let pattern = CsrMatrix::from_sorted_rows(n, n, g_indptr, g_indices, values)?;
-        let analysis = SparseSymbolic::analyse(&pattern, "the grounded field's precision")?;
+        let analysis =
+            SparseSymbolic::analyse_with(&pattern, ordering, "the grounded field's precision")?;
         check_memory(&analysis, MemoryLimit::resolve(limit)?)?;
         Ok(GroundedLaplacian {
             n,
@@ -338,9 +409,17 @@ mod tests {
         edges_of(&NeighbourGraph::from_knn(&nn, Symmetrisation::Union, Weighting::Binary).unwrap())
     }
 
-    fn fields(y: &DMatrix<f64>, edges: &[(usize, usize)], gamma: f64) -> [MeuField; 2] {
-        [Solver::Sparse, Solver::Dense]
-            .map(|s| MeuField::new(y, edges.to_vec(), gamma).with_solver(s))
+    fn fields(
+        y: &DMatrix<f64>,
+        edges: &[(usize, usize)],
+        gamma: f64,
+        ordering: SparseOrdering,
+    ) -> [MeuField; 2] {
+        [Solver::Sparse, Solver::Dense].map(|s| {
+            MeuField::new(y, edges.to_vec(), gamma)
+                .with_solver(s)
+                .with_ordering(ordering)
+        })
     }
 
     fn multipliers(m: usize, seed: u64) -> Vec<f64> {
@@ -350,11 +429,24 @@ mod tests {
     }
 
     /// The likelihood to 1e-10 and the gradient to 1e-8 relative, sparse against dense, for
-    /// gamma = 1e-4 and 0.
+    /// gamma = 1e-4 and 0, under both fill-reducing orderings (the dissection forced at
+    /// this small n, the ground node numbered last).
     fn assert_paths_agree(y: &DMatrix<f64>, edges: &[(usize, usize)]) {
         let lambda = multipliers(edges.len(), 3);
-        for gamma in [1e-4, 0.0] {
-            let [sparse, dense] = fields(y, edges, gamma);
+        let orderings = [SparseOrdering::Amd, SparseOrdering::Dissection];
+        for (gamma, ordering) in [1e-4, 0.0]
+            .into_iter()
+            .flat_map(|g| orderings.map(|o| (g, o)))
+        {
+            let [sparse, dense] = fields(y, edges, gamma, ordering);
+            if ordering == SparseOrdering::Dissection && gamma > 0.0 {
+                let analysis = sparse.engine().unwrap().analysis();
+                assert_eq!(
+                    analysis.position(0),
+                    y.nrows() - 1,
+                    "the ground node is last"
+                );
+            }
             let (ls, ld) = (
                 sparse.log_likelihood(&lambda).unwrap().value,
                 dense.log_likelihood(&lambda).unwrap().value,
