@@ -1,19 +1,19 @@
 //! MEU at scale (issue 15): one configuration per run, one Markdown table row.
 //!
 //! `cargo run --release --example bench_grf -- <data> <n> <fit|eval> [auto|amd|nd]` where
-//! `<data>` is
-//! `roll` (Swiss roll, noise 0.05), `roll-noisy` (noise 0.5), `s-curve` (noise 0.05) or
-//! `roll-p100` (the roll mapped linearly into 100 dimensions plus noise 0.05); k = 10
-//! (union graph), gamma = 1e-4; the last argument is the sparse engine's fill-reducing
-//! ordering (`auto` by default: nested dissection from 200,000 points on, as a user's fit;
-//! `amd` or `nd` force one; the fit always runs as a user's, with `auto`). It prints: the
-//! ordering, the graph's edges, the sparse factor's stored
-//! values, the seconds of one log-likelihood-and-gradient evaluation by the sparse path
-//! and (up to n = 4000, where the n x n matrices fit comfortably) by the dense path, and
-//! with `fit` the whole sparse fit to pgtol 1e-5 (kNN graph, search, embedding), its
-//! iterations and stopping rule; last, the process's peak resident memory. Each
-//! evaluation time is the median of 3 at the initial multipliers. `bench/grf/run.sh`
-//! runs the matrix into `bench/results/grf.md`.
+//! `<data>` is `roll` (Swiss roll, noise 0.05), `roll-noisy` (noise 0.5), `s-curve` (noise
+//! 0.05) or `roll-p100` (the roll mapped linearly into 100 dimensions plus noise 0.05);
+//! k = 10 (union graph), gamma = 1e-4. The last argument is the sparse engine's
+//! fill-reducing ordering: `auto` by default, as a user's fit (from 10,000 points on the
+//! smaller factor of minimum degree and nested dissection); `amd` or `nd` force one. The
+//! fit always runs as a user's, with `auto`. It prints: the graph's edges, the ordering
+//! used, the seconds of the symbolic analysis, the sparse factor's stored values, the
+//! seconds of one log-likelihood-and-gradient evaluation by the sparse path and (up to
+//! n = 4000, where the n x n matrices fit comfortably) by the dense path, and with `fit`
+//! the whole sparse fit to pgtol 1e-5 (kNN graph, search, embedding), its iterations and
+//! stopping rule (each evaluation of the search goes to stderr with its time); last, the
+//! process's peak resident memory. Each evaluation time is the median of 3 at the initial
+//! multipliers. `bench/grf/run.sh` runs the matrix into `bench/results/grf.md`.
 
 use nalgebra::DMatrix;
 use rand::SeedableRng;
@@ -125,12 +125,10 @@ fn main() {
         .with_ordering(choice);
     let lambda = sparse.initial();
     let t = Instant::now();
-    let stored = sparse.engine().expect("analysis").analysis().factor_len();
+    let engine = sparse.engine().expect("analysis");
     let analysis_s = t.elapsed().as_secs_f64();
-    let used = match (choice, n >= unfold::models::grf::grounded::DISSECTION_MIN_N) {
-        (SparseOrdering::Amd, _) | (SparseOrdering::Auto, false) => "amd",
-        _ => "nd",
-    };
+    let stored = engine.analysis().factor_len();
+    let used = if engine.dissected() { "nd" } else { "amd" };
     let sparse_s = eval_seconds(&sparse, &lambda);
     let dense_s = (n <= 4000).then(|| {
         let dense = MeuField::new(&yc, edges.clone(), 1e-4).with_solver(Solver::Dense);

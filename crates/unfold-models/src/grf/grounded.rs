@@ -36,8 +36,10 @@ use unfold_linalg::{CsrMatrix, FillOrdering, SparseSymbolic};
 /// The fill-reducing ordering of the sparse engine of a field over points.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SparseOrdering {
-    /// Nested dissection by the points' coordinates from [`DISSECTION_MIN_N`] points on,
-    /// approximate minimum degree below (and for fields given without points).
+    /// From [`DISSECTION_MIN_N`] points on, both orderings are analysed and the one whose
+    /// factor holds fewer values is kept (nested dissection on large or noisy graphs,
+    /// `bench/results/grf.md`); approximate minimum degree below, and for fields given
+    /// without points.
     #[default]
     Auto,
     /// Approximate minimum degree at every size.
@@ -46,16 +48,25 @@ pub enum SparseOrdering {
     Dissection,
 }
 
-/// The number of points from which [`SparseOrdering::Auto`] orders by nested dissection.
-pub const DISSECTION_MIN_N: usize = 200_000;
+/// The number of points from which [`SparseOrdering::Auto`] also tries nested dissection
+/// (`bench/results/grf.md`: at 10,000 points minimum degree's factor was 23% to 27%
+/// smaller on clean manifolds and dissection's 7% smaller on noisy data; at 100,000 the
+/// two were within 2% on clean manifolds and dissection's 32% smaller on noisy data; at
+/// 1,000,000 dissection's was the smaller). The second analysis costs a fraction of one
+/// evaluation.
+pub const DISSECTION_MIN_N: usize = 10_000;
 
 impl SparseOrdering {
-    /// The ordering for a field over `n` points, given `points` (row `i`: point `i`).
-    pub fn resolve(self, n: usize, points: Option<&DMatrix<f64>>) -> FillOrdering<'_> {
+    /// The orderings to analyse for a field over `n` points, given `points` (row `i`:
+    /// point `i`); the engine keeps the one with the smaller factor.
+    pub fn candidates(self, n: usize, points: Option<&DMatrix<f64>>) -> Vec<FillOrdering<'_>> {
         match (self, points) {
-            (SparseOrdering::Amd, _) | (_, None) => FillOrdering::Amd,
-            (SparseOrdering::Auto, Some(_)) if n < DISSECTION_MIN_N => FillOrdering::Amd,
-            (_, Some(y)) => FillOrdering::Dissection(y),
+            (SparseOrdering::Amd, _) | (_, None) => vec![FillOrdering::Amd],
+            (SparseOrdering::Auto, Some(_)) if n < DISSECTION_MIN_N => vec![FillOrdering::Amd],
+            (SparseOrdering::Auto, Some(y)) => {
+                vec![FillOrdering::Amd, FillOrdering::Dissection(y)]
+            }
+            (SparseOrdering::Dissection, Some(y)) => vec![FillOrdering::Dissection(y)],
         }
     }
 }
@@ -139,8 +150,8 @@ impl EdgeEngine {
             return Ok(engine);
         }
         let pattern = Self::laplacian(n, edges, &vec![1.0; edges.len()]);
-        let ordering = self.ordering.resolve(n, points);
-        let engine = GroundedLaplacian::with_ordering(&pattern, gamma, None, ordering)?;
+        let candidates = self.ordering.candidates(n, points);
+        let engine = GroundedLaplacian::with_orderings(&pattern, gamma, None, &candidates)?;
         let slots = engine.edge_slots(edges)?;
         Ok(&self.cell.get_or_init(|| (engine, slots)).0)
     }
@@ -208,6 +219,8 @@ pub struct GroundedLaplacian {
     from: Vec<usize>,
     constant: Vec<f64>,
     analysis: SparseSymbolic,
+    /// Whether `analysis` is the nested dissection.
+    dissected: bool,
 }
 
 const NONE: usize = usize::MAX;
@@ -239,6 +252,21 @@ impl GroundedLaplacian {
         gamma: f64,
         limit: Option<&MemoryLimit>,
         ordering: FillOrdering<'_>,
+    ) -> Result<Self> {
+        Self::with_orderings(m, gamma, limit, &[ordering])
+    }
+
+    /// [`GroundedLaplacian::with_ordering`] under whichever of `orderings` gives the factor
+    /// with the fewest values (the first of equals).
+    ///
+    /// # Errors
+    /// As [`GroundedLaplacian::with_ordering`]; [`Error::InvalidParameter`] if `orderings`
+    /// is empty.
+    pub fn with_orderings(
+        m: &CsrMatrix,
+        gamma: f64,
+        limit: Option<&MemoryLimit>,
+        orderings: &[FillOrdering<'_>],
     ) -> Result<Self> {
         let n = m.nrows();
         if m.ncols() != n || n < 2 {
@@ -309,8 +337,24 @@ impl GroundedLaplacian {
         }
         let values = vec![1.0; g_indices.len()];
         let pattern = CsrMatrix::from_sorted_rows(n, n, g_indptr, g_indices, values)?;
-        let analysis =
-            SparseSymbolic::analyse_with(&pattern, ordering, "the grounded field's precision")?;
+        let mut best: Option<(SparseSymbolic, bool)> = None;
+        for &ordering in orderings {
+            let analysis =
+                SparseSymbolic::analyse_with(&pattern, ordering, "the grounded field's precision")?;
+            if best
+                .as_ref()
+                .is_none_or(|(b, _)| analysis.factor_len() < b.factor_len())
+            {
+                let dissected = matches!(ordering, FillOrdering::Dissection(_));
+                best = Some((analysis, dissected));
+            }
+        }
+        let Some((analysis, dissected)) = best else {
+            return Err(Error::invalid(
+                "the field's ordering",
+                "no fill-reducing ordering was given; pass at least one",
+            ));
+        };
         check_memory(&analysis, MemoryLimit::resolve(limit)?)?;
         Ok(GroundedLaplacian {
             n,
@@ -321,12 +365,18 @@ impl GroundedLaplacian {
             from,
             constant,
             analysis,
+            dissected,
         })
     }
 
     /// The symbolic analysis of `G` (its factor's size, the memory it will need).
     pub fn analysis(&self) -> &SparseSymbolic {
         &self.analysis
+    }
+
+    /// Whether the analysis kept is the nested dissection (otherwise minimum degree).
+    pub fn dissected(&self) -> bool {
+        self.dissected
     }
 
     /// The slots of `X_ii`, `X_jj` and `X_ij` for each edge `(i, j)` in the selected
@@ -568,6 +618,38 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Given several orderings, the engine keeps the one with the smaller factor; an empty
+    /// list is refused.
+    #[test]
+    fn the_smaller_of_two_orderings_is_kept() {
+        let roll = unfold_data::synthetic::swiss_roll(2000, 0.5, 1)
+            .unwrap()
+            .points;
+        let field = MeuField::new(&roll, knn_edges(&roll, 10), 1e-4);
+        let pattern = field.laplacian(&vec![1.0; field.edges().len()], 0.0);
+        let amd =
+            GroundedLaplacian::with_ordering(&pattern, 1e-4, None, FillOrdering::Amd).unwrap();
+        let nd = FillOrdering::Dissection(&roll);
+        let dissected = GroundedLaplacian::with_ordering(&pattern, 1e-4, None, nd).unwrap();
+        let both =
+            GroundedLaplacian::with_orderings(&pattern, 1e-4, None, &[FillOrdering::Amd, nd])
+                .unwrap();
+        let (a, d) = (
+            amd.analysis().factor_len(),
+            dissected.analysis().factor_len(),
+        );
+        assert_ne!(a, d);
+        assert_eq!(both.analysis().factor_len(), a.min(d));
+        assert_eq!(both.dissected(), d < a);
+        assert!(!amd.dissected() && dissected.dissected());
+        assert!(GroundedLaplacian::with_orderings(&pattern, 1e-4, None, &[]).is_err());
+        // Auto tries both from DISSECTION_MIN_N points on, and only with points.
+        let auto = SparseOrdering::Auto;
+        assert_eq!(auto.candidates(DISSECTION_MIN_N - 1, Some(&roll)).len(), 1);
+        assert_eq!(auto.candidates(DISSECTION_MIN_N, Some(&roll)).len(), 2);
+        assert_eq!(auto.candidates(DISSECTION_MIN_N, None).len(), 1);
     }
 
     /// A factor that would not fit is refused after the analysis, with its size per point.
