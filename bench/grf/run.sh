@@ -17,7 +17,14 @@ for n in 1000 10000; do run roll-noisy "$n" fit; done
 run roll-noisy 30000 eval
 for n in 1000 2000 10000; do run roll-p100 "$n" fit; done
 run roll-p100 30000 eval
-run roll 1000000 eval
+# The two fill-reducing orderings forced, on every generator (the fits above use auto).
+for d in roll s-curve roll-noisy roll-p100; do for o in amd nd; do run "$d" 10000 eval "$o"; done; done
+for d in roll s-curve roll-noisy; do for o in amd nd; do run "$d" 100000 eval "$o"; done; done
+for o in amd nd; do run roll-p100 30000 eval "$o"; done
+run roll 1000000 eval amd
+run roll 1000000 eval nd
+# About two hours on 2 idle cores; its evaluations go to stderr with their times.
+run roll 1000000 fit
 {
   echo "# MEU at scale: the sparse engine and the dense path"
   echo
@@ -28,13 +35,16 @@ run roll 1000000 eval
   echo "\"sparse s\" and \"dense s\" are one log-likelihood-and-gradient evaluation at the"
   echo "initial multipliers (median of 3): the grounded sparse Cholesky factor with selected"
   echo "inversion, and the dense Cholesky factor with the inverse (run up to n = 4000)."
-  echo "\"factor values\" is the sparse factor's stored values (per point: the fill under the"
-  echo "AMD ordering). \"fit s\" is the whole sparse fit to pgtol 1e-5 (kNN graph, search,"
+  echo "\"ordering\" is the sparse engine's fill-reducing ordering (\`amd\` minimum degree, \`nd\`"
+  echo "nested dissection; forced in the eval rows that compare them, else the engine's own"
+  echo "choice) and \"analysis s\" its symbolic analysis (with \`auto\` from 10,000 points: both)."
+  echo "\"factor values\" is the sparse factor's stored values (per point: the fill under that"
+  echo "ordering). \"fit s\" is the whole sparse fit to pgtol 1e-5 (kNN graph, search,"
   echo "embedding, evidence), timed like a user's fit; \"-\" where only the evaluation ran."
   echo "\"peak MiB\" is the process's peak resident memory (data, graph, factor, inverse)."
   echo
-  echo "| data | n | p | edges | factor values | values per point | sparse s | dense s | dense / sparse | fit s | iterations | evaluations | stopped by | projected gradient | peak MiB |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| data | n | p | edges | ordering | analysis s | factor values | values per point | sparse s | dense s | dense / sparse | fit s | iterations | evaluations | stopped by | projected gradient | peak MiB |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
 } > "$out"
 cat "$out"
