@@ -49,11 +49,11 @@ pub enum SparseOrdering {
 }
 
 /// The number of points from which [`SparseOrdering::Auto`] also tries nested dissection
-/// (`bench/results/grf.md`: at 10,000 points minimum degree's factor was 23% to 27%
-/// smaller on clean manifolds and dissection's 7% smaller on noisy data; at 100,000 the
-/// two were within 2% on clean manifolds and dissection's 32% smaller on noisy data; at
-/// 1,000,000 dissection's was the smaller). The second analysis costs a fraction of one
-/// evaluation.
+/// (`bench/results/grf.md`: at 10,000 points minimum degree's factor was 21% to 23%
+/// smaller on clean 3-D manifolds, 9% with 100 features, and dissection's 7% smaller on
+/// noisy data; at 100,000 the two were within 2% on clean manifolds and dissection's 32%
+/// smaller on noisy data; at 1,000,000 dissection's was 30% smaller on the clean roll).
+/// The second analysis costs a small part of a fit.
 pub const DISSECTION_MIN_N: usize = 10_000;
 
 impl SparseOrdering {
