@@ -2,21 +2,24 @@
 //! of the vertices (geometric bisection; George 1973 for nested dissection, Gilbert,
 //! Miller & Teng 1998 for geometric partitioning).
 //!
-//! A part of the graph is cut at the median of its vertices' coordinates projected on a
-//! direction: each of the part's principal directions is tried and the one whose cut has
-//! the smaller boundary is kept. The vertex separator is a minimum vertex cover of the
-//! edges crossing the cut (König's theorem: the unmatched side of a maximum matching of
-//! that bipartite graph), so that removing it disconnects the two halves with as few
-//! vertices as the cut allows. The two halves are ordered first (recursively), the
-//! separator last; parts of at most [`LEAF`] vertices are ordered by faer's approximate
-//! minimum degree on their own subgraph. Dense vertices (degree above `10 sqrt(n)`, AMD's
-//! rule: a grounded field's ground node) are numbered after everything else, where their
-//! row fills nothing.
+//! A part of the graph is cut at the median of a key: its vertices' coordinates projected
+//! on each of the part's principal directions and on each axis, and the hop distance from
+//! a pseudo-peripheral vertex (which follows a rolled sheet that a plane would cross
+//! several times, and splits a disconnected part without a separator). The cut whose
+//! smaller side has the fewest vertices with a neighbour across is kept. The vertex
+//! separator is a minimum vertex cover of the edges crossing that cut (König's theorem:
+//! the vertices not reached, on one side, and reached, on the other, by alternating paths
+//! from the unmatched vertices of a maximum matching), so that removing it disconnects the
+//! two halves with as few vertices as the cut allows. The two halves are ordered first
+//! (recursively), the separator last; parts of at most [`LEAF`] vertices are ordered by
+//! faer's approximate minimum degree on their own subgraph. Dense vertices (degree above
+//! `10 sqrt(n)`, AMD's rule: a grounded field's ground node) are numbered after
+//! everything else, where their row fills nothing.
 //!
-//! With `q` coordinates the points are first projected on their `q = 3` leading principal
-//! directions (data in more dimensions than its manifold). For a planar mesh this gives
-//! separators of `O(sqrt(n))` vertices and a factor of `O(n log n)` values, against the
-//! `O(n^{1.4})` to `O(n^{1.5})` growth that minimum degree shows on large meshes.
+//! Points with more than 3 coordinates are first projected on their 3 leading principal
+//! directions (data in more dimensions than its manifold). On a planar mesh this gives
+//! separators of `O(sqrt(n))` vertices and a factor of `O(n log n)` values (George 1973);
+//! a 10-NN graph's separators are a few points thick, which multiplies the constant.
 
 use crate::dense_eigen::small_sym_eigen;
 use crate::gemm::{tall_mul, tr_mul_self};
@@ -123,7 +126,8 @@ struct Dissection<'a> {
     coords: Vec<[f64; DIMS]>,
     /// 0 outside the part being split, 1 and 2 its halves, 3 its separator.
     side: Vec<u8>,
-    /// Work space: a vertex's index within a leaf or a side of the cut.
+    /// Work space: a vertex's index within a leaf or a side of the cut, or its hop
+    /// distance; `NONE` between uses.
     local: Vec<u32>,
     order: Vec<u32>,
     context: &'a str,
@@ -151,8 +155,8 @@ impl Dissection<'_> {
         self.dissect(b, lo + la)
     }
 
-    /// The part cut in two halves and a separator, or `None` when no direction splits it
-    /// into two smaller parts.
+    /// The part cut in two halves and a separator, or `None` when no key splits it into two
+    /// smaller parts.
     #[allow(clippy::type_complexity)]
     fn split(&mut self, part: &[u32]) -> Result<Option<(Vec<u32>, Vec<u32>, Vec<u32>)>> {
         let m = part.len();
@@ -173,9 +177,6 @@ impl Dissection<'_> {
         ))
         .map_err(|e| Error::numerical(self.context, format!("a part's directions: {e}")))?;
         let largest = values[DIMS - 1];
-        if largest <= 0.0 {
-            return Ok(None);
-        }
         // The candidate cuts, at the median of: the projections on the part's principal
         // directions with a spread (widest first) and on the coordinate axes, and the
         // hop distance from a pseudo-peripheral vertex (which follows a curved manifold
@@ -184,19 +185,27 @@ impl Dissection<'_> {
         // earlier).
         let mut directions: Vec<Vector3<f64>> = (0..DIMS)
             .rev()
-            .filter(|&j| values[j] > 1e-12 * largest)
+            .filter(|&j| values[j] > 1e-12 * largest && largest > 0.0)
             .map(|j| Vector3::from_iterator(vectors.column(j).iter().copied()))
             .collect();
-        directions.extend((0..DIMS).map(|j| Vector3::ith(j, 1.0)));
+        if !directions.is_empty() {
+            directions.extend((0..DIMS).map(|j| Vector3::ith(j, 1.0)));
+        }
         let project = |d: &Self, direction: &Vector3<f64>| -> Vec<f64> {
             part.iter()
                 .map(|&v| (Vector3::from(d.coords[v as usize]) - mean).dot(direction))
                 .collect()
         };
-        let widest = project(self, &directions[0]);
-        let start = (0..m)
-            .min_by(|&a, &b| widest[a].total_cmp(&widest[b]))
-            .unwrap_or(0);
+        // The search for a peripheral vertex starts at one end of the widest direction.
+        let start = match directions.first() {
+            Some(widest) => {
+                let keys = project(self, widest);
+                (0..m)
+                    .min_by(|&a, &b| keys[a].total_cmp(&keys[b]))
+                    .unwrap_or(0)
+            }
+            None => 0,
+        };
         let (_, peripheral) = self.hops(part, part[start]);
         let (hops, _) = self.hops(part, peripheral);
         let mut best: Option<(usize, Vec<f64>)> = None;

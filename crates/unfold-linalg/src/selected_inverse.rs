@@ -722,6 +722,8 @@ mod tests {
             (grid_laplacian(50, 30), grid_points(50, 30)),
             (random_graph_laplacian(3000, 5, 4), wiggly_points(3000, 6)),
             (random_graph_laplacian(700, 3, 2), wiggly_points(700, 1)),
+            // Points without a spread: the hop distance still cuts.
+            (grid_laplacian(40, 40), DMatrix::zeros(1600, 2)),
         ] {
             let (indptr, indices, _) = a.parts();
             let order =
