@@ -1,19 +1,21 @@
 //! MEU at scale (issue 15): one configuration per run, one Markdown table row.
 //!
-//! `cargo run --release --example bench_grf -- <data> <n> <fit|eval> [auto|amd|nd]` where
-//! `<data>` is `roll` (Swiss roll, noise 0.05), `roll-noisy` (noise 0.5), `s-curve` (noise
-//! 0.05) or `roll-p100` (the roll mapped linearly into 100 dimensions plus noise 0.05);
+//! `cargo run --release --example bench_grf -- <data> <n> <fit|eval|analyse> [auto|amd|nd]`
+//! where `<data>` is `roll` (Swiss roll, noise 0.05), `roll-noisy` (noise 0.5), `s-curve`
+//! (noise 0.05) or `roll-p100` (the roll mapped linearly into 100 dimensions plus noise 0.05);
 //! k = 10 (union graph), gamma = 1e-4. The last argument is the sparse engine's
 //! fill-reducing ordering: `auto` by default, as a user's fit (from 10,000 points on the
-//! smaller factor of minimum degree and nested dissection); `amd` or `nd` force one. The
-//! fit always runs as a user's, with `auto`. It prints: the graph's edges, the ordering
+//! cheaper factorisation of minimum degree and nested dissection); `amd` or `nd` force one.
+//! The fit always runs as a user's, with `auto`. It prints: the graph's edges, the ordering
 //! used, the seconds of the symbolic analysis, the sparse factor's stored values, the
 //! seconds of one log-likelihood-and-gradient evaluation by the sparse path and (up to
 //! n = 4000, where the n x n matrices fit comfortably) by the dense path, and with `fit`
 //! the whole sparse fit to pgtol 1e-5 (kNN graph, search, embedding), its iterations and
 //! stopping rule (each evaluation of the search goes to stderr with its time); last, the
 //! process's peak resident memory. Each evaluation time is the median of 3 at the initial
-//! multipliers. `bench/grf/run.sh` runs the matrix into `bench/results/grf.md`.
+//! multipliers. `analyse` prints one row per ordering with only the symbolic analysis:
+//! its seconds, the factor's values and the factorisation's Gflop (load-independent).
+//! `bench/grf/run.sh` runs the matrix into `bench/results/grf.md`.
 
 use nalgebra::DMatrix;
 use rand::SeedableRng;
@@ -100,7 +102,8 @@ fn main() {
         [name, n, mode, ordering] => (name, n, mode, ordering.as_str()),
         _ => {
             eprintln!(
-                "usage: bench_grf <roll|roll-noisy|s-curve|roll-p100> <n> <fit|eval> [auto|amd|nd]"
+                "usage: bench_grf <roll|roll-noisy|s-curve|roll-p100> <n> <fit|eval|analyse> \
+                 [auto|amd|nd]"
             );
             std::process::exit(2);
         }
@@ -120,6 +123,27 @@ fn main() {
         .expect("kNN graph")
         .1;
     let edges: Vec<(usize, usize)> = graph.edges().iter().map(|&(i, j, _)| (i, j)).collect();
+    if mode == "analyse" {
+        // Both orderings' symbolic analyses only: no numeric work, independent of the load.
+        for (label, choice) in [
+            ("amd", SparseOrdering::Amd),
+            ("nd", SparseOrdering::Dissection),
+        ] {
+            let field = MeuField::new(&yc, edges.clone(), 1e-4).with_ordering(choice);
+            let t = Instant::now();
+            let engine = field.engine().expect("analysis");
+            let seconds = t.elapsed().as_secs_f64();
+            let analysis = engine.analysis();
+            println!(
+                "| {name} | {n} | {p} | {} | {label} | {seconds:.2} | {} | {:.1} | {:.3} |",
+                edges.len(),
+                analysis.factor_len(),
+                analysis.factor_len() as f64 / n as f64,
+                analysis.factor_flops() / 1e9
+            );
+        }
+        return;
+    }
     let sparse = MeuField::new(&yc, edges.clone(), 1e-4)
         .with_solver(Solver::Sparse)
         .with_ordering(choice);

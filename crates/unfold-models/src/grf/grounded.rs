@@ -37,9 +37,9 @@ use unfold_linalg::{CsrMatrix, FillOrdering, SparseSymbolic};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SparseOrdering {
     /// From [`DISSECTION_MIN_N`] points on, both orderings are analysed and the one whose
-    /// factor holds fewer values is kept (nested dissection on large or noisy graphs,
-    /// `bench/results/grf.md`); approximate minimum degree below, and for fields given
-    /// without points.
+    /// factorisation needs fewer operations is kept (nested dissection on large or noisy
+    /// graphs, `bench/results/grf.md`); approximate minimum degree below, and for fields
+    /// given without points.
     #[default]
     Auto,
     /// Approximate minimum degree at every size.
@@ -49,16 +49,16 @@ pub enum SparseOrdering {
 }
 
 /// The number of points from which [`SparseOrdering::Auto`] also tries nested dissection
-/// (`bench/results/grf.md`: at 10,000 points minimum degree's factor was 21% to 23%
-/// smaller on clean 3-D manifolds, 9% with 100 features, and dissection's 7% smaller on
-/// noisy data; at 100,000 the two were within 2% on clean manifolds and dissection's 32%
-/// smaller on noisy data; at 1,000,000 dissection's was 30% smaller on the clean roll).
-/// The second analysis costs a small part of a fit.
+/// (`bench/results/grf.md`: at 10,000 points minimum degree's factorisation needed 13% to
+/// 40% fewer operations on clean manifolds and dissection's 21% fewer on noisy data; at
+/// 100,000 dissection's needed 5% to 15% fewer on clean manifolds, with factors within 2%
+/// of each other, and 61% fewer on noisy data; at 1,000,000 its factor was 30% smaller on
+/// the clean roll). The second analysis costs a small part of a fit.
 pub const DISSECTION_MIN_N: usize = 10_000;
 
 impl SparseOrdering {
     /// The orderings to analyse for a field over `n` points, given `points` (row `i`:
-    /// point `i`); the engine keeps the one with the smaller factor.
+    /// point `i`); the engine keeps the one whose factorisation needs fewer operations.
     pub fn candidates(self, n: usize, points: Option<&DMatrix<f64>>) -> Vec<FillOrdering<'_>> {
         match (self, points) {
             (SparseOrdering::Amd, _) | (_, None) => vec![FillOrdering::Amd],
@@ -257,7 +257,8 @@ impl GroundedLaplacian {
     }
 
     /// [`GroundedLaplacian::with_ordering`] under whichever of `orderings` gives the factor
-    /// with the fewest values (the first of equals).
+    /// whose factorisation needs the fewest operations
+    /// ([`SparseSymbolic::factor_flops`]; the first of equals).
     ///
     /// # Errors
     /// As [`GroundedLaplacian::with_ordering`]; [`Error::InvalidParameter`] if `orderings`
@@ -343,7 +344,7 @@ impl GroundedLaplacian {
                 SparseSymbolic::analyse_with(&pattern, ordering, "the grounded field's precision")?;
             if best
                 .as_ref()
-                .is_none_or(|(b, _)| analysis.factor_len() < b.factor_len())
+                .is_none_or(|(b, _)| analysis.factor_flops() < b.factor_flops())
             {
                 let dissected = matches!(ordering, FillOrdering::Dissection(_));
                 best = Some((analysis, dissected));
@@ -620,7 +621,7 @@ mod tests {
         }
     }
 
-    /// Given several orderings, the engine keeps the one with the smaller factor; an empty
+    /// Given several orderings, the engine keeps the cheaper factorisation; an empty
     /// list is refused.
     #[test]
     fn the_smaller_of_two_orderings_is_kept() {
@@ -637,11 +638,11 @@ mod tests {
             GroundedLaplacian::with_orderings(&pattern, 1e-4, None, &[FillOrdering::Amd, nd])
                 .unwrap();
         let (a, d) = (
-            amd.analysis().factor_len(),
-            dissected.analysis().factor_len(),
+            amd.analysis().factor_flops(),
+            dissected.analysis().factor_flops(),
         );
         assert_ne!(a, d);
-        assert_eq!(both.analysis().factor_len(), a.min(d));
+        assert_eq!(both.analysis().factor_flops(), a.min(d));
         assert_eq!(both.dissected(), d < a);
         assert!(!amd.dissected() && dissected.dissected());
         assert!(GroundedLaplacian::with_orderings(&pattern, 1e-4, None, &[]).is_err());

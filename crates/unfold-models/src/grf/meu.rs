@@ -258,7 +258,7 @@ impl MeuField {
     }
 
     /// The field's sparse engine ordered by `ordering` ([`SparseOrdering::Auto`] by
-    /// default: the smaller factor of minimum degree and nested dissection by the points
+    /// default: the cheaper of minimum degree and nested dissection by the points
     /// from [`DISSECTION_MIN_N`](crate::grf::grounded::DISSECTION_MIN_N) points on).
     pub fn with_ordering(mut self, ordering: SparseOrdering) -> Self {
         self.engine = EdgeEngine::with_ordering(ordering);
