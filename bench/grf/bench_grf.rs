@@ -1,20 +1,27 @@
 //! MEU at scale (issue 15): one configuration per run, one Markdown table row.
 //!
-//! `cargo run --release --example bench_grf -- <data> <n> <fit|eval>` where `<data>` is
-//! `roll` (Swiss roll, noise 0.05), `roll-noisy` (noise 0.5), `s-curve` (noise 0.05) or
-//! `roll-p100` (the roll mapped linearly into 100 dimensions plus noise 0.05); k = 10
-//! (union graph), gamma = 1e-4. It prints: the graph's edges, the sparse factor's stored
-//! values, the seconds of one log-likelihood-and-gradient evaluation by the sparse path
-//! and (up to n = 4000, where the n x n matrices fit comfortably) by the dense path, and
-//! with `fit` the whole sparse fit to pgtol 1e-5 (kNN graph, search, embedding), its
-//! iterations and stopping rule; last, the process's peak resident memory. Each
-//! evaluation time is the median of 3 at the initial multipliers. `bench/grf/run.sh`
-//! runs the matrix into `bench/results/grf.md`.
+//! `cargo run --release --example bench_grf -- <data> <n> <fit|eval|analyse> [auto|amd|nd]`
+//! where `<data>` is `roll` (Swiss roll, noise 0.05), `roll-noisy` (noise 0.5), `s-curve`
+//! (noise 0.05) or `roll-p100` (the roll mapped linearly into 100 dimensions plus noise 0.05);
+//! k = 10 (union graph), gamma = 1e-4. The last argument is the sparse engine's
+//! fill-reducing ordering: `auto` by default, as a user's fit (from 10,000 points on the
+//! cheaper factorisation of minimum degree and nested dissection); `amd` or `nd` force one.
+//! The fit always runs as a user's, with `auto`. It prints: the graph's edges, the ordering
+//! used, the seconds of the symbolic analysis, the sparse factor's stored values, the
+//! seconds of one log-likelihood-and-gradient evaluation by the sparse path and (up to
+//! n = 4000, where the n x n matrices fit comfortably) by the dense path, and with `fit`
+//! the whole sparse fit to pgtol 1e-5 (kNN graph, search, embedding), its iterations and
+//! stopping rule (each evaluation of the search goes to stderr with its time); last, the
+//! process's peak resident memory. Each evaluation time is the median of 3 at the initial
+//! multipliers. `analyse` prints one row per ordering with only the symbolic analysis:
+//! its seconds, the factor's values and the factorisation's Gflop (load-independent).
+//! `bench/grf/run.sh` runs the matrix into `bench/results/grf.md`.
 
 use nalgebra::DMatrix;
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
 use std::time::Instant;
+use unfold::models::grf::grounded::SparseOrdering;
 use unfold::models::grf::meu::MeuField;
 use unfold::models::grf::Solver;
 use unfold::models::{GaussianRandomField, MeuParams};
@@ -73,11 +80,39 @@ fn peak_mib() -> f64 {
         .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
+/// Prints every evaluation of the search to stderr with the seconds since the start (the
+/// progress of a long fit, in its log).
+struct Progress(Instant);
+
+impl unfold::vem::Observer for Progress {
+    fn iteration(&self, _restart: usize, evaluation: usize, evidence: &unfold::Evidence) {
+        eprintln!(
+            "evaluation {evaluation} at {:.1} s: {} {:.6e}",
+            self.0.elapsed().as_secs_f64(),
+            evidence.kind,
+            evidence.value
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [name, n, mode] = &args[..] else {
-        eprintln!("usage: bench_grf <roll|roll-noisy|s-curve|roll-p100> <n> <fit|eval>");
-        std::process::exit(2);
+    let (name, n, mode, ordering) = match &args[..] {
+        [name, n, mode] => (name, n, mode, "auto"),
+        [name, n, mode, ordering] => (name, n, mode, ordering.as_str()),
+        _ => {
+            eprintln!(
+                "usage: bench_grf <roll|roll-noisy|s-curve|roll-p100> <n> <fit|eval|analyse> \
+                 [auto|amd|nd]"
+            );
+            std::process::exit(2);
+        }
+    };
+    let choice = match ordering {
+        "auto" => SparseOrdering::Auto,
+        "amd" => SparseOrdering::Amd,
+        "nd" => SparseOrdering::Dissection,
+        other => panic!("unknown ordering {other}"),
     };
     let n: usize = n.parse().expect("n is an integer");
     let y = data(name, n);
@@ -88,9 +123,36 @@ fn main() {
         .expect("kNN graph")
         .1;
     let edges: Vec<(usize, usize)> = graph.edges().iter().map(|&(i, j, _)| (i, j)).collect();
-    let sparse = MeuField::new(&yc, edges.clone(), 1e-4).with_solver(Solver::Sparse);
+    if mode == "analyse" {
+        // Both orderings' symbolic analyses only: no numeric work, independent of the load.
+        for (label, choice) in [
+            ("amd", SparseOrdering::Amd),
+            ("nd", SparseOrdering::Dissection),
+        ] {
+            let field = MeuField::new(&yc, edges.clone(), 1e-4).with_ordering(choice);
+            let t = Instant::now();
+            let engine = field.engine().expect("analysis");
+            let seconds = t.elapsed().as_secs_f64();
+            let analysis = engine.analysis();
+            println!(
+                "| {name} | {n} | {p} | {} | {label} | {seconds:.2} | {} | {:.1} | {:.3} |",
+                edges.len(),
+                analysis.factor_len(),
+                analysis.factor_len() as f64 / n as f64,
+                analysis.factor_flops() / 1e9
+            );
+        }
+        return;
+    }
+    let sparse = MeuField::new(&yc, edges.clone(), 1e-4)
+        .with_solver(Solver::Sparse)
+        .with_ordering(choice);
     let lambda = sparse.initial();
-    let stored = sparse.engine().expect("analysis").analysis().factor_len();
+    let t = Instant::now();
+    let engine = sparse.engine().expect("analysis");
+    let analysis_s = t.elapsed().as_secs_f64();
+    let stored = engine.analysis().factor_len();
+    let used = if engine.dissected() { "nd" } else { "amd" };
     let sparse_s = eval_seconds(&sparse, &lambda);
     let dense_s = (n <= 4000).then(|| {
         let dense = MeuField::new(&yc, edges.clone(), 1e-4).with_solver(Solver::Dense);
@@ -100,11 +162,13 @@ fn main() {
         Some(d) => (format!("{d:.4}"), format!("{:.0}x", d / sparse_s)),
         None => ("-".into(), "-".into()),
     };
+    // The fit builds its own engine: free this one's analysis first.
+    drop(sparse);
     let fit_cells = if mode == "fit" {
         let t = Instant::now();
         let meu = MeuParams::new(2, 10)
             .solver(Solver::Sparse)
-            .fit(&y)
+            .fit_observed(&y, None, &Progress(t))
             .expect("MEU fits");
         let fit = t.elapsed().as_secs_f64();
         let c = &meu.convergence;
@@ -116,7 +180,7 @@ fn main() {
         "- | - | - | - | -".into()
     };
     println!(
-        "| {name} | {n} | {p} | {} | {stored} | {:.1} | {sparse_s:.4} | {dense_cell} | {ratio_cell} | {fit_cells} | {:.0} |",
+        "| {name} | {n} | {p} | {} | {used} | {analysis_s:.2} | {stored} | {:.1} | {sparse_s:.4} | {dense_cell} | {ratio_cell} | {fit_cells} | {:.0} |",
         edges.len(),
         stored as f64 / n as f64,
         peak_mib()

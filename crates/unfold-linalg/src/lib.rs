@@ -50,6 +50,7 @@ mod check;
 pub mod cholesky;
 pub mod dense;
 pub mod dense_eigen;
+pub mod dissection;
 pub mod distance;
 pub mod eigen;
 pub mod gemm;
@@ -77,7 +78,7 @@ pub use eigen::{
 pub use lanczos::{partial_sym_eigen, PartialEigenOptions, Which};
 pub use operator::SymOperator;
 pub use packed::PackedSym;
-pub use selected_inverse::{SelectedInverse, SparseFactor, SparseSymbolic};
+pub use selected_inverse::{FillOrdering, SelectedInverse, SparseFactor, SparseSymbolic};
 pub use simd::{exp, lane_sum, vectorize};
 pub use sparse::CsrMatrix;
 pub use sparse_cholesky::SparseCholesky;

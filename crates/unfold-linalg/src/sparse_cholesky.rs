@@ -58,7 +58,7 @@ impl SparseCholesky {
     pub(crate) fn of_shifted(a: &CsrMatrix, shift: f64, context: &str) -> Result<SparseCholesky> {
         let n = a.nrows();
         let (col_ptr, row_idx, lower_vals) = lower_triangle(a, shift, context)?;
-        let symbolic = symbolic_cholesky(n, &col_ptr, &row_idx, context)?;
+        let symbolic = symbolic_cholesky(n, &col_ptr, &row_idx, SymmetricOrdering::Amd, context)?;
         let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
         let lower = SparseColMatRef::new(sym, &lower_vals);
         let perm: Vec<usize> = match symbolic.perm() {
@@ -165,18 +165,19 @@ pub(crate) fn lower_triangle(
     Ok((col_ptr, row_idx, lower_vals))
 }
 
-/// The symbolic supernodal Cholesky analysis (AMD ordering) of a lower-triangular pattern.
+/// The symbolic supernodal Cholesky analysis of a lower-triangular pattern under `ordering`.
 pub(crate) fn symbolic_cholesky(
     n: usize,
     col_ptr: &[u32],
     row_idx: &[u32],
+    ordering: SymmetricOrdering<'_, u32>,
     context: &str,
 ) -> Result<SymbolicCholesky<u32>> {
     let sym = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, row_idx);
     factorize_symbolic_cholesky(
         sym,
         Side::Lower,
-        SymmetricOrdering::Amd,
+        ordering,
         CholeskySymbolicParams {
             supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
             ..Default::default()

@@ -20,7 +20,7 @@
 //! smallest non-zero eigenvalues of `L` (spec §2.6). Out-of-sample projection: see
 //! [`Meu::project`] and `docs/methods/meu.md`.
 
-use crate::grf::grounded::{EdgeEngine, GroundedLaplacian};
+use crate::grf::grounded::{EdgeEngine, GroundedLaplacian, SparseOrdering};
 use crate::grf::{
     laplacian_embedding, latent_scales, new_node_mean, FieldFactor, FieldFitOptions,
     FieldFitReport, FieldScaling, GaussianRandomField, Precision, PrecisionDerivative, Solver,
@@ -257,10 +257,19 @@ impl MeuField {
         self
     }
 
+    /// The field's sparse engine ordered by `ordering` ([`SparseOrdering::Auto`] by
+    /// default: the cheaper of minimum degree and nested dissection by the points
+    /// from [`DISSECTION_MIN_N`](crate::grf::grounded::DISSECTION_MIN_N) points on).
+    pub fn with_ordering(mut self, ordering: SparseOrdering) -> Self {
+        self.engine = EdgeEngine::with_ordering(ordering);
+        self
+    }
+
     /// The sparse engine over this field's edges (built once: the pattern does not change
     /// with the multipliers).
     pub fn engine(&self) -> Result<&GroundedLaplacian> {
-        self.engine.get(self.n, &self.edges, self.gamma)
+        self.engine
+            .get_over(self.n, &self.edges, self.gamma, Some(&self.y))
     }
 
     pub fn edges(&self) -> &[(usize, usize)] {
@@ -401,6 +410,7 @@ impl GaussianRandomField for MeuField {
     fn factor(&self, lambda: &[f64]) -> Result<FieldFactor> {
         self.check_theta(lambda)?;
         if self.solver.sparse_for(self.n) {
+            self.engine()?;
             return self.engine.factor(
                 self.n,
                 &self.edges,
