@@ -288,11 +288,17 @@ fn fit(
             y: &y,
             graph: graph.as_ref(),
         };
-        registry().fit(method, &data, &settings, &unfold_vem::Silent)
+        let fitted = registry().fit(method, &data, &settings, &unfold_vem::Silent)?;
+        // The evidence on the training data, while they are here (Laplacian eigenmaps and
+        // LLE compute theirs on demand; the others return the fit's own).
+        let evidence = fitted.model.evidence_on(&y)?;
+        Ok((fitted, evidence))
     })?;
+    let (fitted, evidence) = fitted;
     Ok(NativeModel {
         model: fitted.model,
         seconds: Some(fitted.report.seconds),
+        evidence: Some(evidence),
     })
 }
 
@@ -302,6 +308,9 @@ struct NativeModel {
     model: Box<dyn Model>,
     /// Seconds the Rust fit took (`None` for a model read from bytes).
     seconds: Option<f64>,
+    /// The evidence on the training data, computed at the fit (`None` for a model read
+    /// from bytes: then the model's own).
+    evidence: Option<Evidence>,
 }
 
 fn evidence_tuple<'py>(py: Python<'py>, e: &Evidence) -> PyResult<Bound<'py, PyTuple>> {
@@ -339,9 +348,13 @@ impl NativeModel {
         array(py, self.model.coords().clone())
     }
 
-    /// `(kind, value, terms)` of the model's evidence on its training data.
+    /// `(kind, value, terms)` of the model's evidence on its training data (for a fit made
+    /// here, as `evidence_on` gives it on the fitted points).
     fn evidence<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        evidence_tuple(py, &self.model.evidence())
+        match &self.evidence {
+            Some(e) => evidence_tuple(py, e),
+            None => evidence_tuple(py, &self.model.evidence()),
+        }
     }
 
     /// `(kind, value, terms)` of the model's evidence on its training data `y` (Laplacian
@@ -502,6 +515,7 @@ impl NativeModel {
         Ok(NativeModel {
             model,
             seconds: None,
+            evidence: None,
         })
     }
 

@@ -128,7 +128,7 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
     def _set_fitted(self, model, X):
         self.model_ = model
         self.embedding_ = model.embedding()
-        kind, value, terms = model.evidence_on(X) if self._info["evidence"] != "none" else model.evidence()
+        kind, value, terms = model.evidence()
         self.evidence_ = Evidence(kind, value)
         self.evidence_terms_ = dict(terms)
         c = model.convergence()
