@@ -563,6 +563,21 @@ mod tests {
     use super::*;
     use crate::test_util::{grid_laplacian, random_graph_laplacian};
 
+    /// A `side` x `side` grid Laplacian (+ 0.01 I) plus one node joined to every other: a
+    /// dense row, which the orderings number last.
+    fn arrowhead(side: usize) -> CsrMatrix {
+        let g = grid_laplacian(side, side);
+        let n = g.nrows();
+        let mut t = Vec::new();
+        for i in 0..n {
+            let (cols, vals) = g.row(i);
+            t.extend(cols.iter().zip(vals).map(|(&j, &v)| (i, j, v)));
+            t.extend([(i, i, 0.01), (i, n, -0.01), (n, i, -0.01)]);
+        }
+        t.push((n, n, 0.01 * n as f64 + 0.5));
+        CsrMatrix::from_triplets(n + 1, n + 1, &t)
+    }
+
     fn check_against_dense(a: &CsrMatrix) {
         check_against_dense_with(a, FillOrdering::Amd);
     }
@@ -617,16 +632,7 @@ mod tests {
         check_against_dense(&grid_laplacian(20, 20).add_to_diagonal(1e-3));
         // An arrowhead: a grid plus one node joined to every other (a dense row, which
         // the ordering puts last).
-        let g = grid_laplacian(12, 12);
-        let n = g.nrows();
-        let mut t = Vec::new();
-        for i in 0..n {
-            let (cols, vals) = g.row(i);
-            t.extend(cols.iter().zip(vals).map(|(&j, &v)| (i, j, v)));
-            t.extend([(i, i, 0.01), (i, n, -0.01), (n, i, -0.01)]);
-        }
-        t.push((n, n, 0.01 * n as f64 + 0.5));
-        check_against_dense(&CsrMatrix::from_triplets(n + 1, n + 1, &t));
+        check_against_dense(&arrowhead(12));
     }
 
     #[test]
@@ -714,16 +720,8 @@ mod tests {
         let random = random_graph_laplacian(400, 4, 1).add_to_diagonal(0.05);
         check_against_dense_with(&random, FillOrdering::Dissection(&wiggly_points(400, 6)));
         // The arrowhead: its dense node is numbered last.
-        let g = grid_laplacian(20, 20);
-        let n = g.nrows();
-        let mut t = Vec::new();
-        for i in 0..n {
-            let (cols, vals) = g.row(i);
-            t.extend(cols.iter().zip(vals).map(|(&j, &v)| (i, j, v)));
-            t.extend([(i, i, 0.01), (i, n, -0.01), (n, i, -0.01)]);
-        }
-        t.push((n, n, 0.01 * n as f64 + 0.5));
-        let arrow = CsrMatrix::from_triplets(n + 1, n + 1, &t);
+        let arrow = arrowhead(20);
+        let n = arrow.nrows() - 1;
         let mut points = grid_points(20, 20).insert_row(n, 0.0);
         points[(n, 0)] = 7.0;
         check_against_dense_with(&arrow, FillOrdering::Dissection(&points));
