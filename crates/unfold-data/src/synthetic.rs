@@ -156,6 +156,74 @@ pub fn blobs(n_per: usize, centres: usize, p: usize, sd: f64, seed: u64) -> Resu
     Ok(data)
 }
 
+/// A branching trajectory with known time and branch, as single-cell trajectories are
+/// simulated: in a latent plane, a trunk of length 1 ends at the origin (the branch point),
+/// where `branches` arms of length 1 leave at angles spread over 240 degrees around the
+/// trunk's direction (none doubling back along it). Each point lies on a segment chosen
+/// uniformly (the trunk or an arm) at a uniform position; its time is the distance from the
+/// trunk's start (0 to 1 on the trunk, 1 to 2 on the arms). The plane is mapped into `p`
+/// dimensions by a random orthonormal `p x 2` matrix (distances kept), plus isotropic noise
+/// of standard deviation `noise_sd` per dimension. Labels are the segment (`trunk`,
+/// `branch 1`, ...); `latent` is the time (n x 1).
+pub fn branching(n: usize, branches: usize, p: usize, noise_sd: f64, seed: u64) -> Result<Dataset> {
+    check(n, noise_sd)?;
+    if !(2..=12).contains(&branches) {
+        return Err(Error::invalid(
+            "branches",
+            format!("expected 2 to 12 arms after the branch point, got {branches}"),
+        ));
+    }
+    if p < 2 {
+        return Err(Error::invalid(
+            "p",
+            "the data need at least 2 dimensions to hold the branching plane",
+        ));
+    }
+    let mut rng = seeded_rng(seed);
+    let base: f64 = rng.random_range(0.0..2.0 * PI);
+    let spread = 2.0 * PI / 3.0;
+    let direction = |angle: f64| [angle.cos(), angle.sin()];
+    let arms: Vec<[f64; 2]> = (0..branches)
+        .map(|b| direction(base - spread + 2.0 * spread * b as f64 / (branches - 1) as f64))
+        .collect();
+    let trunk = direction(base);
+    let normal = Normal::new(0.0, 1.0).expect("a valid standard deviation");
+    let gauss = DMatrix::from_fn(p, 2, |_, _| normal.sample(&mut rng));
+    let basis = gauss.qr().q();
+    let noise = Normal::new(0.0, noise_sd.max(f64::MIN_POSITIVE)).expect("a valid sd");
+    let mut y = DMatrix::zeros(n, p);
+    let mut time = DMatrix::zeros(n, 1);
+    let mut labels = Vec::with_capacity(n);
+    for i in 0..n {
+        let segment = rng.random_range(0..=branches);
+        let u: f64 = rng.random();
+        let (point, t) = if segment == 0 {
+            // From -trunk (time 0) to the origin (time 1).
+            ([-(1.0 - u) * trunk[0], -(1.0 - u) * trunk[1]], u)
+        } else {
+            let a = arms[segment - 1];
+            ([u * a[0], u * a[1]], 1.0 + u)
+        };
+        for j in 0..p {
+            let e = if noise_sd > 0.0 {
+                noise.sample(&mut rng)
+            } else {
+                0.0
+            };
+            y[(i, j)] = basis[(j, 0)] * point[0] + basis[(j, 1)] * point[1] + e;
+        }
+        time[(i, 0)] = t;
+        labels.push(segment);
+    }
+    let mut data = Dataset::from_points("branching", y);
+    data.labels = Some(labels);
+    data.label_names = std::iter::once("trunk".to_string())
+        .chain((1..=branches).map(|b| format!("branch {b}")))
+        .collect();
+    data.latent = Some(time);
+    Ok(data)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,5 +306,51 @@ mod tests {
                 .fold(0.0, f64::max);
             assert!(spread < 6.0, "blob {k} spread {spread}");
         }
+    }
+
+    #[test]
+    fn branching_points_lie_on_their_segments_with_their_time() {
+        let d = branching(600, 3, 10, 0.0, 7).unwrap();
+        let (y, time, labels) = (
+            &d.points,
+            d.latent.as_ref().unwrap(),
+            d.labels.as_ref().unwrap(),
+        );
+        assert_eq!(y.shape(), (600, 10));
+        assert_eq!(d.label_names.len(), 4);
+        // Without noise the distance from the branch point (the origin) is 1 - t on the
+        // trunk and t - 1 on an arm, and the points span a plane (rank 2).
+        for i in 0..600 {
+            let r = y.row(i).norm();
+            let t = time[(i, 0)];
+            let expected = if labels[i] == 0 { 1.0 - t } else { t - 1.0 };
+            assert!((r - expected).abs() < 1e-12, "{r} vs {expected}");
+            assert!((labels[i] == 0) == (t <= 1.0));
+        }
+        let sv = y.clone().svd(false, false).singular_values;
+        assert!(sv[2] < 1e-10 * sv[0]);
+        // Every segment gets points; the arms leave in distinct directions, none back along
+        // the trunk (angles at least 60 degrees from the trunk's reverse).
+        for s in 0..4 {
+            assert!(labels.iter().filter(|&&l| l == s).count() > 100);
+        }
+        let mean_dir = |s: usize| {
+            let rows: Vec<usize> = (0..600).filter(|&i| labels[i] == s).collect();
+            let m = rows
+                .iter()
+                .fold(nalgebra::RowDVector::zeros(10), |acc, &i| acc + y.row(i));
+            let norm = m.norm();
+            m / norm
+        };
+        let trunk = mean_dir(0);
+        for a in 1..4 {
+            assert!(mean_dir(a).dot(&trunk) < 0.5 + 1e-9);
+        }
+        assert!(branching(10, 1, 5, 0.0, 0).is_err());
+        assert!(branching(10, 3, 1, 0.0, 0).is_err());
+        assert_eq!(
+            branching(50, 2, 4, 0.1, 3).unwrap().points,
+            branching(50, 2, 4, 0.1, 3).unwrap().points
+        );
     }
 }
