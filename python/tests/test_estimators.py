@@ -134,7 +134,7 @@ def test_a_rust_panic_becomes_a_runtime_error():
         unfold._native._panic_for_tests()
 
 
-def test_fits_release_the_gil_so_threads_run_together():
+def test_fits_in_threads_give_the_serial_numbers():
     from concurrent.futures import ThreadPoolExecutor
 
     X = swiss_roll(300, seed=2)

@@ -181,12 +181,6 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
     def __sklearn_is_fitted__(self):
         return hasattr(self, "model_")
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        tags.non_deterministic = False
-        return tags
-
 
 class ProjectingEstimator(UnfoldEstimator):
     """An estimator whose method projects new points: ``transform`` and ``project``."""

@@ -70,12 +70,12 @@ def ddrtree(adata, use_rep=None, key_added="ddrtree", copy=False, order=True, **
     the cells' ordering along it (Monocle 2's ``orderCells``).
 
     Besides ``embed``'s outputs, ``adata.uns[key]["centres"]`` holds the tree's centres in
-    the latent space, ``adata.uns[key]["tree"]`` its edges (centre_i, centre_j, squared
-    length), and ``adata.obs["<key>_centre"]`` each cell's nearest centre. With ``order``
-    (the default; ``root_cell=`` or ``root_state=`` choose the root, else an end of the
-    tree's diameter) ``adata.obs["<key>_pseudotime"]`` and ``adata.obs["<key>_state"]``
-    hold each cell's pseudotime and state, and ``adata.uns[key]["root_cell"]`` and
-    ``["branch_points"]`` the root and the branch points (centres).
+    the latent space and ``adata.uns[key]["tree"]`` its edges (centre_i, centre_j, squared
+    length). With ``order`` (the default; ``root_cell=`` or ``root_state=`` choose the
+    root, else an end of the tree's diameter) ``adata.obs["<key>_pseudotime"]``,
+    ``["<key>_state"]`` and ``["<key>_centre"]`` hold each cell's pseudotime, state and
+    nearest centre, and ``adata.uns[key]["root_cell"]`` and ``["branch_points"]`` the root
+    and the branch points (centres).
     """
     adata = adata.copy() if copy else adata
     if order and params.get("root_cell") is None and params.get("root_state") is None:
@@ -92,10 +92,6 @@ def ddrtree(adata, use_rep=None, key_added="ddrtree", copy=False, order=True, **
         adata.obs[f"{key_added}_centre"] = rows[:, 2].astype(np.int64)
         notes = dict(est.model_.notes())
         adata.uns[key_added]["root_cell"] = int(notes["root_cell"])
-        points = notes["branch_points (centres)"]
+        points = notes["branch_points"]
         adata.uns[key_added]["branch_points"] = [] if points == "none" else [int(c) for c in points.split(", ")]
-    else:
-        z = est.embedding_
-        d2 = ((z[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
-        adata.obs[f"{key_added}_centre"] = np.argmin(d2, axis=1)
     return adata if copy else est

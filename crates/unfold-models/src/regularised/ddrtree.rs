@@ -940,7 +940,7 @@ mod registration {
             };
             vec![
                 ("root_cell".to_string(), t.root_cell.to_string()),
-                ("branch_points (centres)".to_string(), branch_points),
+                ("branch_points".to_string(), branch_points),
                 ("states".to_string(), t.states.to_string()),
             ]
         }

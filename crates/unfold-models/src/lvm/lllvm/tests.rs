@@ -320,6 +320,18 @@ fn m_step_maximises_the_bound() {
     assert!(da.abs() < 1e-6 * best.abs().max(1.0), "d/dlog alpha = {da}");
 }
 
+/// The 200-point roll (seed 2) and its LL-LVM fit from the spectral start (k = 8, 30
+/// iterations), shared by the projection tests.
+fn spectral_roll_fit() -> (DMatrix<f64>, LlLvm) {
+    let y = roll(200, 2);
+    let fit = LlLvmParams::new(2, 8)
+        .init(LlLvmInit::Spectral)
+        .max_iter(30)
+        .fit(&y)
+        .unwrap();
+    (y, fit)
+}
+
 fn roll(n: usize, seed: u64) -> DMatrix<f64> {
     unfold_data::synthetic::swiss_roll(n, 0.0, seed)
         .unwrap()
@@ -358,12 +370,7 @@ fn bound_is_monotone_on_a_swiss_roll() {
 /// reconstruction of a fitted latent position returns close to the point itself.
 #[test]
 fn out_of_sample_and_reconstruction_of_training_points() {
-    let y = roll(200, 2);
-    let fit = LlLvmParams::new(2, 8)
-        .init(LlLvmInit::Spectral)
-        .max_iter(30)
-        .fit(&y)
-        .unwrap();
+    let (y, fit) = spectral_roll_fit();
     let x = fit.coords().clone();
     // Typical neighbour distance in the embedding.
     let g = fit.graph().unwrap();
@@ -649,12 +656,7 @@ fn relative_gap(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
 type NewPoint = (DVector<f64>, Vec<usize>);
 
 fn projection_cases() -> (LlLvm, Vec<NewPoint>) {
-    let y = roll(200, 2);
-    let fit = LlLvmParams::new(2, 8)
-        .init(LlLvmInit::Spectral)
-        .max_iter(30)
-        .fit(&y)
-        .unwrap();
+    let (_, fit) = spectral_roll_fit();
     let new = roll(4, 9);
     let pre = DMatrix::from_fn(4, 3, |t, j| (new[(t, j)] - fit.mean[j]) / fit.scale);
     let nn = unfold_graph::knn_query(&fit.y, &pre, fit.k).unwrap();
