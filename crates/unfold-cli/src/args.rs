@@ -231,8 +231,9 @@ pub enum ScoreKind {
 
 #[derive(Args, Debug)]
 pub struct FitArgs {
-    /// Input data: CSV (one point per row, optional header row) or a NumPy .npy array
-    /// (told apart by content).
+    /// Input data: CSV (one point per row, optional header row), a NumPy .npy array or
+    /// one array of a .npz archive (`file.npz:NAME`), optionally gzip-compressed (told
+    /// apart by content).
     #[arg(long)]
     pub input: PathBuf,
     /// A column holding labels rather than features (header name or 0-based index).
@@ -263,7 +264,8 @@ pub struct ProjectArgs {
     /// A model saved by `unfold fit --save`.
     #[arg(long)]
     pub model: PathBuf,
-    /// New points with the training data's features: CSV or a NumPy .npy array.
+    /// New points with the training data's features: CSV, .npy or .npz:NAME (optionally
+    /// gzip-compressed).
     #[arg(long)]
     pub input: PathBuf,
     /// A column of the input holding labels, to ignore.
@@ -280,8 +282,9 @@ pub struct ProjectArgs {
 
 #[derive(Args, Debug)]
 pub struct SelectArgs {
-    /// Input data: CSV (one point per row, optional header row) or a NumPy .npy array
-    /// (told apart by content).
+    /// Input data: CSV (one point per row, optional header row), a NumPy .npy array or
+    /// one array of a .npz archive (`file.npz:NAME`), optionally gzip-compressed (told
+    /// apart by content).
     #[arg(long)]
     pub input: PathBuf,
     /// A column holding labels rather than features.

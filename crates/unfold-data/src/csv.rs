@@ -9,6 +9,9 @@
 
 use crate::Dataset;
 use nalgebra::DMatrix;
+use rayon::prelude::*;
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::Path;
 use unfold_core::{Error, Result};
 
@@ -30,8 +33,12 @@ pub fn read_csv(path: &Path, opts: &CsvOptions) -> Result<Dataset> {
     Ok(data)
 }
 
-/// Splits one line into trimmed fields, honouring simple double quotes.
-fn split_fields(line: &str) -> Vec<String> {
+/// Splits one line into trimmed fields, honouring simple double quotes. Lines without
+/// quotes (nearly all numeric data) are split without copying.
+fn split_fields(line: &str) -> Vec<Cow<'_, str>> {
+    if !line.contains('"') {
+        return line.split(',').map(|f| Cow::Borrowed(f.trim())).collect();
+    }
     let mut fields = Vec::new();
     let mut field = String::new();
     let mut quoted = false;
@@ -43,11 +50,13 @@ fn split_fields(line: &str) -> Vec<String> {
                 chars.next();
             }
             '"' => quoted = !quoted,
-            ',' if !quoted => fields.push(std::mem::take(&mut field).trim().to_string()),
+            ',' if !quoted => {
+                fields.push(Cow::Owned(std::mem::take(&mut field).trim().to_string()))
+            }
             _ => field.push(c),
         }
     }
-    fields.push(field.trim().to_string());
+    fields.push(Cow::Owned(field.trim().to_string()));
     fields
 }
 
@@ -55,45 +64,148 @@ fn is_number(s: &str) -> bool {
     s.parse::<f64>().is_ok()
 }
 
-/// Parses CSV text; `source_name` names the input in error messages.
-pub fn parse_csv(text: &str, source_name: &str, opts: &CsvOptions) -> Result<Dataset> {
-    let rows: Vec<(usize, Vec<String>)> = text
-        .lines()
+/// The non-blank lines of `text` with their 1-based line numbers, starting at `first`.
+fn numbered_lines(text: &str, first: usize) -> impl Iterator<Item = (usize, &str)> {
+    text.split('\n')
         .enumerate()
+        .map(move |(i, l)| (first + i, l.trim_end_matches('\r')))
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| (i + 1, split_fields(l.trim_end_matches('\r'))))
-        .collect();
-    let parse_err = |line: usize, message: String| Error::Parse {
-        source_name: source_name.to_string(),
-        line,
-        message,
-    };
-    let Some((_, first)) = rows.first() else {
+}
+
+/// The columns of the body and how to read them.
+struct Layout<'a> {
+    width: usize,
+    names: &'a [String],
+    features: &'a [usize],
+    label: Option<usize>,
+    source: &'a str,
+}
+
+/// One slice of the body, parsed: its values (row-major), its label cells and its rows.
+struct Part<'t> {
+    values: Vec<f64>,
+    labels: Vec<Cow<'t, str>>,
+    rows: usize,
+}
+
+impl Layout<'_> {
+    fn error(&self, line: usize, message: String) -> Error {
+        Error::Parse {
+            source_name: self.source.to_string(),
+            line,
+            message,
+        }
+    }
+
+    /// Parses the lines of `text`, the first of which is line `first` of the input.
+    fn parse<'t>(&self, text: &'t str, first: usize) -> Result<Part<'t>> {
+        let mut part = Part {
+            values: Vec::new(),
+            labels: Vec::new(),
+            rows: 0,
+        };
+        for (line, raw) in numbered_lines(text, first) {
+            let fields = split_fields(raw);
+            if fields.len() != self.width {
+                return Err(self.error(
+                    line,
+                    format!(
+                        "expected {} fields (as in the first row) but found {}",
+                        self.width,
+                        fields.len()
+                    ),
+                ));
+            }
+            for &j in self.features {
+                part.values
+                    .push(self.cell(&fields[j], &self.names[j], line)?);
+            }
+            if let Some(j) = self.label {
+                part.labels.push(fields[j].clone());
+            }
+            part.rows += 1;
+        }
+        Ok(part)
+    }
+
+    fn cell(&self, cell: &str, column: &str, line: usize) -> Result<f64> {
+        if cell.is_empty() {
+            return Err(self.error(
+                line,
+                format!("column {column:?} is empty; fill in or remove the row"),
+            ));
+        }
+        let v: f64 = cell.parse().map_err(|_| {
+            self.error(
+                line,
+                format!("column {column:?} holds {cell:?}, which is not a number"),
+            )
+        })?;
+        if !v.is_finite() {
+            return Err(self.error(
+                line,
+                format!("column {column:?} holds a non-finite value ({cell}); remove or impute it"),
+            ));
+        }
+        Ok(v)
+    }
+}
+
+/// Bytes of body text per parallel slice: large enough that the split costs nothing, small
+/// enough that both cores get work on a file of a few MB.
+const SLICE_BYTES: usize = 1 << 20;
+
+/// Cuts `text` into slices of about [`SLICE_BYTES`] that end at line ends, each with the
+/// number of its first line (counting from `first`).
+fn slices(text: &str, first: usize) -> Vec<(&str, usize)> {
+    let mut out = Vec::new();
+    let (mut start, mut line) = (0, first);
+    while start < text.len() {
+        let mut end = (start + SLICE_BYTES).min(text.len());
+        if end < text.len() {
+            end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+        }
+        let slice = &text[start..end];
+        out.push((slice, line));
+        line += slice.bytes().filter(|&b| b == b'\n').count();
+        start = end;
+    }
+    out
+}
+
+/// Parses CSV text; `source_name` names the input in error messages. The body is parsed in
+/// slices in parallel; the values, the labels' numbering (by first appearance) and the
+/// error reported (the first in the file) are those of a sequential read.
+pub fn parse_csv(text: &str, source_name: &str, opts: &CsvOptions) -> Result<Dataset> {
+    let mut head = numbered_lines(text, 1);
+    let Some((first_line, first_raw)) = head.next() else {
         return Err(Error::Empty(format!("{source_name} (no rows)")));
     };
-    let has_header = match rows.get(1) {
-        None => first.iter().all(|f| !is_number(f)),
-        Some((_, second)) => {
-            first.iter().all(|f| !is_number(f))
-                || first
-                    .iter()
-                    .zip(second)
-                    .any(|(a, b)| !is_number(a) && is_number(b))
-        }
-    };
+    let first = split_fields(first_raw);
+    let second = head.next().map(|(_, l)| split_fields(l));
+    let has_header = first.iter().all(|f| !is_number(f))
+        || second.as_ref().is_some_and(|second| {
+            first
+                .iter()
+                .zip(second)
+                .any(|(a, b)| !is_number(a) && is_number(b))
+        });
     let width = first.len();
     let names: Vec<String> = if has_header {
-        first.clone()
+        first.iter().map(|f| f.to_string()).collect()
     } else {
         (1..=width).map(|j| format!("y{j}")).collect()
     };
-    let body = &rows[usize::from(has_header)..];
-    if body.is_empty() {
-        return Err(Error::Empty(format!(
-            "{source_name} (a header row but no data)"
-        )));
-    }
-    let label_col = match &opts.label_column {
+    // The body starts at the first line, or after the header's line.
+    let (body, body_line) = if has_header {
+        let offset = first_raw.as_ptr() as usize - text.as_ptr() as usize + first_raw.len();
+        let rest = &text[offset..];
+        let skip = rest.find('\n').map_or(rest.len(), |i| i + 1);
+        (&rest[skip..], first_line + 1)
+    } else {
+        (text, 1)
+    };
+    let label = match &opts.label_column {
         None => None,
         Some(name) => Some(
             names
@@ -108,66 +220,49 @@ pub fn parse_csv(text: &str, source_name: &str, opts: &CsvOptions) -> Result<Dat
                 })?,
         ),
     };
-    let feature_cols: Vec<usize> = (0..width).filter(|&j| Some(j) != label_col).collect();
-    if feature_cols.is_empty() {
+    let features: Vec<usize> = (0..width).filter(|&j| Some(j) != label).collect();
+    if features.is_empty() {
         return Err(Error::Empty(format!("{source_name} (no feature columns)")));
     }
-    let mut values = Vec::with_capacity(body.len() * feature_cols.len());
+    let layout = Layout {
+        width,
+        names: &names,
+        features: &features,
+        label,
+        source: source_name,
+    };
+    let parts: Vec<Result<Part<'_>>> = slices(body, body_line)
+        .into_par_iter()
+        .map(|(slice, line)| layout.parse(slice, line))
+        .collect();
+    let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
+    let rows: usize = parts.iter().map(|p| p.rows).sum();
+    if rows == 0 {
+        return Err(Error::Empty(format!(
+            "{source_name} (a header row but no data)"
+        )));
+    }
+    let mut values = Vec::with_capacity(rows * features.len());
     let mut label_names: Vec<String> = Vec::new();
-    let mut labels = Vec::new();
-    for (line, fields) in body {
-        if fields.len() != width {
-            return Err(parse_err(
-                *line,
-                format!(
-                    "expected {width} fields (as in the first row) but found {}",
-                    fields.len()
-                ),
-            ));
-        }
-        for &j in &feature_cols {
-            let cell = &fields[j];
-            let column = &names[j];
-            if cell.is_empty() {
-                return Err(parse_err(
-                    *line,
-                    format!("column {column:?} is empty; fill in or remove the row"),
-                ));
+    let mut label_ids: HashMap<String, usize> = HashMap::new();
+    let mut labels = Vec::with_capacity(if label.is_some() { rows } else { 0 });
+    for part in parts {
+        values.extend_from_slice(&part.values);
+        for name in part.labels {
+            let next = label_names.len();
+            let id = *label_ids.entry(name.to_string()).or_insert(next);
+            if id == next {
+                label_names.push(name.into_owned());
             }
-            let v: f64 = cell.parse().map_err(|_| {
-                parse_err(
-                    *line,
-                    format!("column {column:?} holds {cell:?}, which is not a number"),
-                )
-            })?;
-            if !v.is_finite() {
-                return Err(parse_err(
-                    *line,
-                    format!(
-                        "column {column:?} holds a non-finite value ({cell}); remove or impute it"
-                    ),
-                ));
-            }
-            values.push(v);
-        }
-        if let Some(j) = label_col {
-            let name = &fields[j];
-            let id = match label_names.iter().position(|l| l == name) {
-                Some(id) => id,
-                None => {
-                    label_names.push(name.clone());
-                    label_names.len() - 1
-                }
-            };
             labels.push(id);
         }
     }
-    let points = DMatrix::from_row_slice(body.len(), feature_cols.len(), &values);
+    let points = DMatrix::from_row_slice(rows, features.len(), &values);
     Ok(Dataset {
         name: source_name.to_string(),
         points,
-        feature_names: feature_cols.iter().map(|&j| names[j].clone()).collect(),
-        labels: label_col.map(|_| labels),
+        feature_names: features.iter().map(|&j| names[j].clone()).collect(),
+        labels: label.map(|_| labels),
         label_names,
         latent: None,
         row_names: Vec::new(),
@@ -258,6 +353,40 @@ mod tests {
         assert!(matches!(parse("", None), Err(Error::Empty(_))));
         assert!(matches!(parse("\n \n", None), Err(Error::Empty(_))));
         assert!(matches!(parse("a,b\n", None), Err(Error::Empty(_))));
+    }
+
+    /// A body of several parallel slices reads as the sequential parse would: the same
+    /// values, labels numbered by first appearance over the whole file, and an error in a
+    /// late slice reported with its own line number.
+    #[test]
+    fn slices_join_as_one_sequential_read() {
+        let n = 60_000;
+        let mut text = String::from("a,b,class\n");
+        for i in 0..n {
+            let class = ["z", "y", "x"][(i / 25_000) % 3];
+            text.push_str(&format!("{},{},{class}\n", i, (i as f64) / 7.0));
+            if i % 1000 == 0 {
+                text.push_str("\r\n");
+            }
+        }
+        assert!(slices(&text, 1).len() > 1);
+        let d = parse(&text, Some("class")).unwrap();
+        assert_eq!(d.n(), n);
+        for i in [0, 1, 24_999, 25_000, n - 1] {
+            assert_eq!(d.points[(i, 0)], i as f64);
+            assert_eq!(d.points[(i, 1)], (i as f64) / 7.0);
+        }
+        assert_eq!(d.label_names, ["z", "y", "x"]);
+        let labels = d.labels.unwrap();
+        assert_eq!((labels[24_999], labels[25_000], labels[n - 1]), (0, 1, 2));
+        let bad_line = text.lines().count() - 3;
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[bad_line - 1] = "1,oops,x";
+        let e = parse(&lines.join("\n"), Some("class")).unwrap_err();
+        assert!(
+            matches!(e, Error::Parse { line, .. } if line == bad_line),
+            "{e}"
+        );
     }
 
     #[test]

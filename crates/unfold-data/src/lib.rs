@@ -1,4 +1,5 @@
-//! Data sets for unfold: the [`Dataset`] type, CSV and `.npy` input/output, standardisation,
+//! Data sets for unfold: the [`Dataset`] type, CSV, `.npy` and `.npz` input (optionally
+//! gzip-compressed) and output, standardisation,
 //! seeded synthetic manifolds ([`synthetic`]) and small bundled real data sets
 //! ([`bundled`]). Points are the ROWS of an n x p matrix.
 
@@ -6,53 +7,132 @@ pub mod bundled;
 mod csv;
 mod dataset;
 mod npy;
+mod npz;
 mod scale;
 mod split;
 pub mod synthetic;
 
 pub use csv::{parse_csv, read_csv, to_csv_string, write_csv, CsvOptions};
 pub use dataset::Dataset;
-pub use npy::{read_npy, write_npy};
+pub use npy::{parse_npy, read_npy, write_npy};
+pub use npz::parse_npz;
 pub use scale::{centre, standardise, Standardised};
 pub use split::holdout_split;
 
 use std::path::Path;
 use unfold_core::{Error, Result};
 
-/// The points of a data file, by its content: a NumPy `.npy` array (its magic bytes; 1-D
-/// or 2-D, float64/float32/int64/int32, C or Fortran order) or CSV with the checks of
-/// [`read_csv`]. `.npy` values are checked finite, as CSV cells are; `opts.label_column`
-/// applies to CSV only.
-pub fn read_points(path: &Path, opts: &CsvOptions) -> Result<Dataset> {
-    let mut head = [0u8; 6];
-    let is_npy = {
-        use std::io::Read;
-        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let got = file.read(&mut head).map_err(|e| Error::io(path, e))?;
-        got == 6 && &head == b"\x93NUMPY"
+/// The points of a data file, by its content: a NumPy `.npy` array (1-D or 2-D,
+/// float64/float32/int64/int32, C or Fortran order), an array of a NumPy `.npz` archive
+/// (`file.npz:NAME`, or `file.npz` when it holds one array), or CSV with the checks of
+/// [`read_csv`]; any of them may be gzip-compressed. The content decides, not the name;
+/// a name that promises a format the content does not have (`.npy`, `.npz`, `.gz`) is an
+/// error saying so. Array values are checked finite, as CSV cells are;
+/// `opts.label_column` applies to CSV only.
+pub fn read_points(spec: &Path, opts: &CsvOptions) -> Result<Dataset> {
+    let (path, array) = split_array_name(spec);
+    let source = path.display().to_string();
+    let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let has_ext = |p: &Path, e: &str| p.extension().is_some_and(|x| x.eq_ignore_ascii_case(e));
+    let refuse = |message: String| Error::Parse {
+        source_name: source.clone(),
+        line: 1,
+        message,
     };
-    if !is_npy {
-        if path.extension().is_some_and(|e| e == "npy") {
-            return Err(Error::Parse {
-                source_name: path.display().to_string(),
-                line: 1,
-                message: "not a readable .npy file: missing the \\x93NUMPY magic bytes".into(),
-            });
-        }
-        return read_csv(path, opts);
-    }
-    if opts.label_column.is_some() {
-        return Err(Error::invalid(
-            "label-column",
-            "a .npy array has no named columns; give labels in a CSV file",
+    // `x.csv.gz` names the data set `x` and promises CSV inside.
+    let inner = if has_ext(path, "gz") {
+        Path::new(path.file_stem().unwrap_or_default())
+    } else {
+        path
+    };
+    let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
+        gunzip(&raw, &source)?
+    } else if has_ext(path, "gz") {
+        return Err(refuse(
+            "not a gzip file: missing the 1f 8b magic bytes (rename it without .gz if it is not compressed)".into(),
         ));
-    }
-    let points = read_npy(path)?;
-    unfold_core::check_finite(&points, &format!("the data in {}", path.display()))?;
-    let name = path
+    } else {
+        raw
+    };
+    let name = inner
         .file_stem()
         .map_or_else(|| "data".to_string(), |s| s.to_string_lossy().into_owned());
+    let promised = |ext: &str, what: &str| {
+        if has_ext(inner, ext) {
+            Err(refuse(format!(
+                "not a readable .{ext} file: missing the {what} magic bytes"
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    let points = if bytes.starts_with(npy::MAGIC) || bytes.starts_with(npz::MAGIC) {
+        if opts.label_column.is_some() {
+            return Err(Error::invalid(
+                "label-column",
+                "a NumPy array has no named columns; give labels in a CSV file",
+            ));
+        }
+        if bytes.starts_with(npy::MAGIC) {
+            if let Some(array) = array {
+                return Err(Error::invalid(
+                    "input",
+                    format!("{source} is a .npy file with one array; drop the :{array} suffix"),
+                ));
+            }
+            npy::parse_npy(&bytes, &source)?
+        } else {
+            npz::parse_npz(&bytes, &source, array)?
+        }
+    } else {
+        promised("npy", "\\x93NUMPY")?;
+        promised("npz", "zip (PK)")?;
+        if let Some(array) = array {
+            return Err(Error::invalid(
+                "input",
+                format!("{source} is not a .npz archive, so it has no array {array:?}"),
+            ));
+        }
+        let text = std::str::from_utf8(&bytes).map_err(|e| {
+            refuse(format!(
+                "neither CSV text (invalid UTF-8 at byte {}) nor a NumPy .npy/.npz file",
+                e.valid_up_to()
+            ))
+        })?;
+        let mut data = parse_csv(text, &source, opts)?;
+        data.name = name;
+        return Ok(data);
+    };
+    unfold_core::check_finite(&points, &format!("the data in {source}"))?;
     Ok(Dataset::from_points(&name, points))
+}
+
+/// `file.npz:NAME` as the file and the array's name; a path that exists as given is never
+/// split (file names may hold colons).
+fn split_array_name(spec: &Path) -> (&Path, Option<&str>) {
+    if spec.exists() {
+        return (spec, None);
+    }
+    match spec.to_str().and_then(|s| s.rsplit_once(':')) {
+        Some((file, array)) if !array.is_empty() && Path::new(file).is_file() => {
+            (Path::new(file), Some(array))
+        }
+        _ => (spec, None),
+    }
+}
+
+/// The decompressed bytes of a gzip file (all its members, as `gzip -d` reads them).
+fn gunzip(raw: &[u8], source: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(raw)
+        .read_to_end(&mut out)
+        .map_err(|e| Error::Parse {
+            source_name: source.to_string(),
+            line: 1,
+            message: format!("a corrupt or truncated gzip file ({e})"),
+        })?;
+    Ok(out)
 }
 
 /// The data sets `by_name` knows, for messages and `--help` texts.
@@ -188,5 +268,86 @@ mod read_points_tests {
             label_column: Some("y".into()),
         };
         assert!(read_points(&path, &labelled).is_err());
+    }
+}
+
+#[cfg(test)]
+mod compressed_input_tests {
+    use super::*;
+    use nalgebra::DMatrix;
+    use std::io::Write;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("unfold-compressed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn gzip_csv_npy_and_npz_arrays_by_name() {
+        let opts = CsvOptions::default();
+        let m = DMatrix::from_row_slice(3, 2, &[1.0, 2.5, -3.0, 4.0, 0.125, 6.0]);
+        let csv = scratch("cells.csv.gz");
+        std::fs::write(&csv, gzip(b"x,y\n1,2.5\n-3,4\n0.125,6\n")).unwrap();
+        let d = read_points(&csv, &opts).unwrap();
+        assert_eq!((d.points.clone(), d.name.as_str()), (m.clone(), "cells"));
+        let npy = scratch("a.npy.gz");
+        std::fs::write(&npy, gzip(&npy::npy_bytes(&m))).unwrap();
+        assert_eq!(read_points(&npy, &opts).unwrap().points, m);
+        let other = DMatrix::from_element(2, 2, 7.0);
+        let members = [
+            ("X.npy", npz::tests::npy(&m)),
+            ("obs.npy", npz::tests::npy(&other)),
+        ];
+        let npz = scratch("a.npz");
+        std::fs::write(&npz, npz::tests::archive(&members, true, true)).unwrap();
+        let named = |suffix: &str| std::path::PathBuf::from(format!("{}{suffix}", npz.display()));
+        assert_eq!(read_points(&named(":X"), &opts).unwrap().points, m);
+        assert_eq!(read_points(&named(":obs"), &opts).unwrap().points, other);
+        let e = read_points(&npz, &opts).unwrap_err().to_string();
+        assert!(e.contains("2 arrays (X, obs)"), "{e}");
+        let e = read_points(&named(":Z"), &opts).unwrap_err().to_string();
+        assert!(e.contains("no array \"Z\""), "{e}");
+        let gz = scratch("b.npz.gz");
+        std::fs::write(&gz, gzip(&npz::tests::archive(&members, false, false))).unwrap();
+        let gz_named = std::path::PathBuf::from(format!("{}:obs", gz.display()));
+        assert_eq!(read_points(&gz_named, &opts).unwrap().points, other);
+    }
+
+    #[test]
+    fn wrong_or_broken_containers_are_named() {
+        let opts = CsvOptions::default();
+        let fake = scratch("fake.csv.gz");
+        std::fs::write(&fake, "1,2\n3,4\n").unwrap();
+        let e = read_points(&fake, &opts).unwrap_err().to_string();
+        assert!(e.contains("not a gzip file"), "{e}");
+        let truncated = scratch("t.csv.gz");
+        let full = gzip(b"1,2\n3,4\n5,6\n");
+        std::fs::write(&truncated, &full[..full.len() - 6]).unwrap();
+        let e = read_points(&truncated, &opts).unwrap_err().to_string();
+        assert!(e.contains("corrupt or truncated gzip"), "{e}");
+        let fake_npz = scratch("fake.npz");
+        std::fs::write(&fake_npz, "1,2\n3,4\n").unwrap();
+        let e = read_points(&fake_npz, &opts).unwrap_err().to_string();
+        assert!(e.contains(".npz") && e.contains("magic"), "{e}");
+        let npy = scratch("one.npy");
+        write_npy(&npy, &DMatrix::from_element(2, 2, 1.0)).unwrap();
+        let e = read_points(
+            &std::path::PathBuf::from(format!("{}:X", npy.display())),
+            &opts,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("drop the :X suffix"), "{e}");
+        let binary = scratch("binary.dat");
+        std::fs::write(&binary, [0xffu8, 0xfe, 0x00, 0x41]).unwrap();
+        let e = read_points(&binary, &opts).unwrap_err().to_string();
+        assert!(e.contains("invalid UTF-8 at byte 0"), "{e}");
     }
 }

@@ -8,11 +8,11 @@ use nalgebra::DMatrix;
 use std::path::Path;
 use unfold_core::{Error, Result};
 
-const MAGIC: &[u8] = b"\x93NUMPY";
+pub(crate) const MAGIC: &[u8] = b"\x93NUMPY";
 
-fn corrupt(path: &Path, message: impl Into<String>) -> Error {
+fn corrupt(source: &str, message: impl Into<String>) -> Error {
     Error::Parse {
-        source_name: path.display().to_string(),
+        source_name: source.to_string(),
         line: 1,
         message: format!("not a readable .npy file: {}", message.into()),
     }
@@ -29,9 +29,15 @@ fn header_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     }
 }
 
-/// Reads a 1-D or 2-D numeric array.
+/// Reads a 1-D or 2-D numeric array from a `.npy` file.
 pub fn read_npy(path: &Path) -> Result<DMatrix<f64>> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    parse_npy(&bytes, &path.display().to_string())
+}
+
+/// Reads a 1-D or 2-D numeric array from the bytes of a `.npy` file; `path` names the
+/// source in messages.
+pub fn parse_npy(bytes: &[u8], path: &str) -> Result<DMatrix<f64>> {
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
         return Err(corrupt(path, "missing the \\x93NUMPY magic bytes"));
     }
@@ -118,6 +124,11 @@ pub fn read_npy(path: &Path) -> Result<DMatrix<f64>> {
 
 /// Writes a matrix as a version 1.0 `<f8` C-order `.npy` file, atomically.
 pub fn write_npy(path: &Path, m: &DMatrix<f64>) -> Result<()> {
+    unfold_core::write_atomic(path, &npy_bytes(m))
+}
+
+/// The bytes of a version 1.0 `<f8` C-order `.npy` file holding `m`.
+pub(crate) fn npy_bytes(m: &DMatrix<f64>) -> Vec<u8> {
     let mut header = format!(
         "{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}",
         m.nrows(),
@@ -137,7 +148,7 @@ pub fn write_npy(path: &Path, m: &DMatrix<f64>) -> Result<()> {
             bytes.extend_from_slice(&v.to_le_bytes());
         }
     }
-    unfold_core::write_atomic(path, &bytes)
+    bytes
 }
 
 #[cfg(test)]
