@@ -239,6 +239,11 @@ pub struct FitArgs {
     /// A column holding labels rather than features (header name or 0-based index).
     #[arg(long)]
     pub label_column: Option<String>,
+    /// Preprocessing before the method, steps in the order given: centre, scale
+    /// (z-scores), log1p, pca:Q (e.g. `log1p,scale,pca:50`). A saved model keeps the
+    /// fitted steps, and `unfold project` applies them to new points.
+    #[arg(long, value_name = "STEPS")]
+    pub preprocess: Option<String>,
     /// Output CSV of the embedding (header x1,...,xQ; input row order).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -290,6 +295,9 @@ pub struct SelectArgs {
     /// A column holding labels rather than features.
     #[arg(long)]
     pub label_column: Option<String>,
+    /// Preprocessing before every candidate's fit: centre, scale, log1p, pca:Q, in order.
+    #[arg(long, value_name = "STEPS")]
+    pub preprocess: Option<String>,
     /// Neighbourhood sizes: a range `5..12` (inclusive) or a list `5,7,9`.
     #[arg(long, default_value = "5..12")]
     pub k: String,

@@ -6,7 +6,7 @@ use crate::report::Report;
 use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::DMatrix;
 use unfold_core::{Evidence, Result};
-use unfold_data::{read_points, to_csv_string, write_csv, CsvOptions};
+use unfold_data::{to_csv_string, write_csv};
 use unfold_models::registry::{FitData, Fitted, Registry, Settings};
 use unfold_vem::Observer;
 
@@ -44,14 +44,10 @@ impl Observer for Progress {
 }
 
 pub fn run(registry: &Registry, method: &str, settings: &Settings, a: &FitArgs) -> Result<()> {
-    let data = read_points(
-        &a.input,
-        &CsvOptions {
-            label_column: a.label_column.clone(),
-        },
-    )?;
-    // Checked before the data are touched, so a bad setting fails at once.
+    // Checked before the data are read, so a bad setting fails at once.
     let resolved = registry.resolve(method, settings)?;
+    let (data, preprocessing) =
+        crate::input::load(&a.input, a.label_column.as_deref(), a.preprocess.as_deref())?;
     let progress = Progress::new(method);
     let fitted = registry.fit(method, &FitData::points(&data.points), settings, &progress);
     progress.bar.finish_and_clear();
@@ -90,13 +86,17 @@ pub fn run(registry: &Registry, method: &str, settings: &Settings, a: &FitArgs) 
         wrote.push(format!("model {}", path.display()));
     }
     if let Some(path) = &a.report {
+        let mut notes = model.notes();
+        if !preprocessing.is_empty() {
+            notes.insert(0, ("preprocess".to_string(), preprocessing.describe()));
+        }
         let report = Report::new(
             &report,
             data.points.nrows(),
             data.points.ncols(),
             x.ncols(),
             resolved.count("k").ok(),
-            model.notes(),
+            notes,
         );
         let json = serde_json::to_string_pretty(&report).expect("a report always serialises");
         unfold_core::write_atomic(path, json.as_bytes())?;

@@ -22,6 +22,7 @@
 mod args;
 mod demo;
 mod fit;
+mod input;
 mod methods;
 pub mod plot;
 mod project;

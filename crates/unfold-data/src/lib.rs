@@ -8,6 +8,7 @@ mod csv;
 mod dataset;
 mod npy;
 mod npz;
+mod preprocess;
 mod scale;
 mod split;
 pub mod synthetic;
@@ -16,6 +17,7 @@ pub use csv::{parse_csv, read_csv, to_csv_string, write_csv, CsvOptions};
 pub use dataset::Dataset;
 pub use npy::{parse_npy, read_npy, write_npy};
 pub use npz::parse_npz;
+pub use preprocess::{Preprocessing, Step};
 pub use scale::{centre, standardise, Standardised};
 pub use split::holdout_split;
 

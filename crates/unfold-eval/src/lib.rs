@@ -44,6 +44,7 @@
 mod assignment;
 mod check;
 mod clustering;
+mod correlation;
 mod gplvm_bound;
 mod gplvm_score;
 mod heldout;
@@ -57,6 +58,7 @@ mod rows;
 
 pub use assignment::hungarian;
 pub use clustering::{clustering_accuracy, nmi};
+pub use correlation::spearman;
 pub use gplvm_bound::{gplvm_bound, gplvm_lower_bound, GplvmBound, GPLVM_DEFAULT_INDUCING};
 pub use gplvm_score::{
     gplvm_evidence, gplvm_log_likelihood, gplvm_score, GplvmEvidence, GplvmHyperparameters,

@@ -57,6 +57,7 @@ pub mod gemm;
 pub mod lanczos;
 pub mod operator;
 pub mod packed;
+pub mod pca;
 pub mod selected_inverse;
 pub mod simd;
 pub mod sparse;
@@ -78,6 +79,7 @@ pub use eigen::{
 pub use lanczos::{partial_sym_eigen, PartialEigenOptions, Which};
 pub use operator::SymOperator;
 pub use packed::PackedSym;
+pub use pca::{principal_components, PcaSolver, PrincipalComponents};
 pub use selected_inverse::{FillOrdering, SelectedInverse, SparseFactor, SparseSymbolic};
 pub use simd::{exp, lane_sum, vectorize};
 pub use sparse::CsrMatrix;

@@ -919,7 +919,7 @@ mod registration {
                      Laplacian eigenmaps",
                 ),
                 ParamSpec::choice(
-                    "preprocess",
+                    "scaling",
                     "maxabs",
                     &["maxabs", "centre"],
                     "lllvm: centre the data and divide by its largest entry (the authors' \
@@ -948,7 +948,7 @@ mod registration {
                     "spectral" => LlLvmInit::Spectral,
                     _ => LlLvmInit::Random,
                 })
-                .preprocess(match s.choice("preprocess")? {
+                .preprocess(match s.choice("scaling")? {
                     "centre" => Preprocess::Centre,
                     _ => Preprocess::CentreMaxAbs,
                 })

@@ -1,70 +1,48 @@
 //! Principal component analysis.
 //!
 //! The data are centred, `Yc = Y - 1 mu^T`, and the embedding is `X = Yc V` where the
-//! columns of `V` are the top-q eigenvectors of the covariance `Yc^T Yc / (n - 1)` (when
-//! p > n, of the Gram matrix `Yc Yc^T`, with `V = Yc^T U Lambda^{-1/2}`). Projection of a
-//! new point is exact: `x = V^T (y - mu)`.
+//! columns of `V` are the top-q eigenvectors of the covariance `Yc^T Yc / (n - 1)`, found
+//! by [`unfold_linalg::pca`]: exactly (the covariance or, when p > n, the Gram
+//! eigenproblem) or by randomized subspace iteration for large inputs with few components
+//! (`solver`: auto, exact, randomized). Projection of a new point is exact:
+//! `x = V^T (y - mu)`.
 
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Result};
-use unfold_linalg::{fix_signs, largest_eigenpairs, SymMatrix};
+use unfold_core::Result;
+use unfold_linalg::{principal_components, PcaSolver};
 
 /// Settings of [`Pca`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct PcaParams {
     pub dim: usize,
+    /// How the components are computed ([`PcaSolver::Auto`] by default).
+    pub solver: PcaSolver,
+    /// Seed of the randomized solver's test matrix.
+    pub seed: u64,
 }
 
 impl PcaParams {
+    /// `dim` components, the solver chosen by the data's shape, seed 0.
     pub fn new(dim: usize) -> Self {
-        PcaParams { dim }
+        PcaParams {
+            dim,
+            solver: PcaSolver::Auto,
+            seed: 0,
+        }
     }
 
     /// Fits PCA to the rows of `y`.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Pca> {
         check_fit_input(y, self.dim, "PCA")?;
-        let (n, p) = (y.nrows(), y.ncols());
-        let mean = DVector::from_fn(p, |j, _| y.column(j).mean());
-        let yc = DMatrix::from_fn(n, p, |i, j| y[(i, j)] - mean[j]);
-        let scale = 1.0 / (n as f64 - 1.0);
-        let mut components = if p <= n {
-            let cov = unfold_linalg::gemm::tr_mul_self(&yc) * scale;
-            largest_eigenpairs(SymMatrix::Dense(&cov), self.dim)?.vectors
-        } else {
-            let gram = unfold_linalg::gemm::mul(&yc, &yc.transpose());
-            let eig = largest_eigenpairs(SymMatrix::Dense(&gram), self.dim)?;
-            let mut v = yc.tr_mul(&eig.vectors);
-            for (mut col, &lambda) in v.column_iter_mut().zip(eig.values.iter()) {
-                if lambda <= 0.0 {
-                    return Err(rank_error(self.dim));
-                }
-                col /= lambda.sqrt();
-            }
-            v
-        };
-        fix_signs(&mut components);
-        let coords = unfold_linalg::gemm::mul(&yc, &components);
-        let explained_variance =
-            DVector::from_fn(self.dim, |j, _| coords.column(j).norm_squared() * scale);
-        if explained_variance.iter().any(|&v| v <= 0.0) {
-            return Err(rank_error(self.dim));
-        }
+        let pc = principal_components(y, self.dim, self.solver, self.seed)?;
         Ok(Pca {
-            mean,
-            components,
-            explained_variance,
-            coords,
+            mean: pc.mean,
+            components: pc.components,
+            explained_variance: pc.variances,
+            coords: pc.coords,
         })
-    }
-}
-
-fn rank_error(dim: usize) -> Error {
-    Error::DimensionTooLarge {
-        dim,
-        limit: dim,
-        reason: "the centred data have rank below the requested dimension".to_string(),
     }
 }
 
@@ -100,7 +78,9 @@ pub use registration::PcaMethod;
 /// PCA in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
+    use crate::registry::{
+        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
+    };
     use unfold_vem::Observer;
 
     const ABOUT: &str = "principal component analysis";
@@ -110,7 +90,16 @@ mod registration {
 
     impl Method for PcaMethod {
         fn info(&self) -> MethodInfo {
-            MethodInfo::new("pca", Family::Spectral, ABOUT).projects()
+            MethodInfo::new("pca", Family::Spectral, ABOUT)
+                .params([ParamSpec::choice(
+                    "solver",
+                    "auto",
+                    &["auto", "exact", "randomized"],
+                    "pca: exact (covariance or Gram eigenproblem), randomized (Halko et al. \
+                     subspace iteration, for large inputs and few components) or auto (by \
+                     the data's shape)",
+                )])
+                .projects()
         }
 
         fn fit(
@@ -119,7 +108,12 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            Ok(Box::new(PcaParams::new(s.count("dim")?).fit(data.y)?))
+            let params = PcaParams {
+                dim: s.count("dim")?,
+                solver: PcaSolver::parse(s.choice("solver")?)?,
+                seed: s.count("seed")? as u64,
+            };
+            Ok(Box::new(params.fit(data.y)?))
         }
 
         fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
@@ -141,6 +135,7 @@ mod registration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use unfold_core::Error;
 
     fn sample() -> DMatrix<f64> {
         // An anisotropic cloud: variance mostly along (1, 1, 0), then (1, -1, 0).

@@ -1,0 +1,59 @@
+//! DDRTree and the ordering on its tree, for the data-set matrix of
+//! `bench/ddrtree/matrix.sh`: one `.npy` data set per run, the R package's conventions
+//! and defaults (`Compat::R`, lambda = 5 N, sigma = 1e-3, gamma = 10, 20 iterations,
+//! tol 1e-3) with K centres, as `ddrtree-python` is run on the same file.
+//!
+//! `cargo run --release --example bench_trajectory -- DATA.npy K EDGES_OUT.csv`
+//! prints one JSON line: the fit's seconds (the fit only, as the peer is timed), the
+//! ordering's seconds, the iterations, the states and branch points of the ordering and
+//! the process's peak resident memory (MiB; data included); writes the tree's edges.
+
+use std::time::Instant;
+use unfold::models::regularised::ddrtree::{Compat, DdrTreeParams};
+use unfold::models::trajectory::Root;
+
+fn peak_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+fn main() -> unfold::core::Result<()> {
+    let a: Vec<String> = std::env::args().skip(1).collect();
+    let [data, k, edges_out] = &a[..] else {
+        eprintln!("usage: bench_trajectory DATA.npy K EDGES_OUT.csv");
+        std::process::exit(2);
+    };
+    let y = unfold::data::read_npy(std::path::Path::new(data))?;
+    let k: usize = k.parse().expect("K is a whole number");
+    let params = DdrTreeParams {
+        ncenters: Some(k),
+        compat: Compat::R,
+        ..DdrTreeParams::new(2)
+    };
+    let start = Instant::now();
+    let fit = params.fit(&y)?;
+    let fit_s = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let order = fit.order(Root::Auto)?;
+    let order_s = start.elapsed().as_secs_f64();
+    let edges: String = fit
+        .edges
+        .iter()
+        .map(|&(i, j, _)| format!("{},{}\n", i.min(j), i.max(j)))
+        .collect();
+    std::fs::write(edges_out, edges).expect("a writable edge file");
+    println!(
+        "{{\"fit_s\": {fit_s}, \"order_s\": {order_s}, \"iterations\": {}, \"states\": {}, \"branch_points\": {}, \"peak_mib\": {:.0}}}",
+        fit.convergence.iterations,
+        order.states,
+        order.branch_points.len(),
+        peak_mib()
+    );
+    Ok(())
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# DDRTree over a matrix of branching data sets (branch counts, noise, D, N): unfold's fit
+# and ordering against ddrtree-python (installed into bench/ddrtree/.venv once); the table
+# goes to $OUT/matrix.md (default /tmp/unfold-ddrtree-matrix). An optional argument caps N
+# (e.g. 20000 for a shorter run). PEER_LIMIT_S (default 1800) bounds each peer fit.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+if [ ! -x "$here/.venv/bin/python" ]; then
+  python3 -m venv "$here/.venv"
+  "$here/.venv/bin/pip" install -q ddrtree-python
+fi
+(cd "$root" && cargo build --release -q --example bench_trajectory)
+out="${OUT:-${TMPDIR:-/tmp}/unfold-ddrtree-matrix}"
+mkdir -p "$out"
+"$here/.venv/bin/python" "$here/matrix.py" "$out" \
+  "${CARGO_TARGET_DIR:-$root/target}/release/examples/bench_trajectory" ${1:-}
+cat "$out/matrix.md"

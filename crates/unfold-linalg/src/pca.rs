@@ -1,0 +1,322 @@
+//! Principal components of a data matrix, exact or randomized: the one PCA kernel of the
+//! workspace (the `pca` method and the `--preprocess pca` step).
+//!
+//! The data `Y` (n x p, points as rows) are centred, `Yc = Y - 1 mu^T`; the q principal
+//! axes are the top eigenvectors `V` of the covariance `Yc^T Yc / (n - 1)`, the
+//! coordinates are `X = Yc V` and the variances the eigenvalues.
+//!
+//! - **Exact**: the smaller of the two eigenproblems, the covariance (p x p, one pass over
+//!   the data) when `p <= n`, else the Gram matrix `Yc Yc^T` (n x n) with
+//!   `V = Yc^T U Lambda^{-1/2}`.
+//! - **Randomized** (Halko, Martinsson & Tropp 2011, Algorithm 4.4, randomized subspace
+//!   iteration): a Gaussian test matrix `Omega` (p x l, `l = q + 10`), `Q = orth(Yc Omega)`,
+//!   then `i` power iterations `Q = orth(Yc orth(Yc^T Q))`, and the exact PCA of the small
+//!   `B = Q^T Yc` (l x p): `B B^T = U S^2 U^T`, `V = B^T U S^{-1}`, `X = Yc V`. It costs
+//!   `O(n p l)` per pass instead of `O(n p min(n, p))`, and is accurate to rounding when
+//!   the spectrum has a gap after q (the error decays as `(s_{l+1} / s_q)^{2i+1}`,
+//!   their Theorem 9.2 and §10.4). The centring is never formed: `Yc Z = Y Z - 1 (mu^T Z)`
+//!   and `Yc^T W = Y^T W - mu (1^T W)`.
+//!
+//! [`PcaSolver::Auto`] takes the exact covariance path when `p <= 1000` and `n >= 10 p`
+//! (one pass, as cheap as any), the exact path for small inputs (`max(n, p) <= 500`) or
+//! many components (`q >= 0.8 min(n, p)`), and randomized otherwise.
+
+use crate::dense_eigen::sym_eigen;
+use crate::gemm::{mul, tr_mul, tr_mul_self};
+use crate::view::{as_faer, to_nalgebra};
+use crate::{fix_signs, largest_eigenpairs, SymMatrix};
+use nalgebra::{DMatrix, DVector};
+use rand_distr::{Distribution, StandardNormal};
+use unfold_core::{Error, Result};
+
+/// How the principal components are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PcaSolver {
+    /// By the shape of the data and q (the module's rule).
+    Auto,
+    /// The covariance or Gram eigenproblem, whichever is smaller.
+    Exact,
+    /// Randomized subspace iteration.
+    Randomized,
+}
+
+impl PcaSolver {
+    /// `auto`, `exact` or `randomized`.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "auto" => Ok(PcaSolver::Auto),
+            "exact" => Ok(PcaSolver::Exact),
+            "randomized" => Ok(PcaSolver::Randomized),
+            other => Err(Error::invalid(
+                "solver",
+                format!("{other:?} is not a PCA solver; use auto, exact or randomized"),
+            )),
+        }
+    }
+
+    /// The solver [`PcaSolver::Auto`] picks for n points in p dimensions and q components.
+    pub fn resolve(self, n: usize, p: usize, q: usize) -> PcaSolver {
+        match self {
+            PcaSolver::Auto => {
+                let small = n.max(p) <= 500 || 5 * q >= 4 * n.min(p);
+                if small || (p <= 1000 && n >= 10 * p) {
+                    PcaSolver::Exact
+                } else {
+                    PcaSolver::Randomized
+                }
+            }
+            given => given,
+        }
+    }
+}
+
+/// Extra columns of the randomized test matrix beyond q.
+const OVERSAMPLE: usize = 10;
+
+/// Power iterations of the randomized solver: 7 when q is a small part of the spectrum,
+/// where more iterations cost little against the gap they need to resolve, else 4.
+fn power_iterations(n: usize, p: usize, q: usize) -> usize {
+    if 10 * q < n.min(p) {
+        7
+    } else {
+        4
+    }
+}
+
+/// A fitted PCA: the mean, the principal axes (p x q, orthonormal columns, each with its
+/// largest entry positive), the variance along each axis (descending) and the coordinates
+/// of the points (n x q).
+#[derive(Clone, Debug)]
+pub struct PrincipalComponents {
+    /// Column means, p.
+    pub mean: DVector<f64>,
+    /// Principal axes, p x q.
+    pub components: DMatrix<f64>,
+    /// Variance along each axis (divisor n - 1), descending.
+    pub variances: DVector<f64>,
+    /// Coordinates of the points, n x q.
+    pub coords: DMatrix<f64>,
+    /// The solver that ran (never `Auto`).
+    pub solver: PcaSolver,
+}
+
+/// The top-q principal components of the rows of `y`; `seed` seeds the randomized test
+/// matrix. Errors: q = 0 or q > min(n - 1, p) is the caller's to check; data of rank
+/// below q give [`Error::DimensionTooLarge`].
+pub fn principal_components(
+    y: &DMatrix<f64>,
+    q: usize,
+    solver: PcaSolver,
+    seed: u64,
+) -> Result<PrincipalComponents> {
+    let (n, p) = (y.nrows(), y.ncols());
+    if q == 0 || q > p || n < 2 {
+        return Err(Error::invalid(
+            "dim",
+            format!("{q} components of {n} points in {p} dimensions: need 1 <= q <= p and n >= 2"),
+        ));
+    }
+    let mean = DVector::from_fn(p, |j, _| y.column(j).mean());
+    let solver = solver.resolve(n, p, q);
+    let mut components = match solver {
+        PcaSolver::Randomized if q + OVERSAMPLE < n.min(p) => randomized(y, &mean, q, seed)?,
+        _ => exact(y, &mean, q)?,
+    };
+    fix_signs(&mut components);
+    // The coordinates as the projection of the points, `Yc V`, so that projecting a
+    // training point returns its own coordinates.
+    let coords = centred_mul(y, &mean, &components);
+    let scale = 1.0 / (n as f64 - 1.0);
+    let variances = DVector::from_fn(q, |j, _| coords.column(j).norm_squared() * scale);
+    if variances.iter().any(|&v| v <= 0.0) {
+        return Err(rank_error(q));
+    }
+    Ok(PrincipalComponents {
+        mean,
+        components,
+        variances,
+        coords,
+        solver,
+    })
+}
+
+fn rank_error(q: usize) -> Error {
+    Error::DimensionTooLarge {
+        dim: q,
+        limit: q,
+        reason: "the centred data have rank below the requested dimension".to_string(),
+    }
+}
+
+/// `Y - 1 mu^T`.
+fn centred(y: &DMatrix<f64>, mean: &DVector<f64>) -> DMatrix<f64> {
+    let mut yc = y.clone();
+    for (mut col, &m) in yc.column_iter_mut().zip(mean.iter()) {
+        col.add_scalar_mut(-m);
+    }
+    yc
+}
+
+/// The exact axes, by the smaller eigenproblem.
+fn exact(y: &DMatrix<f64>, mean: &DVector<f64>, q: usize) -> Result<DMatrix<f64>> {
+    let (n, p) = (y.nrows(), y.ncols());
+    let yc = centred(y, mean);
+    let components = if p <= n {
+        let cov = tr_mul_self(&yc);
+        largest_eigenpairs(SymMatrix::Dense(&cov), q)?.vectors
+    } else {
+        let gram = mul(&yc, &yc.transpose());
+        let eig = largest_eigenpairs(SymMatrix::Dense(&gram), q)?;
+        let mut v = tr_mul(&yc, &eig.vectors);
+        for (mut col, &lambda) in v.column_iter_mut().zip(eig.values.iter()) {
+            if lambda <= 0.0 {
+                return Err(rank_error(q));
+            }
+            col /= lambda.sqrt();
+        }
+        v
+    };
+    Ok(components)
+}
+
+/// `Yc z` without forming `Yc`.
+fn centred_mul(y: &DMatrix<f64>, mean: &DVector<f64>, z: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut out = mul(y, z);
+    let shift = z.tr_mul(mean);
+    for (mut col, &s) in out.column_iter_mut().zip(shift.iter()) {
+        col.add_scalar_mut(-s);
+    }
+    out
+}
+
+/// `Yc^T w` without forming `Yc`.
+fn centred_tr_mul(y: &DMatrix<f64>, mean: &DVector<f64>, w: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut out = tr_mul(y, w);
+    for (mut col, wcol) in out.column_iter_mut().zip(w.column_iter()) {
+        col.axpy(-wcol.sum(), mean, 1.0);
+    }
+    out
+}
+
+/// Orthonormal columns spanning those of `a` (thin Householder QR).
+fn orth(a: &DMatrix<f64>) -> DMatrix<f64> {
+    to_nalgebra(as_faer(a).qr().compute_thin_Q().as_ref())
+}
+
+/// The randomized axes (module doc).
+fn randomized(y: &DMatrix<f64>, mean: &DVector<f64>, q: usize, seed: u64) -> Result<DMatrix<f64>> {
+    let (n, p) = (y.nrows(), y.ncols());
+    let l = q + OVERSAMPLE;
+    let mut rng = unfold_core::seeded_rng(seed);
+    let omega = DMatrix::from_fn(p, l, |_, _| StandardNormal.sample(&mut rng));
+    let mut basis = orth(&centred_mul(y, mean, &omega));
+    for _ in 0..power_iterations(n, p, q) {
+        let z = orth(&centred_tr_mul(y, mean, &basis));
+        basis = orth(&centred_mul(y, mean, &z));
+    }
+    // B^T = Yc^T Q (p x l); B B^T = (B^T)^T B^T.
+    let bt = centred_tr_mul(y, mean, &basis);
+    let small = sym_eigen(&bt.tr_mul(&bt))?;
+    let mut components = DMatrix::zeros(p, q);
+    for j in 0..q {
+        let k = l - 1 - j;
+        let s2 = small.values[k];
+        if s2 <= 0.0 {
+            return Err(rank_error(q));
+        }
+        components.set_column(j, &(&bt * small.vectors.column(k) / s2.sqrt()));
+    }
+    Ok(components)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Points with a known spectrum: `U diag(s) W^T + noise`, singular values decaying
+    /// geometrically, so the top axes are well separated.
+    fn gapped(n: usize, p: usize, seed: u64) -> DMatrix<f64> {
+        let mut rng = unfold_core::seeded_rng(seed);
+        let mut gauss =
+            |r: usize, c: usize| DMatrix::from_fn(r, c, |_, _| StandardNormal.sample(&mut rng));
+        let r = 30.min(p);
+        let u = gauss(n, r);
+        let w = gauss(p, r).qr().q();
+        let s = DMatrix::from_diagonal(&DVector::from_fn(r, |j, _| 10.0 * 0.7f64.powi(j as i32)));
+        let mut y = u * s * w.transpose() + gauss(n, p) * 1e-3;
+        y.column_mut(0).add_scalar_mut(5.0);
+        y
+    }
+
+    /// `|| (I - A A^T) B ||_F` for orthonormal A and B: the sines of the angles between
+    /// the two subspaces, without the square-root floor of `sqrt(1 - cos^2)`.
+    fn subspace_distance(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
+        (b - a * a.tr_mul(b)).norm()
+    }
+
+    #[test]
+    fn exact_paths_agree_with_the_full_covariance_eigenproblem() {
+        for (n, p) in [(80, 12), (12, 40)] {
+            let y = gapped(n, p, 3);
+            let q = 3;
+            let pc = principal_components(&y, q, PcaSolver::Exact, 0).unwrap();
+            let mean = DVector::from_fn(p, |j, _| y.column(j).mean());
+            let yc = centred(&y, &mean);
+            let cov = yc.tr_mul(&yc) / (n as f64 - 1.0);
+            let full = sym_eigen(&cov).unwrap();
+            for j in 0..q {
+                let k = p - 1 - j;
+                let rel = (pc.variances[j] - full.values[k]).abs() / full.values[k];
+                assert!(rel < 1e-10, "n={n} p={p} axis {j}: {rel:e}");
+                let cos = pc.components.column(j).dot(&full.vectors.column(k)).abs();
+                assert!((1.0 - cos) < 1e-10, "n={n} p={p} axis {j}: cos {cos}");
+            }
+            let back = &yc * &pc.components;
+            assert!((back - &pc.coords).amax() < 1e-10);
+        }
+    }
+
+    #[test]
+    fn randomized_recovers_the_exact_components_on_a_gapped_spectrum() {
+        for (n, p, q) in [(600, 120, 3), (90, 700, 5)] {
+            let y = gapped(n, p, 11);
+            let exact = principal_components(&y, q, PcaSolver::Exact, 0).unwrap();
+            let fast = principal_components(&y, q, PcaSolver::Randomized, 7).unwrap();
+            assert_eq!(fast.solver, PcaSolver::Randomized);
+            let d = subspace_distance(&exact.components, &fast.components);
+            assert!(d < 1e-9, "n={n} p={p}: subspace distance {d:e}");
+            for j in 0..q {
+                let rel = (exact.variances[j] - fast.variances[j]).abs() / exact.variances[j];
+                assert!(rel < 1e-12, "n={n} p={p} axis {j}: variance {rel:e}");
+                // The same sign convention, so the same coordinates.
+                let diff = (exact.coords.column(j) - fast.coords.column(j)).amax();
+                assert!(
+                    diff < 1e-8 * exact.coords.column(j).amax(),
+                    "axis {j}: {diff:e}"
+                );
+            }
+            let again = principal_components(&y, q, PcaSolver::Randomized, 7).unwrap();
+            assert_eq!(again.coords, fast.coords, "seeded: the same bits");
+        }
+    }
+
+    #[test]
+    fn auto_follows_the_shape_rule_and_errors_are_clear() {
+        use PcaSolver::*;
+        assert_eq!(Auto.resolve(10_000, 500, 2), Exact);
+        assert_eq!(Auto.resolve(400, 300, 2), Exact);
+        assert_eq!(Auto.resolve(20_000, 2000, 50), Randomized);
+        assert_eq!(Auto.resolve(3000, 1000, 900), Exact);
+        assert_eq!(Auto.resolve(600, 5000, 10), Randomized);
+        assert_eq!(Randomized.resolve(10, 10, 2), Randomized);
+        assert!(PcaSolver::parse("svd")
+            .unwrap_err()
+            .to_string()
+            .contains("auto, exact or randomized"));
+        let flat = DMatrix::from_fn(30, 4, |i, j| if j == 0 { i as f64 } else { 1.0 });
+        for solver in [Exact, Randomized] {
+            let e = principal_components(&flat, 2, solver, 0).unwrap_err();
+            assert!(matches!(e, Error::DimensionTooLarge { .. }), "{e}");
+        }
+    }
+}
