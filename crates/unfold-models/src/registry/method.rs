@@ -245,8 +245,10 @@ pub struct FitReport {
 fn decode_limited<T: DeserializeOwned>(payload: &[u8]) -> std::result::Result<(T, usize), bincode::error::DecodeError> {
     use bincode::serde::decode_from_slice;
     let config = bincode::config::standard();
-    let need = payload.len().saturating_mul(16).max(1 << 16);
-    if need <= 1 << 24 {
+    let need = payload.len().saturating_mul(16);
+    if need <= 1 << 20 {
+        decode_from_slice(payload, config.with_limit::<{ 1 << 20 }>())
+    } else if need <= 1 << 24 {
         decode_from_slice(payload, config.with_limit::<{ 1 << 24 }>())
     } else if need <= 1 << 28 {
         decode_from_slice(payload, config.with_limit::<{ 1 << 28 }>())
