@@ -21,7 +21,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use unfold::core::{model_file_bytes, read_model_file, MODEL_FORMAT_VERSION};
+use unfold::core::{
+    model_file_bytes, read_model_file, MODEL_FORMAT_VERSION, OLDEST_MODEL_FORMAT_VERSION,
+};
 use unfold::models::registry::{FitData, Model, Registry, Settings};
 
 /// The system allocator, recording the largest single request: a damaged length field
@@ -60,12 +62,21 @@ fn dir() -> PathBuf {
 
 /// The fixture of `method` for the current format version.
 fn fixture_path(method: &str, ext: &str) -> PathBuf {
-    dir().join(format!("{method}.v{MODEL_FORMAT_VERSION}.{ext}"))
+    versioned_path(method, MODEL_FORMAT_VERSION, ext)
+}
+
+/// The fixture of `method` written by format version `version`.
+fn versioned_path(method: &str, version: u32, ext: &str) -> PathBuf {
+    dir().join(format!("{method}.v{version}.{ext}"))
 }
 
 fn read_csv(path: &Path) -> DMatrix<f64> {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}; see tests/fixtures/models/README.md", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; see tests/fixtures/models/README.md",
+            path.display()
+        )
+    });
     let rows: Vec<Vec<f64>> = text
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -112,18 +123,34 @@ fn fixture_settings(registry: &Registry, method: &str) -> Settings {
 #[ignore]
 fn write_model_fixtures() {
     let registry = Registry::builtin();
-    let y = unfold::data::synthetic::swiss_roll(20, 0.05, 0).unwrap().points;
-    let points = unfold::data::synthetic::swiss_roll(4, 0.05, 99).unwrap().points;
+    let y = unfold::data::synthetic::swiss_roll(20, 0.05, 0)
+        .unwrap()
+        .points;
     std::fs::create_dir_all(dir()).unwrap();
-    write_csv(&dir().join("points.csv"), &points);
+    let query = dir().join("points.csv");
+    if !query.exists() {
+        let points = unfold::data::synthetic::swiss_roll(4, 0.05, 99)
+            .unwrap()
+            .points;
+        write_csv(&query, &points);
+    }
+    let points = read_csv(&query);
     for method in registry.names() {
         let settings = fixture_settings(&registry, method);
         let fitted = registry
-            .fit(method, &FitData::points(&y), &settings, &unfold::vem::Silent)
+            .fit(
+                method,
+                &FitData::points(&y),
+                &settings,
+                &unfold::vem::Silent,
+            )
             .unwrap_or_else(|e| panic!("{method}: {e}"));
         let model = fitted.model;
         Registry::save(model.as_ref(), &fixture_path(method, "model")).unwrap();
-        write_csv(&fixture_path(method, "csv"), &numbers(model.as_ref(), &points));
+        write_csv(
+            &fixture_path(method, "csv"),
+            &numbers(model.as_ref(), &points),
+        );
     }
 }
 
@@ -135,7 +162,10 @@ fn fixtures(registry: &Registry) -> Vec<(&'static str, Vec<u8>)> {
         .map(|m| {
             let path = fixture_path(m, "model");
             let bytes = std::fs::read(&path).unwrap_or_else(|e| {
-                panic!("{}: {e}; see tests/fixtures/models/README.md", path.display())
+                panic!(
+                    "{}: {e}; see tests/fixtures/models/README.md",
+                    path.display()
+                )
             });
             (m, bytes)
         })
@@ -166,21 +196,39 @@ fn as_version_2(bytes: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn every_method_has_a_fixture_that_loads_with_its_numbers() {
+fn every_method_has_a_fixture_and_every_fixture_loads_with_its_numbers() {
     let registry = Registry::builtin();
     let points = read_csv(&dir().join("points.csv"));
+    // Every method has a fixture of the current version ([`fixtures`] fails otherwise).
     for (method, bytes) in fixtures(&registry) {
         assert!(bytes.len() < 16 << 10, "{method}: keep fixtures small");
-        let expected = read_csv(&fixture_path(method, "csv"));
-        for (version, file) in [(3, bytes.clone()), (2, as_version_2(&bytes))] {
-            let model = registry
-                .from_bytes(&file, Path::new("fixture"))
-                .unwrap_or_else(|e| panic!("{method} v{version}: {e}"));
-            assert_eq!(model.method(), method);
-            let found = numbers(model.as_ref(), &points);
-            assert_close(&found, &expected, &format!("{method} v{version}"));
+    }
+    let mut checked = 0;
+    for version in OLDEST_MODEL_FORMAT_VERSION..=MODEL_FORMAT_VERSION {
+        for method in registry.names() {
+            let path = versioned_path(method, version, "model");
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            let expected = read_csv(&versioned_path(method, version, "csv"));
+            let mut files = vec![(version, bytes.clone())];
+            if version == 3 {
+                // The same payload under a version-2 header (the payload's layout did not
+                // change from version 2 to 3).
+                files.push((2, as_version_2(&bytes)));
+            }
+            for (v, file) in files {
+                let model = registry
+                    .from_bytes(&file, &path)
+                    .unwrap_or_else(|e| panic!("{method} v{v}: {e}"));
+                assert_eq!(model.method(), method);
+                let found = numbers(model.as_ref(), &points);
+                assert_close(&found, &expected, &format!("{method} v{v}"));
+                checked += 1;
+            }
         }
     }
+    eprintln!("model-file fixtures: {checked} files loaded with their numbers");
 }
 
 #[test]
@@ -189,10 +237,14 @@ fn future_versions_and_other_kinds_are_refused_naming_both() {
     let bytes = std::fs::read(fixture_path("meu", "model")).unwrap();
     let mut future = bytes.clone();
     future[8..12].copy_from_slice(&9u32.to_le_bytes());
-    let err = registry.from_bytes(&future, Path::new("m.bin")).err().unwrap();
+    let err = registry
+        .from_bytes(&future, Path::new("m.bin"))
+        .err()
+        .unwrap();
     assert!(
-        err.to_string()
-            .contains("written by format version 9; this build reads versions 2 to 3: update unfold"),
+        err.to_string().contains(
+            "written by format version 9; this build reads versions 2 to 3: update unfold"
+        ),
         "{err}"
     );
     let err = registry
@@ -200,15 +252,24 @@ fn future_versions_and_other_kinds_are_refused_naming_both() {
         .err()
         .unwrap();
     assert!(
-        err.to_string().contains("it holds a `meu` model where a `pca` model is expected"),
+        err.to_string()
+            .contains("it holds a `meu` model where a `pca` model is expected"),
         "{err}"
     );
-    assert!(registry.from_bytes_expecting("meu", &bytes, Path::new("m.bin")).is_ok());
+    assert!(registry
+        .from_bytes_expecting("meu", &bytes, Path::new("m.bin"))
+        .is_ok());
     let mut damaged = bytes.clone();
     let last = damaged.len() - 1;
     damaged[last] ^= 1;
-    let err = registry.from_bytes(&damaged, Path::new("m.bin")).err().unwrap();
-    assert!(err.to_string().contains("corrupt (checksum mismatch)"), "{err}");
+    let err = registry
+        .from_bytes(&damaged, Path::new("m.bin"))
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().contains("corrupt (checksum mismatch)"),
+        "{err}"
+    );
 }
 
 /// A payload behind a valid header and checksum, as a hand-made file would be.
@@ -239,7 +300,10 @@ fn damage(bytes: &[u8], rng: &mut ChaCha8Rng) -> (&'static str, Vec<u8>) {
         1 => {
             let mut p = payload.to_vec();
             flip(&mut p, 0, rng);
-            ("byte flips in the payload, checksum fixed", rewrap(kind, &p))
+            (
+                "byte flips in the payload, checksum fixed",
+                rewrap(kind, &p),
+            )
         }
         choice => damage_more(choice, bytes, kind, payload, header, rng),
     }
@@ -260,7 +324,10 @@ fn damage_more(
         }
         3 => {
             let cut = rng.random_range(0..payload.len());
-            ("payload truncated, checksum fixed", rewrap(kind, &payload[..cut]))
+            (
+                "payload truncated, checksum fixed",
+                rewrap(kind, &payload[..cut]),
+            )
         }
         4 => {
             let mut out = bytes.to_vec();
@@ -298,18 +365,24 @@ fn damage_more(
             for (o, b) in p[at..].iter_mut().zip(v) {
                 *o = b;
             }
-            ("huge length in the payload, checksum fixed", rewrap(kind, &p))
+            (
+                "huge length in the payload, checksum fixed",
+                rewrap(kind, &p),
+            )
         }
         8 => {
             // A special float written over 8 payload bytes.
             let mut p = payload.to_vec();
-            let value = [f64::NAN, f64::INFINITY, -1.0, 0.0, 1e308, -1e-300]
-                [rng.random_range(0..6)];
+            let value =
+                [f64::NAN, f64::INFINITY, -1.0, 0.0, 1e308, -1e-300][rng.random_range(0..6)];
             let at = rng.random_range(0..p.len().saturating_sub(8).max(1));
             for (o, b) in p[at..].iter_mut().zip(value.to_le_bytes()) {
                 *o = b;
             }
-            ("special float in the payload, checksum fixed", rewrap(kind, &p))
+            (
+                "special float in the payload, checksum fixed",
+                rewrap(kind, &p),
+            )
         }
         _ => {
             // Bytes inserted into or removed from the payload.
@@ -323,7 +396,10 @@ fn damage_more(
                 let new: Vec<u8> = (0..n).map(|_| rng.random()).collect();
                 p.splice(at..at, new);
             }
-            ("bytes inserted or removed in the payload, checksum fixed", rewrap(kind, &p))
+            (
+                "bytes inserted or removed in the payload, checksum fixed",
+                rewrap(kind, &p),
+            )
         }
     }
 }
@@ -379,10 +455,20 @@ fn fuzz_model_files(seed0: u64, cases: usize) {
         );
         total += counts.cases;
     }
-    eprintln!("fuzz model files: {total} cases in all, {} failed", failures.len());
+    eprintln!(
+        "fuzz model files: {total} cases in all, {} failed",
+        failures.len()
+    );
     let largest = LARGEST.load(Relaxed);
-    assert!(largest <= ALLOCATION_LIMIT, "an allocation of {largest} bytes");
-    assert!(failures.is_empty(), "failing cases:\n{}", failures.join("\n"));
+    assert!(
+        largest <= ALLOCATION_LIMIT,
+        "an allocation of {largest} bytes"
+    );
+    assert!(
+        failures.is_empty(),
+        "failing cases:\n{}",
+        failures.join("\n")
+    );
 }
 
 /// One case: damage the fixture with `seed`, load it, and project with the result if it
@@ -426,8 +512,17 @@ fn use_model(
     counts: &mut Counts,
 ) -> Result<(), String> {
     catch_unwind(AssertUnwindSafe(|| {
-        let _ = (model.coords().shape(), model.evidence(), model.convergence());
-        let _ = (model.learned_edges(), model.tables(), model.overlay(), model.notes());
+        let _ = (
+            model.coords().shape(),
+            model.evidence(),
+            model.convergence(),
+        );
+        let _ = (
+            model.learned_edges(),
+            model.tables(),
+            model.overlay(),
+            model.notes(),
+        );
     }))
     .map_err(|_| "reading the outputs panicked".to_string())?;
     if let Some(rule) = model.out_of_sample() {
@@ -472,7 +567,10 @@ fn a_huge_length_field_is_refused_without_allocating_it() {
         let _ = registry.from_bytes(&rewrap(kind, &p), Path::new("m.bin"));
     }
     let largest = LARGEST.load(Relaxed);
-    assert!(largest <= ALLOCATION_LIMIT, "an allocation of {largest} bytes");
+    assert!(
+        largest <= ALLOCATION_LIMIT,
+        "an allocation of {largest} bytes"
+    );
 }
 
 /// The long run: `cargo test --release -- --ignored fuzz --nocapture`.

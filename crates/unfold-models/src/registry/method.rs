@@ -242,7 +242,9 @@ pub struct FitReport {
 /// (10^12 elements, say) is refused instead of allocated. The limit is a type parameter
 /// of bincode's configuration; it is taken from a ladder of powers of 16, so the bound is
 /// at most 16 times looser than 16 x `len`.
-fn decode_limited<T: DeserializeOwned>(payload: &[u8]) -> std::result::Result<(T, usize), bincode::error::DecodeError> {
+fn decode_limited<T: DeserializeOwned>(
+    payload: &[u8],
+) -> std::result::Result<(T, usize), bincode::error::DecodeError> {
     use bincode::serde::decode_from_slice;
     let config = bincode::config::standard();
     let need = payload.len().saturating_mul(16);
@@ -265,9 +267,8 @@ fn decode_limited<T: DeserializeOwned>(payload: &[u8]) -> std::result::Result<(T
 /// and the model must pass [`Model::validate`]. A length field larger than the payload
 /// could hold is refused before anything of that size is allocated ([`decode_limited`]).
 pub fn decode<T: DeserializeOwned + Model + 'static>(payload: &[u8]) -> Result<Box<dyn Model>> {
-    let (model, used) = decode_limited::<T>(payload).map_err(|e| {
-        Error::invalid("model", format!("the file is corrupt or truncated ({e})"))
-    })?;
+    let (model, used) = decode_limited::<T>(payload)
+        .map_err(|e| Error::invalid("model", format!("the file is corrupt or truncated ({e})")))?;
     if used != payload.len() {
         return Err(Error::invalid(
             "model",

@@ -38,14 +38,24 @@ pub fn finite(name: &str, values: &[f64]) -> Result<()> {
 
 /// A matrix whose storage holds exactly `nrows * ncols` finite values, with `rows` rows and
 /// `cols` columns where given.
-pub fn matrix(name: &str, m: &DMatrix<f64>, rows: Option<usize>, cols: Option<usize>) -> Result<()> {
+pub fn matrix(
+    name: &str,
+    m: &DMatrix<f64>,
+    rows: Option<usize>,
+    cols: Option<usize>,
+) -> Result<()> {
     let (r, c) = m.shape();
     ensure(r.checked_mul(c) == Some(m.as_slice().len()), || {
-        format!("{name} claims {r} x {c} entries but stores {}", m.as_slice().len())
+        format!(
+            "{name} claims {r} x {c} entries but stores {}",
+            m.as_slice().len()
+        )
     })?;
     for (axis, found, wanted) in [("rows", r, rows), ("columns", c, cols)] {
         if let Some(w) = wanted {
-            ensure(found == w, || format!("{name} has {found} {axis}, expected {w}"))?;
+            ensure(found == w, || {
+                format!("{name} has {found} {axis}, expected {w}")
+            })?;
         }
     }
     finite(name, m.as_slice())
@@ -59,7 +69,11 @@ pub fn square(name: &str, m: &DMatrix<f64>, n: usize) -> Result<()> {
 /// A vector of `len` finite values (any length when `None`).
 pub fn vector(name: &str, v: &DVector<f64>, len: Option<usize>) -> Result<()> {
     ensure(v.ncols() == 1 && v.nrows() == v.as_slice().len(), || {
-        format!("{name} claims {} entries but stores {}", v.nrows(), v.as_slice().len())
+        format!(
+            "{name} claims {} entries but stores {}",
+            v.nrows(),
+            v.as_slice().len()
+        )
     })?;
     length(name, v.nrows(), len.unwrap_or(v.nrows()))?;
     finite(name, v.as_slice())
@@ -107,10 +121,7 @@ pub fn pairs(name: &str, pairs: impl IntoIterator<Item = (usize, usize)>, n: usi
 pub fn indices(name: &str, values: &[usize], n: usize) -> Result<()> {
     match values.iter().position(|&i| i >= n) {
         None => Ok(()),
-        Some(e) => Err(corrupt(format!(
-            "{name} {e} is point {} of {n}",
-            values[e]
-        ))),
+        Some(e) => Err(corrupt(format!("{name} {e} is point {} of {n}", values[e]))),
     }
 }
 
@@ -151,7 +162,11 @@ pub fn regressions(r: &crate::LocalRegressions, n: usize) -> Result<()> {
     for (i, (parents, weights)) in r.parents.iter().zip(&r.weights).enumerate() {
         indices("a parent of a point", parents, n)?;
         ensure(weights.len() == parents.len(), || {
-            format!("point {i} has {} parents but {} weights", parents.len(), weights.len())
+            format!(
+                "point {i} has {} parents but {} weights",
+                parents.len(),
+                weights.len()
+            )
         })?;
         finite("the regression weights", weights)?;
     }

@@ -830,7 +830,12 @@ mod registration {
             graph("the learned graph", &self.graph, n)?;
             let dual = &self.dual;
             ensure(dual.n == n && dual.dim == self.coords.ncols(), || {
-                format!("the dual is over {} points in {} dimensions, the embedding {n} x {}", dual.n, dual.dim, self.coords.ncols())
+                format!(
+                    "the dual is over {} points in {} dimensions, the embedding {n} x {}",
+                    dual.n,
+                    dual.dim,
+                    self.coords.ncols()
+                )
             })?;
             pairs("pair", dual.pairs.iter().copied(), n)?;
             length("the distances", dual.phi.len(), dual.pairs.len())?;

@@ -692,7 +692,11 @@ mod registration {
             positive("gamma", dual.gamma)?;
             positive("C", dual.c)?;
             ensure(dual.dim == self.coords.ncols(), || {
-                format!("the dual is of dimension {} but the embedding {}", dual.dim, self.coords.ncols())
+                format!(
+                    "the dual is of dimension {} but the embedding {}",
+                    dual.dim,
+                    self.coords.ncols()
+                )
             })
         }
 

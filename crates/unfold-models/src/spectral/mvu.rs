@@ -407,7 +407,10 @@ mod registration {
             let n = self.coords.nrows();
             square("the Gram matrix", &self.gram, n)?;
             vector("the eigenvalues", &self.eigenvalues, None)?;
-            finite("the fit's summary", &[self.trace, self.max_violation, self.relative_gap])?;
+            finite(
+                "the fit's summary",
+                &[self.trace, self.max_violation, self.relative_gap],
+            )?;
             if let MvuSolver::LaplacianBasis { penalty, .. } = self.solver {
                 positive("the penalty", penalty)?;
             }
