@@ -30,7 +30,7 @@ pub fn finite(name: &str, values: &[f64]) -> Result<()> {
     match values.iter().position(|v| !v.is_finite()) {
         None => Ok(()),
         Some(i) => Err(corrupt(format!(
-            "{name} holds the non-finite value {} at entry {i}",
+            "{name}: the non-finite value {} at entry {i}",
             values[i]
         ))),
     }
@@ -54,7 +54,7 @@ pub fn matrix(
     for (axis, found, wanted) in [("rows", r, rows), ("columns", c, cols)] {
         if let Some(w) = wanted {
             ensure(found == w, || {
-                format!("{name} has {found} {axis}, expected {w}")
+                format!("{name}: {found} {axis}, expected {w}")
             })?;
         }
     }
@@ -82,7 +82,7 @@ pub fn vector(name: &str, v: &DVector<f64>, len: Option<usize>) -> Result<()> {
 /// A list of `found` entries where `expected` belong.
 pub fn length(name: &str, found: usize, expected: usize) -> Result<()> {
     ensure(found == expected, || {
-        format!("{name} has {found} entries, expected {expected}")
+        format!("{name}: {found} entries, expected {expected}")
     })
 }
 
@@ -172,4 +172,116 @@ pub fn regressions(r: &crate::LocalRegressions, n: usize) -> Result<()> {
     }
     finite("the residuals", &r.sq_residuals)?;
     finite("the precisions", &r.precisions)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::registry::decode;
+    use crate::registry::Encode;
+    use crate::{MeuParams, PcaParams};
+    use nalgebra::DMatrix;
+
+    fn data() -> DMatrix<f64> {
+        unfold_data::synthetic::swiss_roll(30, 0.05, 1)
+            .unwrap()
+            .points
+    }
+
+    /// The message of decoding `model` after `edit`.
+    fn refusal<
+        T: serde::Serialize + serde::de::DeserializeOwned + crate::registry::Model + 'static,
+    >(
+        mut model: T,
+        edit: impl FnOnce(&mut T),
+    ) -> String {
+        edit(&mut model);
+        let bytes = model.encode().unwrap();
+        decode::<T>(&bytes)
+            .err()
+            .expect("the edited model is refused")
+            .to_string()
+    }
+
+    #[test]
+    fn inconsistent_meu_models_are_refused_saying_what_is_wrong() {
+        let meu = MeuParams::new(2, 6).fit(&data()).unwrap();
+        let bytes = meu.encode().unwrap();
+        assert!(decode::<crate::Meu>(&bytes).is_ok());
+        let cases: Vec<(Box<dyn FnOnce(&mut crate::Meu)>, &str)> = vec![
+            (
+                Box::new(|m| {
+                    m.lambda.pop();
+                }),
+                "the multipliers: ",
+            ),
+            (
+                Box::new(|m| m.lambda[0] = f64::NAN),
+                "non-finite value NaN at entry 0",
+            ),
+            (Box::new(|m| m.lambda[1] = -1.0), "a multiplier is negative"),
+            (
+                Box::new(|m| m.edges[0] = (0, 30)),
+                "edge 0 joins points 0 and 30 of 30",
+            ),
+            (Box::new(|m| m.edges[0] = (3, 2)), "does not have i < j"),
+            (Box::new(|m| m.k = 30), "k = 30 neighbours is not in 1..30"),
+            (
+                Box::new(|m| m.gamma = -1.0),
+                "gamma = -1 is not finite and >= 0",
+            ),
+            (
+                Box::new(|m| {
+                    m.latent_scale = m.latent_scale.rows(0, 1).into_owned();
+                }),
+                "the latent scale: 1 entries, expected 2",
+            ),
+        ];
+        for (edit, expected) in cases {
+            let msg = refusal(meu.clone(), edit);
+            assert!(
+                msg.contains("the file is corrupt") && msg.contains(expected),
+                "{msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn pca_axes_and_variances_must_agree() {
+        let pca = PcaParams::new(2).fit(&data()).unwrap();
+        let msg = refusal(pca.clone(), |p| p.mean = p.mean.rows(0, 2).into_owned());
+        assert!(msg.contains("the mean: 2 entries, expected 3"), "{msg}");
+        let msg = refusal(pca, |p| p.components[(0, 1)] = f64::INFINITY);
+        assert!(
+            msg.contains("the principal axes: the non-finite value inf"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn orderings_and_regressions_are_checked() {
+        assert!(super::permutation("the order", &[2, 0, 1], 3).is_ok());
+        let msg = super::permutation("the order", &[2, 0, 2], 3)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("not an ordering of the 3 points (at point 2)"),
+            "{msg}"
+        );
+        assert!(super::permutation("the order", &[0, 1], 3).is_err());
+        assert!(super::permutation("the order", &[0, 1, 7], 3).is_err());
+        let r = crate::LocalRegressions {
+            parents: vec![vec![1], vec![]],
+            weights: vec![vec![1.0], vec![]],
+            sq_residuals: vec![0.5, 0.5],
+            precisions: vec![1.0, 1.0],
+        };
+        assert!(super::regressions(&r, 2).is_ok());
+        let mut bad = r.clone();
+        bad.parents[0] = vec![2];
+        assert!(super::regressions(&bad, 2).is_err());
+        let mut bad = r;
+        bad.weights[0] = vec![1.0, 0.0];
+        let msg = super::regressions(&bad, 2).unwrap_err().to_string();
+        assert!(msg.contains("point 0 has 1 parents but 2 weights"), "{msg}");
+    }
 }

@@ -891,11 +891,8 @@ mod registration {
             length("the cells' centres", t.centre.len(), n)?;
             indices("the centre of cell", &t.centre, k)?;
             length("the positions", t.position.len(), n)?;
-            pairs(
-                "the position of cell",
-                t.position.iter().map(|p| (p.from, p.to)),
-                k,
-            )?;
+            let ends: Vec<usize> = t.position.iter().flat_map(|p| [p.from, p.to]).collect();
+            indices("the end of a cell's edge", &ends, k)?;
             let fractions: Vec<f64> = t.position.iter().map(|p| p.t).collect();
             finite("the positions", &fractions)?;
             indices("the root cell", &[t.root_cell], n)?;
