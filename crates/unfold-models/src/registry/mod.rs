@@ -257,7 +257,7 @@ impl Registry {
     /// header names and validated ([`Model::validate`]); every failure is an
     /// [`Error::ModelFile`] that says what is wrong (`docs/model-files.md`).
     pub fn from_bytes(&self, bytes: &[u8], path: &Path) -> Result<Box<dyn Model>> {
-        self.from_bytes_of(None, bytes, path)
+        self.decode_file(None, bytes, path)
     }
 
     /// [`Registry::from_bytes`] where a model of the method `kind` is expected: a file of
@@ -268,10 +268,10 @@ impl Registry {
         bytes: &[u8],
         path: &Path,
     ) -> Result<Box<dyn Model>> {
-        self.from_bytes_of(Some(kind), bytes, path)
+        self.decode_file(Some(kind), bytes, path)
     }
 
-    fn from_bytes_of(
+    fn decode_file(
         &self,
         expected: Option<&str>,
         bytes: &[u8],

@@ -181,6 +181,9 @@ mod tests {
     use crate::{MeuParams, PcaParams};
     use nalgebra::DMatrix;
 
+    /// A change made to a fitted model before it is encoded.
+    type Edit<T> = dyn FnOnce(&mut T);
+
     fn data() -> DMatrix<f64> {
         unfold_data::synthetic::swiss_roll(30, 0.05, 1)
             .unwrap()
@@ -207,7 +210,7 @@ mod tests {
         let meu = MeuParams::new(2, 6).fit(&data()).unwrap();
         let bytes = meu.encode().unwrap();
         assert!(decode::<crate::Meu>(&bytes).is_ok());
-        let cases: Vec<(Box<dyn FnOnce(&mut crate::Meu)>, &str)> = vec![
+        let cases: Vec<(Box<Edit<crate::Meu>>, &str)> = vec![
             (
                 Box::new(|m| {
                     m.lambda.pop();
