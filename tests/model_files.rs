@@ -536,8 +536,18 @@ fn use_model(
     Ok(())
 }
 
-/// Damaged files that once crashed the loader: `(method, seed)` of [`fuzz_model_files`].
-const REGRESSIONS: &[(&str, u64)] = &[];
+/// Damaged files that once crashed a program using the loaded model: `(method, seed)` of
+/// [`fuzz_case`] on the current fixtures. Before models were validated these panicked: MEU
+/// projecting with a NaN or negative multiplier or a broken edge list ("Matrix slicing out
+/// of bounds"), DDRTree drawing its tree with an edge to a centre that does not exist.
+const REGRESSIONS: &[(&str, u64)] = &[
+    ("meu", 206),
+    ("meu", 268),
+    ("meu", 359),
+    ("ddrtree", 53),
+    ("ddrtree", 90),
+    ("ddrtree", 107),
+];
 
 #[test]
 fn damaged_model_files_are_refused_without_panics_or_large_allocations() {
