@@ -1,30 +1,52 @@
 //! Safe file output (nothing is ever left half-written) and the one header of model files.
+//!
+//! The layout of model files, their versions and the compatibility promise are described in
+//! `docs/model-files.md`.
 
 use crate::{Error, Result};
 use std::io::Write;
 use std::path::Path;
 
 const MODEL_MAGIC: &[u8; 8] = b"UNFOLDMD";
-/// Version of the model file layout; bumped whenever the header or a saved model's layout
-/// changes. Version 2: the header names the model's kind.
-pub const MODEL_FORMAT_VERSION: u32 = 2;
+/// Version of the model file layout written by this build; bumped whenever the header or a
+/// saved model's layout changes. Version 2: the header names the model's kind. Version 3:
+/// the header also holds the payload's length and checksum ([`payload_checksum`]).
+pub const MODEL_FORMAT_VERSION: u32 = 3;
+/// The oldest format version this build reads. Every released version from this one on
+/// loads in every later build (`docs/model-files.md`); raising it breaks that promise.
+pub const OLDEST_MODEL_FORMAT_VERSION: u32 = 2;
 
-/// The bytes of a model file: 8 magic bytes `UNFOLDMD`, the format version (`u32`,
-/// little-endian), the length-prefixed `kind` (the method's name), then the payload (the
-/// model encoded with bincode 2 through serde). Every model, built-in or a researcher's
-/// own, is saved under this one header.
+/// The 64-bit FNV-1a hash of `bytes` (offset basis `0xcbf29ce484222325`, prime
+/// `0x100000001b3`): the checksum of a model file's payload. Any single changed byte
+/// changes it; it guards against damage, not against deliberate forgery.
+pub fn payload_checksum(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The bytes of a model file (format version 3): 8 magic bytes `UNFOLDMD`, the format
+/// version (`u32`, little-endian), the length-prefixed `kind` (`u32` length, then the
+/// method's name), the payload's length (`u64`) and its checksum ([`payload_checksum`],
+/// `u64`), then the payload (the model encoded with bincode 2 through serde). Every model,
+/// built-in or a researcher's own, is saved under this one header.
 pub fn model_file_bytes(kind: &str, payload: &[u8]) -> Vec<u8> {
     let mut bytes = MODEL_MAGIC.to_vec();
     bytes.extend_from_slice(&MODEL_FORMAT_VERSION.to_le_bytes());
     bytes.extend_from_slice(&(kind.len() as u32).to_le_bytes());
     bytes.extend_from_slice(kind.as_bytes());
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&payload_checksum(payload).to_le_bytes());
     bytes.extend_from_slice(payload);
     bytes
 }
 
-/// Reads the header of a model file: the kind and the payload. A file that is not a
-/// model file, of another format version, or truncated is refused with a message that
-/// says which; `path` only names the source in messages.
+/// Reads the header of a model file: the kind and the payload. Files of every format
+/// version from [`OLDEST_MODEL_FORMAT_VERSION`] to [`MODEL_FORMAT_VERSION`] are read
+/// (version 2 has no checksum). A file that is not a model file, of another format version
+/// (both versions are named), truncated, extended, or whose payload does not match its
+/// checksum is refused with a message that says which; `path` only names the source in
+/// messages.
 pub fn read_model_file<'a>(bytes: &'a [u8], path: &Path) -> Result<(&'a str, &'a [u8])> {
     let bad = |message: String| Error::ModelFile {
         path: path.to_path_buf(),
@@ -36,24 +58,53 @@ pub fn read_model_file<'a>(bytes: &'a [u8], path: &Path) -> Result<(&'a str, &'a
                 .to_string(),
         ));
     }
-    let word =
-        |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
-    let version = word(8);
-    if version != MODEL_FORMAT_VERSION {
+    let truncated = || bad("the file is corrupt: it is truncated".to_string());
+    let field = |at: usize, len: usize| bytes.get(at..at.checked_add(len)?);
+    let word = |at: usize| -> Result<u32> {
+        let b = field(at, 4).ok_or_else(truncated)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let long = |at: usize| -> Result<u64> {
+        let b = field(at, 8).ok_or_else(truncated)?;
+        let mut le = [0u8; 8];
+        le.copy_from_slice(b);
+        Ok(u64::from_le_bytes(le))
+    };
+    let version = word(8)?;
+    let (oldest, newest) = (OLDEST_MODEL_FORMAT_VERSION, MODEL_FORMAT_VERSION);
+    if version > newest {
         return Err(bad(format!(
-            "format version {version}, but this build reads version {MODEL_FORMAT_VERSION}; refit the model with this version"
+            "written by format version {version}; this build reads versions {oldest} to {newest}: update unfold"
         )));
     }
-    if bytes.len() < 16 {
-        return Err(bad("the file is truncated".to_string()));
+    if version < oldest {
+        return Err(bad(format!(
+            "written by format version {version}, from before the first release; this build reads versions {oldest} to {newest}: refit the model"
+        )));
     }
-    let len = word(12) as usize;
-    let kind = bytes
-        .get(16..16usize.saturating_add(len))
-        .ok_or_else(|| bad("the file is truncated".to_string()))?;
+    let len = word(12)? as usize;
+    let kind = field(16, len).ok_or_else(truncated)?;
     let kind = std::str::from_utf8(kind)
         .map_err(|_| bad("the file is corrupt: its model kind is not text".to_string()))?;
-    Ok((kind, &bytes[16 + len..]))
+    let mut at = 16 + len;
+    if version >= 3 {
+        let (stated, checksum) = (long(at)?, long(at + 8)?);
+        at += 16;
+        let found = (bytes.len() - at) as u64;
+        if stated != found {
+            return Err(bad(format!(
+                "the file is corrupt: its header states a payload of {stated} bytes but {found} follow ({})",
+                if found < stated { "truncated" } else { "extra bytes" }
+            )));
+        }
+        if payload_checksum(&bytes[at..]) != checksum {
+            return Err(bad(
+                "the file is corrupt (checksum mismatch): its payload was changed after it was written; save the model again from its source"
+                    .to_string(),
+            ));
+        }
+    }
+    Ok((kind, &bytes[at..]))
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory, synced and
@@ -88,18 +139,59 @@ mod tests {
     use super::*;
 
     #[test]
-    fn model_file_header_round_trips_and_refuses_foreign_old_and_truncated_files() {
+    fn model_file_header_round_trips_and_refuses_foreign_old_new_and_damaged_files() {
         let p = Path::new("m.bin");
         let bytes = model_file_bytes("heat", &[1, 2, 3]);
+        assert_eq!(bytes.len(), 8 + 4 + 4 + 4 + 16 + 3);
         let (kind, payload) = read_model_file(&bytes, p).unwrap();
         assert_eq!((kind, payload), ("heat", &[1u8, 2, 3][..]));
         let msg = |b: &[u8]| read_model_file(b, p).unwrap_err().to_string();
         assert!(msg(b"hello world, not a model").contains("not an unfold model"));
         let mut old = bytes.clone();
         old[8] = 1;
-        assert!(msg(&old).contains("format version 1, but this build reads version 2"));
-        assert!(msg(&bytes[..17]).contains("truncated"));
-        assert!(msg(&bytes[..13]).contains("truncated"));
+        assert!(msg(&old).contains(
+            "format version 1, from before the first release; this build reads versions 2 to 3"
+        ));
+        let mut future = bytes.clone();
+        future[8] = 9;
+        assert!(
+            msg(&future).contains(
+                "written by format version 9; this build reads versions 2 to 3: update unfold"
+            ),
+            "{}",
+            msg(&future)
+        );
+        for cut in [13, 17, 22, 30, bytes.len() - 1] {
+            assert!(
+                msg(&bytes[..cut]).contains("truncated"),
+                "{cut}: {}",
+                msg(&bytes[..cut])
+            );
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(msg(&longer).contains("extra bytes"));
+        let mut flipped = bytes.clone();
+        *flipped.last_mut().unwrap() ^= 4;
+        assert!(msg(&flipped).contains("corrupt (checksum mismatch)"));
+        // A version-2 file (no length, no checksum) still loads.
+        let mut v2 = b"UNFOLDMD".to_vec();
+        v2.extend_from_slice(&2u32.to_le_bytes());
+        v2.extend_from_slice(&4u32.to_le_bytes());
+        v2.extend_from_slice(b"heat\x01\x02");
+        assert_eq!(read_model_file(&v2, p).unwrap(), ("heat", &[1u8, 2][..]));
+        // A kind length near u32::MAX is truncation, not an out-of-bounds slice.
+        let mut huge = bytes.clone();
+        huge[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(msg(&huge).contains("truncated"));
+    }
+
+    #[test]
+    fn the_payload_checksum_is_64_bit_fnv_1a() {
+        // Reference values of FNV-1a 64 (the empty string is the offset basis).
+        assert_eq!(payload_checksum(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(payload_checksum(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(payload_checksum(b"foobar"), 0x8594_4171_f739_67e8);
     }
 
     #[test]

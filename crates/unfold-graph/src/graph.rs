@@ -55,7 +55,10 @@ impl TryFrom<GraphParts> for NeighbourGraph {
                 format!("stored graph is corrupt: {m}"),
             ))
         };
-        if p.indptr.len() != p.n + 1 || p.indptr[0] != 0 || p.indptr[p.n] != p.indices.len() {
+        if p.n.checked_add(1) != Some(p.indptr.len())
+            || p.indptr[0] != 0
+            || p.indptr[p.n] != p.indices.len()
+        {
             return bad("row pointers do not match the number of points and entries".into());
         }
         if p.weights.len() != p.indices.len() || p.indptr.windows(2).any(|w| w[0] > w[1]) {

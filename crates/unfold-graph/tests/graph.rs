@@ -211,6 +211,12 @@ fn adjacency_round_trip_and_serde() {
     let truncated = json.replacen("\"n\":12", "\"n\":11", 1);
     assert_ne!(truncated, json);
     assert!(serde_json::from_str::<NeighbourGraph>(&truncated).is_err());
+    // A point count whose successor overflows is an error, not an out-of-bounds index.
+    let overflow = format!(
+        r#"{{"n":{},"indptr":[],"indices":[],"weights":[]}}"#,
+        usize::MAX
+    );
+    assert!(serde_json::from_str::<NeighbourGraph>(&overflow).is_err());
 }
 
 #[test]

@@ -121,6 +121,43 @@ impl CentredKernel {
         })
     }
 
+    /// What is inconsistent in a kernel read from a file, if anything: the eigenvectors
+    /// must be n x q with `q` finite positive eigenvalues and `n` finite row means.
+    pub fn inconsistency(&self) -> Option<String> {
+        let (n, q) = self.vectors.shape();
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        if n.checked_mul(q) != Some(self.vectors.as_slice().len())
+            || !finite(self.vectors.as_slice())
+        {
+            Some(format!(
+                "its {n} x {q} eigenvectors are not all stored or not finite"
+            ))
+        } else if self.values.nrows() != q
+            || self.values.as_slice().len() != q
+            || !self
+                .values
+                .as_slice()
+                .iter()
+                .all(|&v| v.is_finite() && v > 0.0)
+        {
+            Some(format!(
+                "it needs {q} positive eigenvalues, got {}",
+                self.values.nrows()
+            ))
+        } else if self.row_means.nrows() != n
+            || self.row_means.as_slice().len() != n
+            || !finite(self.row_means.as_slice())
+            || !self.total_mean.is_finite()
+        {
+            Some(format!(
+                "it needs {n} finite row means, got {}",
+                self.row_means.len()
+            ))
+        } else {
+            None
+        }
+    }
+
     /// The embedding of the training points, `V Lambda^{1/2}` (n x q).
     pub fn coords(&self) -> DMatrix<f64> {
         let mut x = self.vectors.clone();

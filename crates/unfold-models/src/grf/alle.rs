@@ -319,6 +319,21 @@ mod registration {
             "alle"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            matrix("the embedding", &self.coords, None, None)?;
+            let (n, q) = self.coords.shape();
+            matrix("the training points", &self.train, Some(n), None)?;
+            vector("the mean", &self.mean, Some(self.train.ncols()))?;
+            vector("the eigenvalues", &self.eigenvalues, Some(q))?;
+            vector("the latent scale", &self.latent_scale, Some(q))?;
+            graph("the graph", &self.graph, n)?;
+            neighbours(self.k, n)?;
+            non_negative("reg", self.reg)?;
+            permutation("the order", &self.order, n)?;
+            regressions(&self.regressions, n)
+        }
+
         fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
             Some(self)
         }

@@ -402,6 +402,23 @@ mod registration {
             "drill"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            matrix("the embedding", &self.coords, None, None)?;
+            let (n, q) = self.coords.shape();
+            square("the precision", &self.precision, n)?;
+            square("the covariance", &self.covariance, n)?;
+            vector("the eigenvalues", &self.eigenvalues, Some(q))?;
+            non_negative("rho", self.rho)?;
+            finite("the penalised objective", &[self.penalised_objective])?;
+            let scores: Vec<f64> = self.rho_scores.iter().flat_map(|&(r, s)| [r, s]).collect();
+            finite("the penalty scores", &scores)?;
+            match &self.graph {
+                Some(g) => graph("the graph", g, n),
+                None => Ok(()),
+            }
+        }
+
         fn convergence(&self) -> Convergence {
             self.convergence.clone()
         }

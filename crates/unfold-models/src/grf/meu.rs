@@ -740,6 +740,28 @@ mod registration {
             "meu"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            matrix("the embedding", &self.coords, None, None)?;
+            let (n, q) = self.coords.shape();
+            matrix("the training points", &self.train, Some(n), None)?;
+            vector("the mean", &self.mean, Some(self.train.ncols()))?;
+            vector("the eigenvalues", &self.eigenvalues, Some(q))?;
+            vector("the latent scale", &self.latent_scale, Some(q))?;
+            graph("the graph", &self.graph, n)?;
+            neighbours(self.k, n)?;
+            non_negative("gamma", self.gamma)?;
+            pairs("edge", self.edges.iter().copied(), n)?;
+            ensure(self.edges.iter().all(|&(i, j)| i < j), || {
+                "an edge (i, j) does not have i < j".to_string()
+            })?;
+            length("the multipliers", self.lambda.len(), self.edges.len())?;
+            finite("the multipliers", &self.lambda)?;
+            ensure(self.lambda.iter().all(|&l| l >= 0.0), || {
+                "a multiplier is negative".to_string()
+            })
+        }
+
         fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
             Some(self)
         }

@@ -971,6 +971,27 @@ mod registration {
             "lllvm"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            matrix("the embedding", &self.coords, None, None)?;
+            let (n, dx) = self.coords.shape();
+            let ndx = n
+                .checked_mul(dx)
+                .ok_or_else(|| corrupt(format!("{n} x {dx} latent values overflow")))?;
+            matrix("the training points", &self.y, Some(n), None)?;
+            let dy = self.y.ncols();
+            vector("the mean", &self.mean, Some(dy))?;
+            matrix("the mean of q(C)", &self.mu_c, Some(dy), Some(ndx))?;
+            square("the covariance of q(x)", &self.sigma_x, ndx)?;
+            square("the covariance of q(C)", &self.sigma_c, ndx)?;
+            graph("the graph", &self.graph, n)?;
+            neighbours(self.k, n)?;
+            positive("the scale", self.scale)?;
+            positive("epsilon", self.epsilon)?;
+            positive("alpha", self.hyper.alpha)?;
+            positive("gamma", self.hyper.gamma)
+        }
+
         fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
             Some(self)
         }

@@ -210,6 +210,15 @@ pub trait Model: Embedding + Encode + Send + Sync {
     fn notes(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+
+    /// Checks a decoded model before it is used: its shapes agree with each other, its
+    /// values are finite, its indices are in range and its parameters in their valid
+    /// ranges, so that a damaged or hand-made file is refused as corrupt instead of making
+    /// a projection panic. [`decode`] calls it; every built-in model implements it with the
+    /// helpers of [`crate::registry::validate`] (`docs/model-files.md` lists the checks).
+    fn validate(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// How a fit went: the common report of every method.
@@ -226,12 +235,40 @@ pub struct FitReport {
     pub trace: Vec<f64>,
 }
 
-/// A model of type `T` from the bytes [`Encode::encode`] wrote; every byte must be used.
+/// The most bytes a payload of `len` bytes may make bincode claim while decoding: bincode
+/// claims the in-memory size of every value (at most 16 bytes for a value stored in at
+/// least one byte) and the whole length of a string before reading it, so a limit of 16
+/// bytes per payload byte never refuses a genuine model, and a damaged length field
+/// (10^12 elements, say) is refused instead of allocated. The limit is a type parameter
+/// of bincode's configuration; it is taken from a ladder of powers of 16, so the bound is
+/// at most 16 times looser than 16 x `len`.
+fn decode_limited<T: DeserializeOwned>(
+    payload: &[u8],
+) -> std::result::Result<(T, usize), bincode::error::DecodeError> {
+    use bincode::serde::decode_from_slice;
+    let config = bincode::config::standard();
+    let need = payload.len().saturating_mul(16);
+    if need <= 1 << 20 {
+        decode_from_slice(payload, config.with_limit::<{ 1 << 20 }>())
+    } else if need <= 1 << 24 {
+        decode_from_slice(payload, config.with_limit::<{ 1 << 24 }>())
+    } else if need <= 1 << 28 {
+        decode_from_slice(payload, config.with_limit::<{ 1 << 28 }>())
+    } else if need <= 1 << 32 {
+        decode_from_slice(payload, config.with_limit::<{ 1 << 32 }>())
+    } else if need <= 1 << 36 {
+        decode_from_slice(payload, config.with_limit::<{ 1 << 36 }>())
+    } else {
+        decode_from_slice(payload, config.with_limit::<{ 1 << 40 }>())
+    }
+}
+
+/// A model of type `T` from the bytes [`Encode::encode`] wrote; every byte must be used
+/// and the model must pass [`Model::validate`]. A length field larger than the payload
+/// could hold is refused before anything of that size is allocated ([`decode_limited`]).
 pub fn decode<T: DeserializeOwned + Model + 'static>(payload: &[u8]) -> Result<Box<dyn Model>> {
-    let (model, used) =
-        bincode::serde::decode_from_slice::<T, _>(payload, bincode::config::standard()).map_err(
-            |e| Error::invalid("model", format!("the file is corrupt or truncated ({e})")),
-        )?;
+    let (model, used) = decode_limited::<T>(payload)
+        .map_err(|e| Error::invalid("model", format!("the file is corrupt or truncated ({e})")))?;
     if used != payload.len() {
         return Err(Error::invalid(
             "model",
@@ -241,5 +278,6 @@ pub fn decode<T: DeserializeOwned + Model + 'static>(payload: &[u8]) -> Result<B
             ),
         ));
     }
+    model.validate()?;
     Ok(Box::new(model))
 }

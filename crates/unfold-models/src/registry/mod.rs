@@ -24,6 +24,7 @@
 
 mod method;
 mod params;
+pub mod validate;
 
 pub use method::{
     decode, Encode, Family, FitData, FitReport, Method, MethodInfo, Model, Overlay, Table,
@@ -251,12 +252,41 @@ impl Registry {
     }
 
     /// Reads a model from the bytes of a model file; `path` names the source in messages.
+    /// The header is checked first (format version, length and checksum:
+    /// [`unfold_core::read_model_file`]), then the payload is decoded by the method the
+    /// header names and validated ([`Model::validate`]); every failure is an
+    /// [`Error::ModelFile`] that says what is wrong (`docs/model-files.md`).
     pub fn from_bytes(&self, bytes: &[u8], path: &Path) -> Result<Box<dyn Model>> {
+        self.decode_file(None, bytes, path)
+    }
+
+    /// [`Registry::from_bytes`] where a model of the method `kind` is expected: a file of
+    /// another kind is refused naming both.
+    pub fn from_bytes_expecting(
+        &self,
+        kind: &str,
+        bytes: &[u8],
+        path: &Path,
+    ) -> Result<Box<dyn Model>> {
+        self.decode_file(Some(kind), bytes, path)
+    }
+
+    fn decode_file(
+        &self,
+        expected: Option<&str>,
+        bytes: &[u8],
+        path: &Path,
+    ) -> Result<Box<dyn Model>> {
         let (kind, payload) = unfold_core::read_model_file(bytes, path)?;
         let bad = |message: String| Error::ModelFile {
             path: path.to_path_buf(),
             message,
         };
+        if let Some(expected) = expected.filter(|&e| e != kind) {
+            return Err(bad(format!(
+                "it holds a `{kind}` model where a `{expected}` model is expected"
+            )));
+        }
         let method = self.get(kind).map_err(|_| {
             bad(format!(
                 "it holds a `{kind}` model, which this program does not know (it knows {})",
@@ -273,6 +303,13 @@ impl Registry {
     pub fn load(&self, path: &Path) -> Result<Box<dyn Model>> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         self.from_bytes(&bytes, path)
+    }
+
+    /// Loads a model saved by [`Registry::save`] where a model of the method `kind` is
+    /// expected ([`Registry::from_bytes_expecting`]).
+    pub fn load_expecting(&self, kind: &str, path: &Path) -> Result<Box<dyn Model>> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        self.from_bytes_expecting(kind, &bytes, path)
     }
 }
 

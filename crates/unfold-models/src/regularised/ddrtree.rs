@@ -870,6 +870,35 @@ mod registration {
             "ddrtree"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            matrix("the latent points", &self.coords, None, None)?;
+            let (n, d) = self.coords.shape();
+            matrix("the projection W", &self.w, None, Some(d))?;
+            vector("the mean", &self.mean, Some(self.w.nrows()))?;
+            matrix("the centres", &self.centres, None, Some(d))?;
+            let k = self.centres.nrows();
+            pairs("tree edge", self.edges.iter().map(|&(a, b, _)| (a, b)), k)?;
+            let lengths: Vec<f64> = self.edges.iter().map(|e| e.2).collect();
+            finite("the tree's edge lengths", &lengths)?;
+            positive("lambda", self.lambda)?;
+            let Some(t) = &self.trajectory else {
+                return Ok(());
+            };
+            length("the pseudotimes", t.pseudotime.len(), n)?;
+            finite("the pseudotimes", &t.pseudotime)?;
+            length("the states", t.state.len(), n)?;
+            length("the cells' centres", t.centre.len(), n)?;
+            indices("the centre of cell", &t.centre, k)?;
+            length("the positions", t.position.len(), n)?;
+            let ends: Vec<usize> = t.position.iter().flat_map(|p| [p.from, p.to]).collect();
+            indices("the end of a cell's edge", &ends, k)?;
+            let fractions: Vec<f64> = t.position.iter().map(|p| p.t).collect();
+            finite("the positions", &fractions)?;
+            indices("the root cell", &[t.root_cell], n)?;
+            indices("branch point", &t.branch_points, k)
+        }
+
         fn convergence(&self) -> Convergence {
             self.convergence.clone()
         }

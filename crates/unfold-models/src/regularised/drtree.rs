@@ -244,6 +244,17 @@ mod registration {
             "drtree"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            matrix("the latent points", &self.coords, None, None)?;
+            let (n, d) = self.coords.shape();
+            matrix("the projection W", &self.w, None, Some(d))?;
+            vector("the mean", &self.mean, Some(self.w.nrows()))?;
+            pairs("tree edge", self.edges.iter().map(|&(i, j, _)| (i, j)), n)?;
+            let lengths: Vec<f64> = self.edges.iter().map(|e| e.2).collect();
+            finite("the tree's edge lengths", &lengths)
+        }
+
         fn convergence(&self) -> Convergence {
             self.convergence.clone()
         }

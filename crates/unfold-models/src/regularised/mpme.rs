@@ -823,6 +823,31 @@ mod registration {
             "mpme"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            matrix("the embedding", &self.coords, None, None)?;
+            let n = self.coords.nrows();
+            graph("the learned graph", &self.graph, n)?;
+            let dual = &self.dual;
+            ensure(dual.n == n && dual.dim == self.coords.ncols(), || {
+                format!(
+                    "the dual is over {} points in {} dimensions, the embedding {n} x {}",
+                    dual.n,
+                    dual.dim,
+                    self.coords.ncols()
+                )
+            })?;
+            pairs("pair", dual.pairs.iter().copied(), n)?;
+            length("the distances", dual.phi.len(), dual.pairs.len())?;
+            finite("the distances", &dual.phi)?;
+            length("the weights", self.solution.weights.len(), dual.pairs.len())?;
+            finite("the weights", &self.solution.weights)?;
+            non_negative("lambda", dual.lambda)?;
+            ensure(dual.upper > 0.0, || {
+                format!("the weights' upper bound {} is not > 0", dual.upper)
+            })
+        }
+
         fn convergence(&self) -> Convergence {
             self.convergence.clone()
         }

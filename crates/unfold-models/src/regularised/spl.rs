@@ -677,6 +677,29 @@ mod registration {
             "spl"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            matrix("the embedding", &self.coords, None, None)?;
+            let n = self.coords.nrows();
+            graph("the learned graph", &self.graph, n)?;
+            let dual = &self.dual;
+            matrix("the dual's points", &dual.y, Some(n), None)?;
+            pairs("pair", dual.pairs.iter().copied(), n)?;
+            length("the distances", dual.phi.len(), dual.pairs.len())?;
+            finite("the distances", &dual.phi)?;
+            length("the weights", self.weights.len(), dual.pairs.len())?;
+            finite("the weights", &self.weights)?;
+            positive("gamma", dual.gamma)?;
+            positive("C", dual.c)?;
+            ensure(dual.dim == self.coords.ncols(), || {
+                format!(
+                    "the dual is of dimension {} but the embedding {}",
+                    dual.dim,
+                    self.coords.ncols()
+                )
+            })
+        }
+
         fn convergence(&self) -> Convergence {
             self.convergence.clone()
         }

@@ -137,6 +137,16 @@ mod registration {
             "cmds"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            kernel(&self.kernel)?;
+            let (n, q) = self.kernel.vectors.shape();
+            if let Some(train) = &self.train {
+                matrix("the training points", train, Some(n), None)?;
+            }
+            matrix("the embedding", &self.coords, Some(n), Some(q))
+        }
+
         fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
             Some(self)
         }

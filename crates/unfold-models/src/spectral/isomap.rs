@@ -151,6 +151,16 @@ mod registration {
             "isomap"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            kernel(&self.kernel)?;
+            let (n, q) = self.kernel.vectors.shape();
+            matrix("the training points", &self.train, Some(n), None)?;
+            matrix("the embedding", &self.coords, Some(n), Some(q))?;
+            graph("the graph", &self.graph, n)?;
+            neighbours(self.k, n)
+        }
+
         fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
             Some(self)
         }

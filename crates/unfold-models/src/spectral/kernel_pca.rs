@@ -134,6 +134,15 @@ mod registration {
             "kpca"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            kernel(&self.kernel)?;
+            let (n, q) = self.kernel.vectors.shape();
+            positive("gamma", self.gamma)?;
+            matrix("the training points", &self.train, Some(n), None)?;
+            matrix("the embedding", &self.coords, Some(n), Some(q))
+        }
+
         fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
             Some(self)
         }

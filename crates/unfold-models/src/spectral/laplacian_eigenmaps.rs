@@ -275,6 +275,14 @@ mod registration {
             "le"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            matrix("the embedding", &self.coords, None, None)?;
+            let (n, q) = self.coords.shape();
+            vector("the eigenvalues", &self.eigenvalues, Some(q))?;
+            graph("the graph", &self.graph, n)
+        }
+
         /// The exact likelihood of the field with the eigenmap's Laplacian and a fitted
         /// scale, with MEU's base precision.
         fn evidence_on(&self, y: &DMatrix<f64>) -> Result<unfold_core::Evidence> {

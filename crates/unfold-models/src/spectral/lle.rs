@@ -257,6 +257,17 @@ mod registration {
             "lle"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            matrix("the embedding", &self.coords, None, None)?;
+            let (n, q) = self.coords.shape();
+            vector("the eigenvalues", &self.eigenvalues, Some(q))?;
+            matrix("the training points", &self.train, Some(n), None)?;
+            graph("the graph", &self.graph, n)?;
+            neighbours(self.k, n)?;
+            non_negative("reg", self.reg)
+        }
+
         fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
             Some(self)
         }

@@ -401,6 +401,23 @@ mod registration {
             "mvu"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            matrix("the embedding", &self.coords, None, None)?;
+            let n = self.coords.nrows();
+            square("the Gram matrix", &self.gram, n)?;
+            vector("the eigenvalues", &self.eigenvalues, None)?;
+            finite(
+                "the fit's summary",
+                &[self.trace, self.max_violation, self.relative_gap],
+            )?;
+            if let MvuSolver::LaplacianBasis { penalty, .. } = self.solver {
+                positive("the penalty", penalty)?;
+            }
+            graph("the graph", &self.graph, n)?;
+            neighbours(self.k, n)
+        }
+
         /// The interior-point iterations (exact) or Newton steps (basis variant); a fit
         /// that does not reach the tolerance is an error, so a fitted MVU converged.
         fn convergence(&self) -> Convergence {

@@ -126,6 +126,15 @@ mod registration {
             "pca"
         }
 
+        fn validate(&self) -> Result<()> {
+            use crate::registry::validate::*;
+            let (p, q) = self.components.shape();
+            matrix("the principal axes", &self.components, None, None)?;
+            vector("the mean", &self.mean, Some(p))?;
+            vector("the explained variances", &self.explained_variance, Some(q))?;
+            matrix("the embedding", &self.coords, None, Some(q))
+        }
+
         fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
             Some(self)
         }
