@@ -965,3 +965,75 @@ fn npy_input_fits_as_the_same_points_in_csv() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn gzip_and_npz_inputs_and_preprocessing_before_the_method() {
+    use std::io::Write;
+    let (dir, input) = sheet_input("preprocess", 60);
+    let fit = |data: &Path, out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "fit",
+            "--method",
+            "pca",
+            "--input",
+            s(data),
+            "--out",
+            s(out),
+        ];
+        args.extend_from_slice(extra);
+        succeeds(&args);
+        std::fs::read_to_string(out).unwrap()
+    };
+    let plain = fit(&input, &dir.join("plain.csv"), &[]);
+    let gz = dir.join("data.csv.gz");
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(&std::fs::read(&input).unwrap()).unwrap();
+    std::fs::write(&gz, e.finish().unwrap()).unwrap();
+    assert_eq!(fit(&gz, &dir.join("gz.csv"), &[]), plain);
+    // `--preprocess scale` gives the fit to the z-scored points.
+    let points = unfold::data::read_csv(&input, &Default::default())
+        .unwrap()
+        .points;
+    let z = dir.join("z.csv");
+    let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+    unfold::data::write_csv(&z, &unfold::data::standardise(&points).points, &names).unwrap();
+    let scaled = fit(&input, &dir.join("s.csv"), &["--preprocess", "scale"]);
+    assert_eq!(scaled, fit(&z, &dir.join("zfit.csv"), &[]));
+    assert_ne!(scaled, plain);
+    // A step list is checked, and a preprocessed fit is not saved without its pipeline.
+    fails_with(
+        &[
+            "fit",
+            "--method",
+            "pca",
+            "--input",
+            s(&input),
+            "--preprocess",
+            "log2",
+        ],
+        "\"log2\" is not a step",
+    );
+    fails_with(
+        &[
+            "fit",
+            "--method",
+            "pca",
+            "--input",
+            s(&input),
+            "--preprocess",
+            "pca:2",
+            "--save",
+            s(&dir.join("m.bin")),
+        ],
+        "cannot be saved yet",
+    );
+    assert!(!dir.join("m.bin").exists());
+    // A gzip name on plain text, and a .npy name on CSV text, are refused as such.
+    let fake = dir.join("fake.csv.gz");
+    std::fs::copy(&input, &fake).unwrap();
+    fails_with(
+        &["fit", "--method", "pca", "--input", s(&fake)],
+        "not a gzip file",
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
