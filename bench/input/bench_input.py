@@ -1,0 +1,82 @@
+"""Reading data and PCA at the shapes single-cell users bring: unfold against NumPy's
+`loadtxt`, pandas' `read_csv` (C engine) and scikit-learn's `PCA`.
+
+Run through `bench/input/run.sh`. CSV: each file is read once by each reader in turn
+(the file is in the page cache for all of them: a first untimed read warms it), three
+rounds, the median. PCA: `fit` only on an in-memory float64 array, scikit-learn's default
+solver choice (`svd_solver="auto"`) against unfold's (`solver="auto"`, through the Python
+package, whose fit includes one copy of the input into Rust), three rounds, the median.
+"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+from sklearn.decomposition import PCA
+
+import unfold
+
+OUT, BIN, DIR = sys.argv[1], sys.argv[2], sys.argv[3]
+ROUNDS = 3
+
+
+def median_time(f):
+    times = []
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def data(n, p, kind, seed):
+    rng = np.random.default_rng(seed)
+    if kind == "counts":  # sparse-ish counts, as expression matrices are
+        return rng.poisson(rng.gamma(0.3, 2.0, p), (n, p)).astype(np.float64)
+    if kind == "lowrank":  # a rank-20 signal plus noise
+        return rng.standard_normal((n, 20)) @ rng.standard_normal((20, p)) + 0.1 * rng.standard_normal((n, p))
+    return rng.standard_normal((n, p))
+
+
+rows_csv = []
+for n, p, kind, fmt in [(20000, 500, "gauss", "%.17g"), (20000, 500, "counts", "%d"),
+                        (100000, 50, "gauss", "%.6f"), (5000, 2000, "lowrank", "%.8g")]:
+    y = data(n, p, kind, seed=n + p)
+    path = f"{DIR}/{kind}_{n}x{p}.csv"
+    np.savetxt(path, y, delimiter=",", fmt=fmt)
+    size_mb = os.path.getsize(path) / 1e6
+    ours = lambda: subprocess.run([BIN, path], check=True, capture_output=True)
+    ours()  # warm the page cache
+    t_ours = median_time(ours)
+    inner = statistics.median(float(subprocess.run([BIN, path], check=True, capture_output=True,
+                                                     text=True).stdout.split()[0]) for _ in range(ROUNDS))
+    t_np = median_time(lambda: np.loadtxt(path, delimiter=","))
+    t_pd = median_time(lambda: pd.read_csv(path, header=None, dtype=np.float64).to_numpy())
+    rows_csv.append((n, p, kind, size_mb, t_ours, inner, t_np, t_pd))
+    print(rows_csv[-1], flush=True)
+
+rows_pca = []
+for n, p, q, kind in [(10000, 500, 2, "lowrank"), (10000, 500, 50, "gauss"), (20000, 2000, 50, "lowrank"),
+                      (100000, 50, 10, "gauss"), (5000, 5000, 10, "lowrank"), (50000, 1000, 30, "counts")]:
+    y = data(n, p, kind, seed=n * 3 + p)
+    t_sk = median_time(lambda: PCA(n_components=q).fit(y))
+    t_un = median_time(lambda: unfold.PCA(n_components=q).fit(y))
+    solver = PCA(n_components=q).fit(y)._fit_svd_solver
+    rows_pca.append((n, p, q, kind, solver, t_sk, t_un))
+    print(rows_pca[-1], flush=True)
+
+with open(OUT, "w") as f:
+    f.write("| N | p | data | MB | unfold read, whole process (s) | unfold read, in process (s) | "
+            "numpy loadtxt (s) | pandas read_csv (s) | unfold / pandas | unfold MB/s |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n")
+    for n, p, kind, mb, t_ours, inner, t_np, t_pd in rows_csv:
+        f.write(f"| {n} | {p} | {kind} | {mb:.0f} | {t_ours:.3f} | {inner:.3f} | {t_np:.2f} | "
+                f"{t_pd:.3f} | {t_ours / t_pd:.2f} | {mb / inner:.0f} |\n")
+    f.write("\n| N | p | q | data | scikit-learn solver | scikit-learn fit (s) | unfold fit (s) | "
+            "unfold / scikit-learn |\n|---|---|---|---|---|---|---|---|\n")
+    for n, p, q, kind, solver, t_sk, t_un in rows_pca:
+        f.write(f"| {n} | {p} | {q} | {kind} | {solver} | {t_sk:.3f} | {t_un:.3f} | "
+                f"{t_un / t_sk:.2f} |\n")
