@@ -240,13 +240,19 @@ impl DdrTree {
     /// The points ordered along the learned tree from `root`: pseudotime, states and
     /// branch points ([`crate::trajectory`], Monocle 2's `orderCells`).
     pub fn order(&self, root: Root) -> Result<Trajectory> {
+        self.order_with(root, 0)
+    }
+
+    /// [`DdrTree::order`] with spurs of fewer than `min_branch` centres set aside (0:
+    /// every centre of degree above 2 is a branch point, as in Monocle 2).
+    pub fn order_with(&self, root: Root, min_branch: usize) -> Result<Trajectory> {
         let edges: Vec<(usize, usize)> = self.edges.iter().map(|&(a, b, _)| (a, b)).collect();
-        crate::trajectory::order(&self.coords, &self.centres, &edges, root)
+        crate::trajectory::order_with(&self.coords, &self.centres, &edges, root, min_branch)
     }
 
     /// This fit with its ordering from `root` kept (written as the `order` table).
-    pub fn ordered(mut self, root: Root) -> Result<Self> {
-        self.trajectory = Some(self.order(root)?);
+    pub fn ordered(mut self, root: Root, min_branch: usize) -> Result<Self> {
+        self.trajectory = Some(self.order_with(root, min_branch)?);
         Ok(self)
     }
 }
@@ -809,6 +815,14 @@ mod registration {
                         "ddrtree: order the points along the tree (pseudotime, states, \
                          branch points; written as <out>.order.csv)",
                     ),
+                    ParamSpec::count(
+                        "min_branch",
+                        0,
+                        0,
+                        "ddrtree: side branches of fewer centres start no state and make no \
+                         branch point (Monocle 3's minimal branch length, 10 there; 0: every \
+                         centre of degree above 2, as Monocle 2)",
+                    ),
                     ParamSpec::count_auto(
                         "root_cell",
                         "an end of the tree's diameter",
@@ -855,7 +869,7 @@ mod registration {
             };
             let fit = params.fit(data.y)?;
             Ok(Box::new(match root {
-                Some(root) => fit.ordered(root)?,
+                Some(root) => fit.ordered(root, s.count("min_branch")?)?,
                 None => fit,
             }))
         }
