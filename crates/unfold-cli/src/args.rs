@@ -325,9 +325,16 @@ pub struct SelectArgs {
     /// options below; those given directly win), e.g. `--method-args "--max-iter 200"`.
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub method_args: String,
-    /// Output CSV, one row per candidate (default: printed).
+    /// Output CSV, one row per candidate (default: printed). Each candidate's row is
+    /// appended (and synced) as soon as it finishes; at the end the complete table, in
+    /// the plan's order with the best setting marked, replaces it.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Continue the sweep whose table is `--out` (stopped by a signal, a full disk or a
+    /// lost node): the candidates already there are not fitted again. The table must come
+    /// from the same method, score, data and options.
+    #[arg(long)]
+    pub resume: bool,
     /// SVG plot of the evidence against k (one line per restart, the best k marked).
     #[arg(long)]
     pub plot: Option<PathBuf>,
