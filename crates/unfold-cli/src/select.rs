@@ -292,8 +292,12 @@ impl Drop for Interrupt {
     }
 }
 
+/// The most neighbourhood sizes a range may give (a larger one is surely a typo, and
+/// would only allocate).
+const MAX_KS: usize = 10_000;
+
 /// `5..12` (inclusive) or `5,7,9`.
-fn parse_ks(text: &str) -> Result<Vec<usize>> {
+pub(crate) fn parse_ks(text: &str) -> Result<Vec<usize>> {
     let bad = || {
         Error::invalid(
             "k",
@@ -307,6 +311,12 @@ fn parse_ks(text: &str) -> Result<Vec<usize>> {
             .trim_start_matches('=')
             .parse()
             .map_err(|_| bad())?;
+        if hi.saturating_sub(lo) >= MAX_KS {
+            return Err(Error::invalid(
+                "k",
+                format!("the range {text} gives more than {MAX_KS} neighbourhood sizes"),
+            ));
+        }
         (lo..=hi).collect()
     } else {
         text.split(',')
@@ -329,5 +339,8 @@ mod tests {
         assert_eq!(parse_ks("5..=6").unwrap(), vec![5, 6]);
         assert_eq!(parse_ks("4, 9").unwrap(), vec![4, 9]);
         assert!(parse_ks("9..5").is_err() && parse_ks("x").is_err() && parse_ks("0,3").is_err());
+        assert!(parse_ks("-3..4").is_err() && parse_ks("").is_err());
+        let huge = parse_ks("1..18446744073709551615").unwrap_err().to_string();
+        assert!(huge.contains("more than 10000"), "{huge}");
     }
 }

@@ -45,13 +45,15 @@ pub fn parse_edge_list(bytes: &[u8], source: &str, n: usize) -> Result<Neighbour
         let (i, j) = (m[(r, 0)], m[(r, 1)]);
         match (index(i), index(j)) {
             (Some(i), Some(j)) if i != j => edges.push((i, j, 1.0)),
-            _ => return Err(Error::invalid(
-                "graphs",
-                format!(
+            _ => {
+                return Err(Error::invalid(
+                    "graphs",
+                    format!(
                     "{source}, edge {}: ({i}, {j}) is not a pair of distinct point indices 0..{n}",
                     r + 1
                 ),
-            )),
+                ))
+            }
         }
     }
     NeighbourGraph::from_edges(n, &edges)
