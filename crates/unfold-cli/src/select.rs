@@ -46,8 +46,22 @@ pub fn run(registry: &Registry, name: &str, settings: &Settings, a: &SelectArgs)
     };
     let sweep = Sweep::new(registry, name, settings, &data.points, plan)?;
     let total = sweep.candidates().len();
-    let (table, finished) = match (&a.out, a.resume) {
-        (Some(path), true) => {
+    if a.resume && a.out.is_none() {
+        return Err(Error::invalid(
+            "resume",
+            "--resume continues the table of --out; give the table with --out FILE",
+        ));
+    }
+    let bar = ProgressBar::new(total as u64).with_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} candidates ({elapsed})")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(format!("unfold select {name}"));
+    let stop = Interrupt::install(a.out.clone(), total, bar.clone())?;
+    let writing = stop.writing();
+    let (table, finished) = match &a.out {
+        Some(path) if a.resume => {
             let resumed = Table::resume(path, sweep.table_spec())?;
             if resumed.dropped_partial_line {
                 eprintln!(
@@ -62,23 +76,12 @@ pub fn run(registry: &Registry, name: &str, settings: &Settings, a: &SelectArgs)
             );
             (Some(resumed.table), resumed.finished)
         }
-        (Some(path), false) => (Some(Table::create(path, sweep.table_spec())?), Vec::new()),
-        (None, true) => {
-            return Err(Error::invalid(
-                "resume",
-                "--resume continues the table of --out; give the table with --out FILE",
-            ))
-        }
-        (None, false) => (None, Vec::new()),
+        Some(path) => (Some(Table::create(path, sweep.table_spec())?), Vec::new()),
+        None => (None, Vec::new()),
     };
-    let bar = ProgressBar::new(total as u64).with_style(
-        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} candidates ({elapsed})")
-            .expect("a valid template")
-            .progress_chars("=> "),
-    );
-    bar.set_message(format!("unfold select {name}"));
+    stop.saved.store(finished.len(), Ordering::SeqCst);
+    drop(writing);
     bar.set_position(finished.len() as u64);
-    let stop = Interrupt::install(a.out.clone(), total, finished.len(), bar.clone())?;
     let selection = sweep.run_rest(finished, |trial| {
         let _writing = stop.writing();
         if let Some(table) = &table {
@@ -212,17 +215,12 @@ struct Interrupt {
 }
 
 impl Interrupt {
-    fn install(
-        out: Option<PathBuf>,
-        total: usize,
-        saved: usize,
-        bar: ProgressBar,
-    ) -> Result<Interrupt> {
+    fn install(out: Option<PathBuf>, total: usize, bar: ProgressBar) -> Result<Interrupt> {
         let stop = Interrupt {
             signal: Arc::new(AtomicUsize::new(0)),
             over: Arc::new(AtomicBool::new(false)),
             writes: Arc::new(Mutex::new(())),
-            saved: Arc::new(AtomicUsize::new(saved)),
+            saved: Arc::new(AtomicUsize::new(0)),
         };
         for sig in [SIGINT, SIGTERM] {
             signal_hook::flag::register_conditional_default(sig, stop.over.clone())

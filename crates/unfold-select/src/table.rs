@@ -38,6 +38,11 @@ impl TableSpec {
         &self.fingerprint
     }
 
+    /// The sweep's candidates, in the plan's order.
+    pub fn candidates(&self) -> &[Candidate] {
+        &self.candidates
+    }
+
     /// The complete table of a ranked sweep: the header, then one row per trial in the
     /// plan's order, the best setting marked.
     pub fn csv(&self, selection: &Selection) -> String {
