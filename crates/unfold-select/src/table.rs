@@ -196,7 +196,8 @@ fn split_row(line: &str) -> Option<Fields<'_>> {
 /// A sweep's table on disk, open for appending rows as candidates finish.
 pub struct Table {
     path: PathBuf,
-    file: Mutex<File>,
+    /// `None` once a write failed.
+    file: Mutex<Option<File>>,
     spec: TableSpec,
 }
 
@@ -258,7 +259,7 @@ impl Table {
                 .map_err(|e| Error::io(path, e))?;
             Table {
                 path: path.to_path_buf(),
-                file: Mutex::new(file),
+                file: Mutex::new(Some(file)),
                 spec,
             }
         };
@@ -278,7 +279,7 @@ impl Table {
             .map_err(|e| Error::io(path, e))?;
         Ok(Table {
             path: path.to_path_buf(),
-            file: Mutex::new(file),
+            file: Mutex::new(Some(file)),
             spec,
         })
     }
@@ -293,13 +294,33 @@ impl Table {
         &self.spec
     }
 
-    /// Appends the row of a finished trial in one write and syncs it to disk.
+    /// Appends the row of a finished trial in one write and syncs it to disk. A write that
+    /// fails (a full disk) is cut back off the file where possible, and every later
+    /// append fails too, so that no row is ever written after a partial one.
     pub fn append(&self, trial: &Trial) -> Result<()> {
         let line = self.spec.partial_row(trial);
-        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        file.write_all(line.as_bytes())
-            .and_then(|()| file.sync_data())
-            .map_err(|e| Error::io(&self.path, e))
+        let mut guard = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(file) = guard.as_mut() else {
+            return Err(Error::invalid(
+                "out",
+                format!(
+                    "{}: an earlier row could not be written; the rows before it are kept",
+                    self.path.display()
+                ),
+            ));
+        };
+        let written = file.metadata().map(|m| m.len());
+        let result = file
+            .write_all(line.as_bytes())
+            .and_then(|()| file.sync_data());
+        if let Err(e) = result {
+            if let Ok(len) = written {
+                let _ = file.set_len(len).and_then(|()| file.sync_data());
+            }
+            *guard = None;
+            return Err(Error::io(&self.path, e));
+        }
+        Ok(())
     }
 
     /// Replaces the file with the complete table of the ranked sweep (atomically) and
@@ -433,6 +454,29 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         let resumed = Table::resume(&path, spec(cands)).unwrap();
         assert!(resumed.finished.is_empty() && !resumed.dropped_partial_line);
+        std::fs::remove_dir_all(path.parent().unwrap()).ok();
+    }
+
+    #[test]
+    fn after_a_failed_write_no_row_is_appended() {
+        let cands = grid(&[5, 6], &[Symmetrisation::Union], &[2], 1, 0);
+        let all = trials(&cands);
+        let path = scratch("failed");
+        drop(Table::create(&path, spec(cands.clone())).unwrap());
+        // A handle that cannot write stands in for a full disk.
+        let table = Table {
+            path: path.clone(),
+            file: Mutex::new(Some(File::open(&path).unwrap())),
+            spec: spec(cands),
+        };
+        assert!(table.append(&all[0]).is_err());
+        let again = table.append(&all[1]).unwrap_err().to_string();
+        assert!(
+            again.contains("an earlier row could not be written"),
+            "{again}"
+        );
+        let header = format!("{}\n", table_columns());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), header);
         std::fs::remove_dir_all(path.parent().unwrap()).ok();
     }
 
