@@ -121,3 +121,25 @@ def test_dask_appends_as_tasks_complete_and_resumes_to_the_serial_table(client, 
     pd.testing.assert_frame_equal(serial[BUT_TIME], resumed[BUT_TIME], check_exact=True)
     assert (resumed["seconds"][[1, 2, 5]] == serial["seconds"][[1, 2, 5]]).all()
     pd.testing.assert_frame_equal(resumed, unfold._select._table(out.read_text()), check_exact=True)
+
+
+def test_a_table_started_by_the_command_line_resumes_in_python(tmp_path):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    cli = Path(os.environ.get("UNFOLD_BIN", root / "target" / "release" / "unfold"))
+    if not cli.exists():
+        pytest.skip(f"the unfold binary is not built at {cli}")
+    X = swiss_roll(150, seed=6)
+    data = tmp_path / "x.csv"
+    # repr gives the shortest text that reads back to the same double.
+    data.write_text("a,b,c\n" + "\n".join(",".join(repr(float(v)) for v in row) for row in X) + "\n")
+    out = tmp_path / "t.csv"
+    args = ["select", "--method", "lllvm", "--input", data, "--k", "2,6,9", "--restarts", "2"]
+    subprocess.run([cli, *args, "--max-iter", "4", "--out", out], check=True, capture_output=True)
+    theirs = unfold._select._table(out.read_text())
+    ours = unfold.select("lllvm", X, out=out, resume=True, **SWEEP)
+    # Same fingerprint, so every row was taken from the table, times included.
+    pd.testing.assert_frame_equal(ours, theirs, check_exact=True)

@@ -144,7 +144,9 @@ def select(
     table = None if out is None else _native.SweepTable(name, X, settings, plan, out, bool(resume))
     trials = [] if table is None else list(table.finished())
     done = {t[0] for t in trials}
-    [data] = client.scatter([X], broadcast=True)
+    # A fresh key for each sweep: scattering the same (hashed) data again just after the
+    # previous sweep released it can hang (dask/distributed#8576).
+    [data] = client.scatter([X], broadcast=True, hash=False)
     futures = {
         client.submit(_trial, name, data, settings, plan, i, pure=False): i
         for i in range(count)
