@@ -82,10 +82,13 @@ pub fn run(registry: &Registry, name: &str, settings: &Settings, a: &SelectArgs)
     stop.saved.store(finished.len(), Ordering::SeqCst);
     drop(writing);
     bar.set_position(finished.len() as u64);
+    let write_failed = AtomicBool::new(false);
     let selection = sweep.run_rest(finished, |trial| {
         let _writing = stop.writing();
         if let Some(table) = &table {
-            table.append(trial)?;
+            table
+                .append(trial)
+                .inspect_err(|_| write_failed.store(true, Ordering::SeqCst))?;
         }
         stop.saved();
         bar.inc(1);
@@ -94,15 +97,14 @@ pub fn run(registry: &Registry, name: &str, settings: &Settings, a: &SelectArgs)
     bar.finish_and_clear();
     // The outputs are written whole before a signal may end the process.
     let _writing = stop.writing();
-    let selection = selection.inspect_err(|_| {
-        if let Some(table) = &table {
-            eprintln!(
-                "the finished candidates are in {}; run the same command with --resume to \
-                 continue",
-                table.path().display()
-            );
-        }
-    })?;
+    if let (Some(table), true) = (&table, write_failed.load(Ordering::SeqCst)) {
+        eprintln!(
+            "the candidates finished before the failed write are in {}; once it can be \
+             written, run the same command with --resume to continue",
+            table.path().display()
+        );
+    }
+    let selection = selection?;
     report_failures(&selection);
     match &table {
         Some(table) => {

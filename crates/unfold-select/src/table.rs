@@ -68,8 +68,8 @@ impl TableSpec {
         format!(",{},{},{}", self.method, self.score, self.fingerprint)
     }
 
-    /// The trials in the complete lines of `text` (the header first), each matched to a
-    /// candidate of this sweep; a candidate listed twice is taken once.
+    /// The trials in the complete `lines` of a table (the header first), each matched to
+    /// a candidate of this sweep; a candidate listed twice is taken once.
     fn parse(&self, lines: &[&str], source: &str) -> Result<Vec<Trial>> {
         let columns = table_columns();
         if lines.first() != Some(&columns.as_str()) {
