@@ -1028,7 +1028,36 @@ fn gzip_and_npz_inputs_and_preprocessing_before_the_method() {
         "cannot be saved yet",
     );
     assert!(!dir.join("m.bin").exists());
-    // A gzip name on plain text, and a .npy name on CSV text, are refused as such.
+    // `select` fits every candidate to the preprocessed points.
+    let table = |extra: &[&str]| {
+        let mut args = vec![
+            "select",
+            "--method",
+            "meu",
+            "--k",
+            "6..7",
+            "--input",
+            s(&input),
+        ];
+        args.extend_from_slice(extra);
+        let o = unfold(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    assert_ne!(table(&["--preprocess", "scale"]), table(&[]));
+    fails_with(
+        &[
+            "select",
+            "--method",
+            "meu",
+            "--input",
+            s(&input),
+            "--preprocess",
+            "pca:0",
+        ],
+        "pca:0",
+    );
+    // A gzip name on plain text is refused as such.
     let fake = dir.join("fake.csv.gz");
     std::fs::copy(&input, &fake).unwrap();
     fails_with(

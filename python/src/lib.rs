@@ -19,7 +19,7 @@ use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, Py
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use unfold_core::{Error, Evidence, EvidenceKind};
 use unfold_eval::{heldout_log_density, GplvmScoreOptions};
@@ -27,7 +27,7 @@ use unfold_graph::{NeighbourGraph, Symmetrisation};
 use unfold_models::registry::{
     DefaultValue, FitData, Model, ParamKind, ParamSpec, Registry, Settings, Value,
 };
-use unfold_select::{Plan, Score, Selection, Sweep, Trial};
+use unfold_select::{Candidate, Plan, Score, Selection, Sweep, Table, Trial};
 
 /// unfold's built-in methods, built once.
 fn registry() -> &'static Registry {
@@ -607,18 +607,86 @@ fn sweep_size(
 }
 
 /// The whole sweep in this process (candidates in parallel): the CSV table of `unfold
-/// select`.
+/// select`. With `out`, each finished candidate's row is appended to that table as it
+/// completes, and with `resume` the candidates already there are skipped
+/// (`unfold_select::Table`, as `unfold select --out --resume`); the complete table then
+/// replaces it.
 #[pyfunction]
+#[pyo3(signature = (method, x, settings, plan, out=None, resume=false))]
 fn sweep_table(
     py: Python<'_>,
     method: &str,
     x: PyReadonlyArray2<'_, f64>,
     settings: &Bound<'_, PyDict>,
     plan: &Bound<'_, PyDict>,
+    out: Option<PathBuf>,
+    resume: bool,
 ) -> PyResult<String> {
     with_sweep(py, method, &x, settings, plan, |sweep| {
-        Ok(sweep.run(|| ())?.to_csv())
+        let (table, finished) = match out {
+            None => return Ok(sweep.table(&sweep.run(|| ())?)),
+            Some(path) if resume => {
+                let r = Table::resume(&path, sweep.table_spec())?;
+                (r.table, r.finished)
+            }
+            Some(path) => (Table::create(&path, sweep.table_spec())?, Vec::new()),
+        };
+        let selection = sweep.run_rest(finished, |t| table.append(t))?;
+        table.finish(&selection)
     })
+}
+
+/// `(index, evidence kind, value, error, seconds)` of candidate number `index`'s trial.
+fn trial_tuple(index: usize, trial: &Trial) -> TrialTuple {
+    (
+        index,
+        trial.evidence.as_ref().map(|e| e.kind.as_str().to_string()),
+        trial.evidence.as_ref().map(|e| e.value),
+        trial.error.clone(),
+        trial.seconds,
+    )
+}
+
+/// The trial a tuple of `sweep_trial` describes, with its candidate's index.
+fn trial_of(candidates: &[Candidate], tuple: TrialTuple) -> unfold_core::Result<(usize, Trial)> {
+    let (index, kind, value, error, seconds) = tuple;
+    let candidate = candidates
+        .get(index)
+        .ok_or_else(|| Error::invalid("trials", format!("there is no candidate number {index}")))?;
+    let evidence = match (kind, value) {
+        (Some(kind), Some(value)) => Some(Evidence::new(
+            EvidenceKind::parse(&kind).ok_or_else(|| {
+                Error::invalid("trials", format!("unknown evidence kind `{kind}`"))
+            })?,
+            value,
+        )),
+        _ => None,
+    };
+    Ok((
+        index,
+        Trial {
+            candidate: *candidate,
+            evidence,
+            error,
+            seconds,
+        },
+    ))
+}
+
+/// The trial of each tuple (`sweep_trial`'s, any order), one per candidate, in the
+/// candidates' order.
+fn trials_of(candidates: &[Candidate], trials: Vec<TrialTuple>) -> unfold_core::Result<Vec<Trial>> {
+    let mut rows: Vec<Option<Trial>> = vec![None; candidates.len()];
+    for tuple in trials {
+        let (index, trial) = trial_of(candidates, tuple)?;
+        rows[index] = Some(trial);
+    }
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            t.ok_or_else(|| Error::invalid("trials", format!("candidate {i} has no trial")))
+        })
+        .collect()
 }
 
 /// Candidate number `index` of a sweep, fitted and scored: `(index, kind, value, error,
@@ -633,13 +701,7 @@ fn sweep_trial(
     index: usize,
 ) -> PyResult<TrialTuple> {
     let trial = with_sweep(py, method, &x, settings, plan, |sweep| sweep.trial(index))?;
-    Ok((
-        index,
-        trial.evidence.as_ref().map(|e| e.kind.as_str().to_string()),
-        trial.evidence.as_ref().map(|e| e.value),
-        trial.error,
-        trial.seconds,
-    ))
+    Ok(trial_tuple(index, &trial))
 }
 
 /// The table of a sweep whose trials ran elsewhere (`sweep_trial`'s tuples, any order),
@@ -654,37 +716,79 @@ fn sweep_assemble(
     trials: Vec<TrialTuple>,
 ) -> PyResult<String> {
     with_sweep(py, method, &x, settings, plan, |sweep| {
-        let candidates = sweep.candidates();
-        let mut rows: Vec<Option<Trial>> = vec![None; candidates.len()];
-        for (index, kind, value, error, seconds) in trials {
-            let candidate = candidates.get(index).ok_or_else(|| {
-                Error::invalid("trials", format!("there is no candidate number {index}"))
-            })?;
-            let evidence = match (kind, value) {
-                (Some(kind), Some(value)) => Some(Evidence::new(
-                    EvidenceKind::parse(&kind).ok_or_else(|| {
-                        Error::invalid("trials", format!("unknown evidence kind `{kind}`"))
-                    })?,
-                    value,
-                )),
-                _ => None,
-            };
-            rows[index] = Some(Trial {
-                candidate: *candidate,
-                evidence,
-                error,
-                seconds,
-            });
-        }
-        let trials = rows
-            .into_iter()
-            .enumerate()
-            .map(|(i, t)| {
-                t.ok_or_else(|| Error::invalid("trials", format!("candidate {i} has no trial")))
-            })
-            .collect::<unfold_core::Result<Vec<Trial>>>()?;
-        Ok(Selection::from_trials(trials)?.to_csv())
+        let trials = trials_of(sweep.candidates(), trials)?;
+        Ok(sweep.table(&Selection::from_trials(trials)?))
     })
+}
+
+/// The table of a distributed sweep, kept by the driver: each task's row is appended as
+/// the task completes, and a resumed table's finished candidates are not submitted again.
+#[pyclass(module = "unfold._native")]
+struct SweepTable {
+    table: Table,
+    finished: Vec<TrialTuple>,
+}
+
+#[pymethods]
+impl SweepTable {
+    /// Starts the table at `out` for the sweep (or, with `resume`, reads the rows already
+    /// there, refusing a table of another sweep).
+    #[new]
+    fn new(
+        py: Python<'_>,
+        method: &str,
+        x: PyReadonlyArray2<'_, f64>,
+        settings: &Bound<'_, PyDict>,
+        plan: &Bound<'_, PyDict>,
+        out: PathBuf,
+        resume: bool,
+    ) -> PyResult<Self> {
+        with_sweep(py, method, &x, settings, plan, |sweep| {
+            let spec = sweep.table_spec();
+            if !resume {
+                return Ok(SweepTable {
+                    table: Table::create(&out, spec)?,
+                    finished: Vec::new(),
+                });
+            }
+            let r = Table::resume(&out, spec)?;
+            let candidates = r.table.spec().candidates();
+            let finished = r
+                .finished
+                .iter()
+                .map(|t| {
+                    let i = candidates.iter().position(|c| *c == t.candidate);
+                    trial_tuple(i.expect("a resumed trial is a candidate"), t)
+                })
+                .collect();
+            Ok(SweepTable {
+                table: r.table,
+                finished,
+            })
+        })
+    }
+
+    /// The trials already in the table, as `sweep_trial`'s tuples.
+    fn finished(&self) -> Vec<TrialTuple> {
+        self.finished.clone()
+    }
+
+    /// Appends the row of one finished task (a `sweep_trial` tuple) and syncs it to disk.
+    fn append(&self, py: Python<'_>, trial: TrialTuple) -> PyResult<()> {
+        compute(py, || {
+            let (_, t) = trial_of(self.table.spec().candidates(), trial)?;
+            self.table.append(&t)
+        })
+    }
+
+    /// Ranks every trial (the finished ones and the new, any order) and replaces the table
+    /// with the complete one; returns its text.
+    fn finish(&self, py: Python<'_>, trials: Vec<TrialTuple>) -> PyResult<String> {
+        compute(py, || {
+            let trials = trials_of(self.table.spec().candidates(), trials)?;
+            self.table.finish(&Selection::from_trials(trials)?)
+        })
+    }
 }
 
 /// Panics on purpose: the test that a panic reaches Python as a `RuntimeError`.
@@ -704,6 +808,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_table, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_trial, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_assemble, m)?)?;
+    m.add_class::<SweepTable>()?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -13,7 +13,10 @@ COLUMNS = ["k", "graph", "dim", "restart", "seed", "kind", "value", "best", "err
 def test_select_marks_the_best_setting_and_keeps_failures():
     X = swiss_roll(150, seed=6)
     table = unfold.select("lllvm", X, k=[2, 6, 9], restarts=2, max_iter=4)
-    assert list(table.columns) == ["k", "graph", "dim", "restart", "seed", "kind", "value", "seconds", "best", "error"]
+    assert list(table.columns) == [
+        "k", "graph", "dim", "restart", "seed", "kind", "value", "seconds", "best", "error", "method", "score", "sweep"
+    ]
+    assert (table["method"] == "lllvm").all() and (table["score"] == "evidence").all()
     assert len(table) == 6
     failed = table[table["k"] == 2]
     assert failed["value"].isna().all() and failed["error"].str.contains("connected").all()
@@ -58,3 +61,85 @@ def test_dask_gives_the_serial_table(client, method, params):
     assert len(serial) == 16
     pd.testing.assert_frame_equal(serial[COLUMNS], distributed[COLUMNS], check_exact=True)
     assert np.array_equal(serial["value"].to_numpy(), distributed["value"].to_numpy(), equal_nan=True)
+
+
+def _partial(full_csv, rows, path):
+    """The table of a sweep stopped early: the header, `rows` of the complete table in the
+    order they finished with `best` not yet known, and a row cut off mid-write."""
+    lines = full_csv.read_text().splitlines()
+    kept = []
+    for i in rows:
+        fields = lines[1 + i].split(",")
+        fields[8] = ""  # best is marked only at the end
+        kept.append(",".join(fields))
+    path.write_text("\n".join([lines[0], *kept]) + "\n" + lines[1 + rows[-1] + 1][:17])
+
+
+SWEEP = dict(k=[2, 6, 9], restarts=2, max_iter=4)
+BUT_TIME = ["k", "graph", "dim", "restart", "seed", "kind", "value", "best", "error", "method", "score", "sweep"]
+
+
+def test_a_resumed_sweep_equals_an_uninterrupted_one(tmp_path):
+    X = swiss_roll(150, seed=6)
+    full_csv = tmp_path / "full.csv"
+    full = unfold.select("lllvm", X, out=full_csv, **SWEEP)
+    pd.testing.assert_frame_equal(full, unfold._select._table(full_csv.read_text()), check_exact=True)
+    part = tmp_path / "part.csv"
+    _partial(full_csv, [3, 0, 4], part)
+    resumed = unfold.select("lllvm", X, out=part, resume=True, **SWEEP)
+    pd.testing.assert_frame_equal(full[BUT_TIME], resumed[BUT_TIME], check_exact=True)
+    # The finished rows were not fitted again: their times are the table's.
+    assert (resumed["seconds"][[0, 3, 4]] == full["seconds"][[0, 3, 4]]).all()
+    pd.testing.assert_frame_equal(resumed, unfold._select._table(part.read_text()), check_exact=True)
+
+
+def test_resuming_another_sweeps_table_is_refused(tmp_path):
+    X = swiss_roll(150, seed=6)
+    out = tmp_path / "t.csv"
+    unfold.select("lllvm", X, out=out, **SWEEP)
+    with pytest.raises(ValueError, match="ranked by `evidence`, this sweep's by `trustworthiness`"):
+        unfold.select("lllvm", X, out=out, resume=True, score="trustworthiness", **SWEEP)
+    with pytest.raises(ValueError, match="other data, method options"):
+        unfold.select("lllvm", X, out=out, resume=True, k=[2, 6, 9], restarts=2, max_iter=5)
+    with pytest.raises(ValueError, match="a sweep of `lllvm`, this sweep is of `meu`"):
+        unfold.select("meu", X, out=out, resume=True, k=[2, 6, 9], restarts=2)
+    with pytest.raises(ValueError, match="give out=PATH"):
+        unfold.select("lllvm", X, resume=True, **SWEEP)
+
+
+def test_dask_appends_as_tasks_complete_and_resumes_to_the_serial_table(client, tmp_path):
+    X = swiss_roll(150, seed=6)
+    full_csv = tmp_path / "full.csv"
+    serial = unfold.select("lllvm", X, out=full_csv, **SWEEP)
+    out = tmp_path / "dask.csv"
+    distributed = unfold.select("lllvm", X, out=out, client=client, **SWEEP)
+    pd.testing.assert_frame_equal(serial[BUT_TIME], distributed[BUT_TIME], check_exact=True)
+    pd.testing.assert_frame_equal(distributed, unfold._select._table(out.read_text()), check_exact=True)
+    # A sweep stopped after three candidates, resumed on the cluster.
+    _partial(full_csv, [5, 1, 2], out)
+    resumed = unfold.select("lllvm", X, out=out, client=client, resume=True, **SWEEP)
+    pd.testing.assert_frame_equal(serial[BUT_TIME], resumed[BUT_TIME], check_exact=True)
+    assert (resumed["seconds"][[1, 2, 5]] == serial["seconds"][[1, 2, 5]]).all()
+    pd.testing.assert_frame_equal(resumed, unfold._select._table(out.read_text()), check_exact=True)
+
+
+def test_a_table_started_by_the_command_line_resumes_in_python(tmp_path):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    cli = Path(os.environ.get("UNFOLD_BIN", root / "target" / "release" / "unfold"))
+    if not cli.exists():
+        pytest.skip(f"the unfold binary is not built at {cli}")
+    X = swiss_roll(150, seed=6)
+    data = tmp_path / "x.csv"
+    # repr gives the shortest text that reads back to the same double.
+    data.write_text("a,b,c\n" + "\n".join(",".join(repr(float(v)) for v in row) for row in X) + "\n")
+    out = tmp_path / "t.csv"
+    args = ["select", "--method", "lllvm", "--input", data, "--k", "2,6,9", "--restarts", "2"]
+    subprocess.run([cli, *args, "--max-iter", "4", "--out", out], check=True, capture_output=True)
+    theirs = unfold._select._table(out.read_text())
+    ours = unfold.select("lllvm", X, out=out, resume=True, **SWEEP)
+    # Same fingerprint, so every row was taken from the table, times included.
+    pd.testing.assert_frame_equal(ours, theirs, check_exact=True)

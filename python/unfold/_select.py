@@ -1,6 +1,8 @@
 """Model selection from Python: the table of ``unfold select``, serial or on Dask."""
 
 import io
+import os
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -50,7 +52,7 @@ def _table(csv):
     return pd.read_csv(
         io.StringIO(csv),
         float_precision="round_trip",
-        dtype={"graph": str, "kind": str, "error": str},
+        dtype={"graph": str, "kind": str, "error": str, "method": str, "score": str, "sweep": str},
         keep_default_na=False,
         na_values={"value": [""], "k": [""]},
     )
@@ -73,6 +75,8 @@ def select(
     score="evidence",
     holdout=0.1,
     client=None,
+    out=None,
+    resume=False,
     **params,
 ):
     """Compare a method's evidence over neighbourhood graphs, latent dimensions and
@@ -102,6 +106,17 @@ def select(
     client : dask.distributed.Client, optional
         Run one task per candidate (setting x restart) on this Dask cluster, with the data
         scattered once; the table is the serial one to the bit (order by candidate).
+    out : str or path, optional
+        Keep the table in this CSV file as the sweep runs, as ``unfold select --out``
+        does: each finished candidate's row is appended (and synced to disk) as soon as it
+        completes (on Dask, by this process as each task returns), and at the end the
+        complete table replaces it. An interrupted sweep loses at most the candidates that
+        were running.
+    resume : bool
+        Continue the sweep whose table is ``out``: the candidates already in it are not
+        fitted (or submitted) again, a half-written last row is dropped, and a table of
+        another sweep (method, score, data or options) is refused with what differs. The
+        result equals an uninterrupted sweep's, but for the ``seconds`` column.
     **params
         The method's own parameters (its estimator's names, e.g. ``max_iter=100``).
 
@@ -109,26 +124,56 @@ def select(
     -------
     pandas.DataFrame
         One row per candidate: ``k, graph, dim, restart, seed, kind, value, seconds, best,
-        error``; ``best`` is 1 on the rows of the best setting (highest mean value), and a
-        candidate that failed (a disconnected graph at small k) has its error and no value.
+        error, method, score, sweep``; ``best`` is 1 on the rows of the best setting
+        (highest mean value), a candidate that failed (a disconnected graph at small k)
+        has its error and no value, and ``sweep`` is the fingerprint of the method's
+        options, the score and the data that ``resume`` checks.
     """
     name = _method_name(method)
     X = check_array(X, dtype=np.float64, order="C", ensure_min_samples=2)
     settings = {_FROM_PYTHON.get(key, key): value for key, value in params.items()}
     plan = _plan(X, k, n_components, graph, radius, graphs, restarts, random_state, score, holdout)
+    if resume and out is None:
+        raise ValueError("resume=True continues the table kept in `out`; give out=PATH")
+    out = None if out is None else os.fspath(out)
     if client is None:
-        return _table(_native.sweep_table(name, X, settings, plan))
+        return _table(_native.sweep_table(name, X, settings, plan, out, bool(resume)))
+    from dask.distributed import as_completed
+
     count = _native.sweep_size(name, X, settings, plan)
-    [data] = client.scatter([X], broadcast=True)
-    futures = [
-        client.submit(_trial, name, data, settings, plan, i, pure=False) for i in range(count)
-    ]
-    trials = []
-    for i, future in enumerate(futures):
+    table = None if out is None else _native.SweepTable(name, X, settings, plan, out, bool(resume))
+    trials = [] if table is None else list(table.finished())
+    done = {t[0] for t in trials}
+    # A fresh key for each sweep: scattering the same (hashed) data again just after the
+    # previous sweep released it can hang (dask/distributed#8576).
+    [data] = client.scatter([X], broadcast=True, hash=False)
+    futures = {
+        client.submit(_trial, name, data, settings, plan, i, pure=False): i
+        for i in range(count)
+        if i not in done
+    }
+    lost = 0
+    for future in as_completed(futures):
+        i = futures[future]
         try:
-            trials.append(future.result())
+            trial = future.result()
         except Exception as e:  # a worker lost or killed: the candidate failed
             trials.append((i, None, None, f"the task failed: {type(e).__name__}: {e}", 0.0))
+            lost += 1
+            continue
+        if table is not None:
+            table.append(trial)
+        trials.append(trial)
+    if table is not None and lost == 0:
+        return _table(table.finish(trials))
+    if table is not None:
+        # The lost tasks' candidates stay out of the file, so that resuming runs them.
+        warnings.warn(
+            f"{lost} task(s) were lost; the table returned marks them failed, and {out} keeps "
+            "the finished candidates: select(..., out=..., resume=True) runs the lost ones again",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return _table(_native.sweep_assemble(name, X, settings, plan, trials))
 
 

@@ -32,9 +32,12 @@ pub fn command(registry: &Registry) -> Command {
         .about("Probabilistic spectral dimensionality reduction")
         .subcommand_required(true)
         .arg_required_else_help(true)
-        .subcommand(DemoArgs::augment_args(Command::new("demo").about(
-            "Fit the headline methods on bundled data sets; write plots and a summary table",
-        )))
+        .subcommand(
+            DemoArgs::augment_args(Command::new("demo").about(
+                "Fit the headline methods on bundled data sets; write plots and a summary table",
+            ))
+            .allow_negative_numbers(true),
+        )
         .subcommand(method_options(fit, registry, &[]))
         .subcommand(ProjectArgs::augment_args(
             Command::new("project").about("Place new points into the embedding of a saved model"),
@@ -122,9 +125,14 @@ pub fn method_options(cmd: Command, registry: &Registry, skip: &[&str]) -> Comma
             .long(flag_name(name))
             .help(help(&specs))
             .help_heading("Method options");
+        // A value may start with a hyphen (`--rho -1,2`, `--alpha -inf`): it reaches the
+        // parameter's own range check rather than being taken for a flag.
         cmd = cmd.arg(match specs[0].1.kind {
             ParamKind::Flag => arg.action(ArgAction::SetTrue),
-            _ => arg.action(ArgAction::Set).value_name("VALUE"),
+            _ => arg
+                .action(ArgAction::Set)
+                .value_name("VALUE")
+                .allow_hyphen_values(true),
         });
     }
     cmd
@@ -196,22 +204,38 @@ pub fn parse_method_args(registry: &Registry, method: &str, text: &str) -> Resul
         .map_err(|e| Error::invalid("method-args", e.to_string()))
 }
 
+/// A whole number of at least 0 for a fixed option (`--n`, `--seed`, `--restarts`, ...):
+/// a negative or fractional value is refused with the range, not taken for a flag.
+fn whole<T: std::str::FromStr>(text: &str) -> std::result::Result<T, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("expected a whole number >= 0, got `{text}`"))
+}
+
+/// Like [`whole`], at least 1 (latent dimensions).
+fn positive(text: &str) -> std::result::Result<usize, String> {
+    match whole::<usize>(text) {
+        Ok(0) | Err(_) => Err(format!("expected a whole number >= 1, got `{text}`")),
+        Ok(v) => Ok(v),
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct DemoArgs {
     /// Directory for the plots and the summary.
     #[arg(long, default_value = "unfold-demo")]
     pub out: PathBuf,
     /// Number of Swiss roll points.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = whole::<usize>)]
     pub n: usize,
     /// Neighbours per point.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = whole::<usize>)]
     pub k: usize,
     /// Seed of the data generator.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = whole::<u64>)]
     pub seed: u64,
     /// Points of the large Swiss roll that MEU fits on its sparse engine.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = whole::<usize>)]
     pub large_n: usize,
 }
 
@@ -299,27 +323,32 @@ pub struct SelectArgs {
     #[arg(long, value_name = "STEPS")]
     pub preprocess: Option<String>,
     /// Neighbourhood sizes: a range `5..12` (inclusive) or a list `5,7,9`.
-    #[arg(long, default_value = "5..12")]
+    #[arg(long, default_value = "5..12", allow_hyphen_values = true)]
     pub k: String,
     /// Latent dimensions, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "2")]
+    #[arg(long, value_delimiter = ',', default_value = "2", value_parser = positive, allow_hyphen_values = true)]
     pub dim: Vec<usize>,
     /// Symmetrisations of the kNN graph, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "union")]
     pub graph: Vec<GraphKind>,
     /// Compare epsilon-ball graphs of these radii instead of kNN graphs (methods that fit
     /// on a given graph).
-    #[arg(long, value_delimiter = ',', conflicts_with = "graphs")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        conflicts_with = "graphs",
+        allow_hyphen_values = true
+    )]
     pub radius: Vec<f64>,
     /// Compare these graphs instead of kNN graphs: CSV edge lists `i,j` (0-based rows),
     /// e.g. a graph learned by DRILL or MPME (methods that fit on a given graph).
     #[arg(long, value_delimiter = ',')]
     pub graphs: Vec<PathBuf>,
     /// Seeded restarts per setting (seeds seed, seed + 1, ...).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = whole::<usize>)]
     pub restarts: usize,
     /// Seed of the first restart.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = whole::<u64>)]
     pub seed: u64,
     /// What ranks the candidates: the model's own evidence, or an external score of the
     /// embedding for any model: the GP-LVM log-likelihood score of the data given the
@@ -330,15 +359,22 @@ pub struct SelectArgs {
     pub score: ScoreKind,
     /// Fraction of the points left out for `--score heldout` (the same seeded split for
     /// every candidate).
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true)]
     pub holdout: f64,
     /// Method options in one string, as `unfold fit` takes them (an alias of the method
     /// options below; those given directly win), e.g. `--method-args "--max-iter 200"`.
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub method_args: String,
-    /// Output CSV, one row per candidate (default: printed).
+    /// Output CSV, one row per candidate (default: printed). Each candidate's row is
+    /// appended (and synced) as soon as it finishes; at the end the complete table, in
+    /// the plan's order with the best setting marked, replaces it.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Continue the sweep whose table is `--out` (stopped by a signal, a full disk or a
+    /// lost node): the candidates already there are not fitted again. The table must come
+    /// from the same method, score, data and options.
+    #[arg(long)]
+    pub resume: bool,
     /// SVG plot of the evidence against k (one line per restart, the best k marked).
     #[arg(long)]
     pub plot: Option<PathBuf>,

@@ -5,7 +5,7 @@
 //! researcher's crate that registers its own model gets the whole command line for it:
 //!
 //! ```no_run
-//! use unfold_models::registry::Registry;
+//! use unfold_models::registry::{Registry, Settings};
 //! # struct MyMethod;
 //! # impl unfold_models::registry::Method for MyMethod {
 //! #     fn info(&self) -> unfold_models::registry::MethodInfo { unimplemented!() }
@@ -22,6 +22,8 @@
 mod args;
 mod demo;
 mod fit;
+#[cfg(test)]
+mod fuzz_tests;
 mod input;
 mod methods;
 pub mod plot;
@@ -32,7 +34,7 @@ mod select;
 use clap::FromArgMatches;
 use std::process::ExitCode;
 use unfold_core::Result;
-use unfold_models::registry::Registry;
+use unfold_models::registry::{Registry, Settings};
 
 /// Runs the command line with unfold's own methods and the process arguments.
 pub fn main() -> ExitCode {
@@ -73,28 +75,77 @@ where
     }
 }
 
-fn dispatch(registry: &Registry, matches: &clap::ArgMatches) -> Result<()> {
-    match matches.subcommand() {
-        Some(("demo", m)) => demo::run(registry, &from(m)?),
+/// A command line parsed into typed arguments and checked settings, ready to run.
+pub(crate) enum Invocation {
+    Demo(args::DemoArgs),
+    Fit {
+        method: String,
+        settings: Settings,
+        args: args::FitArgs,
+    },
+    Project(args::ProjectArgs),
+    Select {
+        method: String,
+        settings: Settings,
+        args: args::SelectArgs,
+    },
+    Methods,
+}
+
+/// Reads the matches of [`args::command`] into an [`Invocation`]: the method's options
+/// become typed settings, checked against the method's declared ranges (and `select`'s
+/// neighbourhood sizes parsed) before any file is read.
+pub(crate) fn parse(registry: &Registry, matches: &clap::ArgMatches) -> Result<Invocation> {
+    Ok(match matches.subcommand() {
+        Some(("demo", m)) => Invocation::Demo(from(m)?),
         Some(("fit", m)) => {
             let method = method_name(m);
             let settings = args::read_settings(m, registry, method, &[])?;
-            fit::run(registry, method, &settings, &from(m)?)
+            registry.resolve(method, &settings)?;
+            Invocation::Fit {
+                method: method.to_string(),
+                settings,
+                args: from(m)?,
+            }
         }
-        Some(("project", m)) => project::run(registry, &from(m)?),
+        Some(("project", m)) => Invocation::Project(from(m)?),
         Some(("select", m)) => {
             let method = method_name(m);
             let a: args::SelectArgs = from(m)?;
             let mut settings = args::parse_method_args(registry, method, &a.method_args)?;
             settings =
                 settings.merged(&args::read_settings(m, registry, method, args::SELECT_OWN)?);
-            select::run(registry, method, &settings, &a)
+            registry.resolve(method, &settings)?;
+            select::parse_ks(&a.k)?;
+            Invocation::Select {
+                method: method.to_string(),
+                settings,
+                args: a,
+            }
         }
-        Some(("methods", _)) => {
+        Some(("methods", _)) => Invocation::Methods,
+        _ => unreachable!("clap requires a subcommand"),
+    })
+}
+
+fn dispatch(registry: &Registry, matches: &clap::ArgMatches) -> Result<()> {
+    match parse(registry, matches)? {
+        Invocation::Demo(a) => demo::run(registry, &a),
+        Invocation::Fit {
+            method,
+            settings,
+            args,
+        } => fit::run(registry, &method, &settings, &args),
+        Invocation::Project(a) => project::run(registry, &a),
+        Invocation::Select {
+            method,
+            settings,
+            args,
+        } => select::run(registry, &method, &settings, &args),
+        Invocation::Methods => {
             print!("{}", methods::table(registry));
             Ok(())
         }
-        _ => unreachable!("clap requires a subcommand"),
     }
 }
 

@@ -3,19 +3,21 @@
 use crate::args::{GraphKind, ScoreKind, SelectArgs};
 use crate::plot::lines_svg;
 use indicatif::{ProgressBar, ProgressStyle};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 use unfold_core::{Error, Result};
-use unfold_data::{read_csv, read_points, CsvOptions};
 use unfold_graph::{NeighbourGraph, Symmetrisation};
 use unfold_models::registry::{Registry, Settings};
-use unfold_select::{GraphSource, Plan, Score, Selection, Sweep};
+use unfold_select::{read_edge_list, GraphSource, Plan, Score, Selection, Sweep, Table};
 
 pub fn run(registry: &Registry, name: &str, settings: &Settings, a: &SelectArgs) -> Result<()> {
-    let data = read_points(
-        &a.input,
-        &CsvOptions {
-            label_column: a.label_column.clone(),
-        },
-    )?;
+    // Every candidate is fitted to the preprocessed points (which the table's fingerprint
+    // covers, so a resumed sweep must use the same steps).
+    let (data, _) =
+        crate::input::load(&a.input, a.label_column.as_deref(), a.preprocess.as_deref())?;
     let plan = Plan {
         ks: parse_ks(&a.k)?,
         symmetrisations: a
@@ -40,20 +42,72 @@ pub fn run(registry: &Registry, name: &str, settings: &Settings, a: &SelectArgs)
         holdout: a.holdout,
     };
     let sweep = Sweep::new(registry, name, settings, &data.points, plan)?;
-    let bar = ProgressBar::new(sweep.candidates().len() as u64).with_style(
+    let total = sweep.candidates().len();
+    if a.resume && a.out.is_none() {
+        return Err(Error::invalid(
+            "resume",
+            "--resume continues the table of --out; give the table with --out FILE",
+        ));
+    }
+    let bar = ProgressBar::new(total as u64).with_style(
         ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} candidates ({elapsed})")
             .expect("a valid template")
             .progress_chars("=> "),
     );
     bar.set_message(format!("unfold select {name}"));
-    let selection = sweep.run(|| bar.inc(1));
+    let stop = Interrupt::install(a.out.clone(), total, bar.clone())?;
+    let writing = stop.writing();
+    let (table, finished) = match &a.out {
+        Some(path) if a.resume => {
+            let resumed = Table::resume(path, sweep.table_spec())?;
+            if resumed.dropped_partial_line {
+                eprintln!(
+                    "{}: dropped a half-written last row (its candidate runs again)",
+                    path.display()
+                );
+            }
+            eprintln!(
+                "resuming: {} of {total} candidates are in {}",
+                resumed.finished.len(),
+                path.display()
+            );
+            (Some(resumed.table), resumed.finished)
+        }
+        Some(path) => (Some(Table::create(path, sweep.table_spec())?), Vec::new()),
+        None => (None, Vec::new()),
+    };
+    stop.saved.store(finished.len(), Ordering::SeqCst);
+    drop(writing);
+    bar.set_position(finished.len() as u64);
+    let write_failed = AtomicBool::new(false);
+    let selection = sweep.run_rest(finished, |trial| {
+        let _writing = stop.writing();
+        if let Some(table) = &table {
+            table
+                .append(trial)
+                .inspect_err(|_| write_failed.store(true, Ordering::SeqCst))?;
+        }
+        stop.saved();
+        bar.inc(1);
+        Ok(())
+    });
     bar.finish_and_clear();
+    // The outputs are written whole before a signal may end the process.
+    let _writing = stop.writing();
+    if let (Some(table), true) = (&table, write_failed.load(Ordering::SeqCst)) {
+        eprintln!(
+            "the candidates finished before the failed write are in {}; once it can be \
+             written, run the same command with --resume to continue",
+            table.path().display()
+        );
+    }
     let selection = selection?;
     report_failures(&selection);
-    let csv = selection.to_csv();
-    match &a.out {
-        Some(path) => unfold_core::write_atomic(path, csv.as_bytes())?,
-        None => print!("{csv}"),
+    match &table {
+        Some(table) => {
+            table.finish(&selection)?;
+        }
+        None => print!("{}", sweep.table(&selection)),
     }
     if let Some(path) = &a.report {
         let json = serde_json::to_string_pretty(&selection).expect("a selection serialises");
@@ -142,42 +196,105 @@ fn plot(selection: &Selection, name: &str, path: &std::path::Path) -> Result<()>
 /// The graphs of `--graphs`: CSV edge lists `i,j` (0-based rows of the data, optional
 /// header, an optional third column ignored), each on the data's `n` points.
 fn read_graphs(paths: &[std::path::PathBuf], n: usize) -> Result<Vec<NeighbourGraph>> {
-    paths
-        .iter()
-        .map(|path| {
-            let table = read_csv(path, &CsvOptions { label_column: None })?;
-            let m = &table.points;
-            if m.ncols() < 2 {
-                return Err(Error::invalid(
-                    "graphs",
-                    format!("{}: an edge list needs two columns i,j", path.display()),
-                ));
-            }
-            let mut edges = Vec::with_capacity(m.nrows());
-            for r in 0..m.nrows() {
-                let (i, j) = (m[(r, 0)], m[(r, 1)]);
-                let index = |v: f64| (v >= 0.0 && v.fract() == 0.0 && v < n as f64).then_some(v as usize);
-                match (index(i), index(j)) {
-                    (Some(i), Some(j)) if i != j => edges.push((i, j, 1.0)),
-                    _ => {
-                        return Err(Error::invalid(
-                            "graphs",
-                            format!(
-                                "{}, edge {}: ({i}, {j}) is not a pair of distinct point indices 0..{n}",
-                                path.display(),
-                                r + 1
-                            ),
-                        ))
-                    }
-                }
-            }
-            NeighbourGraph::from_edges(n, &edges)
-        })
-        .collect()
+    paths.iter().map(|path| read_edge_list(path, n)).collect()
 }
 
+/// SIGINT and SIGTERM during a sweep: the process stops at once, but never while a row or
+/// an output is being written (those hold [`Interrupt::writing`]); the finished rows stay
+/// in the table, and the message says how to resume. Once the sweep's outputs are
+/// written, a signal ends the process as it would without this handler.
+struct Interrupt {
+    /// The signal that arrived (0: none).
+    signal: Arc<AtomicUsize>,
+    /// Set when the sweep is over: the watcher returns and signals take their default
+    /// action again.
+    over: Arc<AtomicBool>,
+    writes: Arc<Mutex<()>>,
+    saved: Arc<AtomicUsize>,
+}
+
+impl Interrupt {
+    fn install(out: Option<PathBuf>, total: usize, bar: ProgressBar) -> Result<Interrupt> {
+        let stop = Interrupt {
+            signal: Arc::new(AtomicUsize::new(0)),
+            over: Arc::new(AtomicBool::new(false)),
+            writes: Arc::new(Mutex::new(())),
+            saved: Arc::new(AtomicUsize::new(0)),
+        };
+        for sig in [SIGINT, SIGTERM] {
+            signal_hook::flag::register_conditional_default(sig, stop.over.clone())
+                .and_then(|_| {
+                    signal_hook::flag::register_usize(sig, stop.signal.clone(), sig as usize)
+                })
+                .map_err(|e| {
+                    Error::invalid("signals", format!("cannot handle signal {sig}: {e}"))
+                })?;
+        }
+        let (signal, over, writes, saved) = (
+            stop.signal.clone(),
+            stop.over.clone(),
+            stop.writes.clone(),
+            stop.saved.clone(),
+        );
+        std::thread::spawn(move || loop {
+            if over.load(Ordering::SeqCst) {
+                return;
+            }
+            let sig = signal.load(Ordering::SeqCst);
+            if sig != 0 {
+                let _writing = writes.lock().unwrap_or_else(|e| e.into_inner());
+                if over.load(Ordering::SeqCst) {
+                    return;
+                }
+                bar.abandon();
+                let name = if sig == SIGINT as usize {
+                    "SIGINT"
+                } else {
+                    "SIGTERM"
+                };
+                let done = saved.load(Ordering::SeqCst);
+                match &out {
+                    Some(path) => eprintln!(
+                        "unfold select: stopped by {name}; {done} of {total} candidates are \
+                         saved in {}: run the same command with --resume to finish the other {}",
+                        path.display(),
+                        total - done
+                    ),
+                    None => eprintln!(
+                        "unfold select: stopped by {name}; nothing was saved: give --out FILE \
+                         to keep each candidate as it finishes, and --resume to continue"
+                    ),
+                }
+                std::process::exit(128 + sig as i32);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        });
+        Ok(stop)
+    }
+
+    /// Holds off the signal until the guard is dropped.
+    fn writing(&self) -> MutexGuard<'_, ()> {
+        self.writes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One more row is in the table.
+    fn saved(&self) {
+        self.saved.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Interrupt {
+    fn drop(&mut self) {
+        self.over.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The most neighbourhood sizes a range may give (a larger one is surely a typo, and
+/// would only allocate).
+const MAX_KS: usize = 10_000;
+
 /// `5..12` (inclusive) or `5,7,9`.
-fn parse_ks(text: &str) -> Result<Vec<usize>> {
+pub(crate) fn parse_ks(text: &str) -> Result<Vec<usize>> {
     let bad = || {
         Error::invalid(
             "k",
@@ -191,6 +308,12 @@ fn parse_ks(text: &str) -> Result<Vec<usize>> {
             .trim_start_matches('=')
             .parse()
             .map_err(|_| bad())?;
+        if hi.saturating_sub(lo) >= MAX_KS {
+            return Err(Error::invalid(
+                "k",
+                format!("the range {text} gives more than {MAX_KS} neighbourhood sizes"),
+            ));
+        }
         (lo..=hi).collect()
     } else {
         text.split(',')
@@ -213,5 +336,8 @@ mod tests {
         assert_eq!(parse_ks("5..=6").unwrap(), vec![5, 6]);
         assert_eq!(parse_ks("4, 9").unwrap(), vec![4, 9]);
         assert!(parse_ks("9..5").is_err() && parse_ks("x").is_err() && parse_ks("0,3").is_err());
+        assert!(parse_ks("-3..4").is_err() && parse_ks("").is_err());
+        let huge = parse_ks("1..18446744073709551615").unwrap_err().to_string();
+        assert!(huge.contains("more than 10000"), "{huge}");
     }
 }

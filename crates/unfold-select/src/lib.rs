@@ -16,9 +16,11 @@
 mod edges;
 mod search;
 mod sweep;
+mod table;
 
-pub use edges::{edge_tests, EdgeTest};
+pub use edges::{edge_tests, parse_edge_list, read_edge_list, EdgeTest};
 pub use search::{
     grid, grid_graphs, search, Candidate, GraphSource, Selection, Setting, SettingSummary, Trial,
 };
 pub use sweep::{Plan, Score, Sweep};
+pub use table::{table_columns, Resumed, Table, TableSpec};

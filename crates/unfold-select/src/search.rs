@@ -293,41 +293,63 @@ fn summarise(trials: &[Trial]) -> Vec<SettingSummary> {
         .collect()
 }
 
+/// The columns of [`Selection::to_csv`].
+pub(crate) const CSV_COLUMNS: &str = "k,graph,dim,restart,seed,kind,value,seconds,best,error";
+
 impl Selection {
     /// One CSV row per trial: `k,graph,dim,restart,seed,kind,value,seconds,best,error`,
     /// where `best` is 1 on the trials of the best setting; `graph` is the symmetrisation
     /// of a kNN graph (`union`, `mutual`), `radius=R` or `given=I`, and `k` is empty for
     /// the latter two.
     pub fn to_csv(&self) -> String {
-        let best = self.settings[self.best].setting;
-        let mut out = String::from("k,graph,dim,restart,seed,kind,value,seconds,best,error\n");
+        let mut out = format!("{CSV_COLUMNS}\n");
         for t in &self.trials {
-            let c = &t.candidate;
-            let value = t
-                .evidence
-                .as_ref()
-                .map_or(String::new(), |e| format!("{}", e.value));
-            let error = t.error.as_deref().unwrap_or("").replace(['"', '\n'], " ");
-            let k = match c.setting.graph {
-                GraphSource::Knn => c.setting.k.to_string(),
-                _ => String::new(),
-            };
-            out.push_str(&format!(
-                "{},{},{},{},{},{},{},{:.4},{},\"{}\"\n",
-                k,
-                c.setting.graph_label(),
-                c.setting.dim,
-                c.restart,
-                c.seed,
-                self.kind,
-                value,
-                t.seconds,
-                u8::from(c.setting == best),
-                error
-            ));
+            out.push_str(&self.row(t));
+            out.push('\n');
         }
         out
     }
+
+    /// The row of trial `t` in [`Selection::to_csv`] (no line end).
+    pub(crate) fn row(&self, t: &Trial) -> String {
+        let best = self.settings[self.best].setting;
+        row(t, Some(self.kind), Some(t.candidate.setting == best))
+    }
+}
+
+/// The fields of a candidate that identify it in a table: `k,graph,dim,restart,seed`.
+pub(crate) fn candidate_key(c: &Candidate) -> String {
+    let k = match c.setting.graph {
+        GraphSource::Knn => c.setting.k.to_string(),
+        _ => String::new(),
+    };
+    format!(
+        "{k},{},{},{},{}",
+        c.setting.graph_label(),
+        c.setting.dim,
+        c.restart,
+        c.seed
+    )
+}
+
+/// A table row of trial `t`: `kind` and `best` are empty where not given (a row written
+/// before the sweep is ranked). The value is printed as the shortest decimal that reads
+/// back to the same double.
+pub(crate) fn row(t: &Trial, kind: Option<EvidenceKind>, best: Option<bool>) -> String {
+    let value = t
+        .evidence
+        .as_ref()
+        .map_or(String::new(), |e| format!("{}", e.value));
+    let error = t.error.as_deref().unwrap_or("").replace(['"', '\n'], " ");
+    format!(
+        "{},{},{},{:.4},{},\"{}\"",
+        candidate_key(&t.candidate),
+        kind.map_or("", |k| k.as_str()),
+        value,
+        t.seconds,
+        best.map_or(String::new(), |b| u8::from(b).to_string()),
+        error
+    )
 }
 
 /// `union` or `mutual`.

@@ -3,9 +3,11 @@
 //! package's serial `select` and its Dask path (one candidate per task) all call
 //! [`Sweep::evaluate`], so the three give the same numbers to the bit.
 
-use crate::search::{search, Candidate, GraphSource, Selection, Trial};
+use crate::search::{Candidate, GraphSource, Selection, Trial};
+use crate::table::TableSpec;
 use crate::{grid, grid_graphs};
 use nalgebra::DMatrix;
+use rayon::prelude::*;
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_eval::{gplvm_evidence, heldout_log_density, trustworthiness, GplvmScoreOptions};
 use unfold_graph::{NeighbourGraph, Symmetrisation, Weighting};
@@ -38,6 +40,16 @@ impl Score {
                 "score",
                 format!("expected evidence, gplvm, trustworthiness or heldout, got `{word}`"),
             )),
+        }
+    }
+
+    /// The score's name, as [`Score::parse`] reads it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Score::Evidence => "evidence",
+            Score::Gplvm => "gplvm",
+            Score::Trustworthiness => "trustworthiness",
+            Score::Heldout => "heldout",
         }
     }
 }
@@ -132,6 +144,12 @@ impl<'a> Sweep<'a> {
             return Err(Error::invalid(
                 "k",
                 "give at least one neighbourhood size, each at least 1",
+            ));
+        }
+        if let Some(r) = plan.radii.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+            return Err(Error::invalid(
+                "radius",
+                format!("each epsilon-ball radius must be finite and positive, got {r}"),
             ));
         }
         if plan.dims.is_empty() || plan.symmetrisations.is_empty() {
@@ -247,11 +265,91 @@ impl<'a> Sweep<'a> {
 
     /// Every candidate, in parallel; `done` is called after each.
     pub fn run(&self, done: impl Fn() + Sync) -> Result<Selection> {
-        search(&self.candidates, |c| {
-            let result = self.evaluate(c);
+        self.run_rest(Vec::new(), |_| {
             done();
-            result
+            Ok(())
         })
+    }
+
+    /// The candidates that have no trial in `finished` (trials of this sweep read back
+    /// from its table), in parallel; `each` is called with every new trial as it
+    /// completes (to append it to the table). All trials are then ranked in the plan's
+    /// order, as if the sweep had run in one go.
+    ///
+    /// # Errors
+    /// An error of `each` (a row that could not be written) stops the sweep: no further
+    /// candidate starts and the error is returned. Otherwise as [`Selection::from_trials`].
+    pub fn run_rest(
+        &self,
+        finished: Vec<Trial>,
+        each: impl Fn(&Trial) -> Result<()> + Sync,
+    ) -> Result<Selection> {
+        let mut slots: Vec<Option<Trial>> = vec![None; self.candidates.len()];
+        for t in finished {
+            if let Some(i) = self.candidates.iter().position(|c| *c == t.candidate) {
+                slots[i] = Some(t);
+            }
+        }
+        let todo: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].is_none()).collect();
+        let new = todo
+            .par_iter()
+            .map(|&i| {
+                let c = &self.candidates[i];
+                let trial = Trial::timed(c, || self.evaluate(c));
+                each(&trial)?;
+                Ok((i, trial))
+            })
+            .collect::<Result<Vec<(usize, Trial)>>>()?;
+        for (i, t) in new {
+            slots[i] = Some(t);
+        }
+        Selection::from_trials(slots.into_iter().flatten().collect())
+    }
+
+    /// The table of a ranked sweep: [`Selection::to_csv`]'s columns and the sweep's
+    /// `method,score,sweep` on every row (see [`TableSpec`]).
+    pub fn table(&self, selection: &Selection) -> String {
+        self.table_spec().csv(selection)
+    }
+
+    /// What identifies this sweep's rows in its table: the method, the score, the
+    /// candidates, and a fingerprint (64-bit FNV-1a) of the method's options with their
+    /// defaults filled in (but those each candidate sets), the score, the training and
+    /// held-out points and the given graphs.
+    pub fn table_spec(&self) -> TableSpec {
+        let mut h = Fnv::new();
+        h.text(self.info.name);
+        h.text(self.score.as_str());
+        let resolved = self
+            .registry
+            .resolve(self.info.name, &self.settings)
+            .unwrap_or_else(|_| self.settings.clone());
+        for (name, value) in resolved.iter() {
+            if !["dim", "seed", "k", "graph"].contains(&name) {
+                h.text(&format!("{name}={value}"));
+            }
+        }
+        for m in std::iter::once(&self.train).chain(&self.test) {
+            h.bytes(&(m.nrows() as u64).to_le_bytes());
+            h.bytes(&(m.ncols() as u64).to_le_bytes());
+            for v in m.iter() {
+                h.bytes(&v.to_bits().to_le_bytes());
+            }
+        }
+        for g in &self.graphs {
+            h.bytes(&(g.n() as u64).to_le_bytes());
+            for (i, j, w) in g.edges() {
+                h.bytes(&(i as u64).to_le_bytes());
+                h.bytes(&(j as u64).to_le_bytes());
+                h.bytes(&w.to_bits().to_le_bytes());
+            }
+        }
+        TableSpec {
+            method: self.info.name.to_string(),
+            score: self.score.as_str().to_string(),
+            fingerprint: format!("{:016x}", h.0),
+            candidates: self.candidates.clone(),
+        }
     }
 
     /// The number that ranks a fitted candidate. External scores are labelled as what they
@@ -287,6 +385,28 @@ impl<'a> Sweep<'a> {
                 trustworthiness(y, x, 10)?,
             )),
         }
+    }
+}
+
+/// The 64-bit FNV-1a hash (Fowler, Noll and Vo): a fingerprint that tells sweeps apart,
+/// not a cryptographic digest.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    /// A text and its length, so that consecutive texts cannot run together.
+    fn text(&mut self, text: &str) {
+        self.bytes(&(text.len() as u64).to_le_bytes());
+        self.bytes(text.as_bytes());
     }
 }
 
@@ -375,6 +495,65 @@ mod tests {
     }
 
     #[test]
+    fn the_rest_of_a_sweep_completes_it_to_the_bit_and_the_fingerprint_tells_sweeps_apart() {
+        let registry = Registry::builtin();
+        let y = roll(100);
+        let plan = || Plan {
+            ks: vec![4, 6, 8],
+            restarts: 2,
+            seed: 1,
+            ..Plan::default()
+        };
+        let sweep = Sweep::new(&registry, "meu", &Settings::new(), &y, plan()).unwrap();
+        let all = sweep.run(|| ()).unwrap();
+        // Trials 1, 2 and 5 were in the table; the others run now, each reported once.
+        let finished: Vec<Trial> = [5, 1, 2].iter().map(|&i| all.trials[i].clone()).collect();
+        let reported = std::sync::Mutex::new(Vec::new());
+        let rest = sweep
+            .run_rest(finished, |t| {
+                reported.lock().unwrap().push(t.candidate);
+                Ok(())
+            })
+            .unwrap();
+        let mut reported = reported.into_inner().unwrap();
+        reported.sort_by_key(|c| sweep.candidates().iter().position(|d| d == c));
+        let c = sweep.candidates();
+        assert_eq!(reported, vec![c[0], c[3], c[4]]);
+        let strip = |s: String| -> Vec<String> {
+            s.lines()
+                .map(|l| {
+                    let f: Vec<&str> = l.split(',').collect();
+                    [&f[..7], &f[8..]].concat().join(",")
+                })
+                .collect()
+        };
+        assert_eq!(strip(sweep.table(&all)), strip(sweep.table(&rest)));
+        // A failed write stops the sweep with its error.
+        let failed = sweep.run_rest(Vec::new(), |_| Err(Error::invalid("out", "disk full")));
+        assert!(failed.unwrap_err().to_string().contains("disk full"));
+        // Same inputs, same fingerprint; a default given explicitly changes nothing.
+        let fp = |settings: &Settings, y: &DMatrix<f64>, plan: Plan| {
+            Sweep::new(&registry, "meu", settings, y, plan)
+                .unwrap()
+                .table_spec()
+                .fingerprint()
+                .to_string()
+        };
+        let base = fp(&Settings::new(), &y, plan());
+        assert_eq!(base, sweep.table_spec().fingerprint());
+        assert_eq!(base, fp(&Settings::new().with("gamma", 1e-4), &y, plan()));
+        assert_ne!(base, fp(&Settings::new().with("gamma", 1e-3), &y, plan()));
+        let mut moved = y.clone();
+        moved[(7, 1)] += 1e-12;
+        assert_ne!(base, fp(&Settings::new(), &moved, plan()));
+        let gplvm = Plan {
+            score: Score::Gplvm,
+            ..plan()
+        };
+        assert_ne!(base, fp(&Settings::new(), &y, gplvm));
+    }
+
+    #[test]
     fn plans_the_method_cannot_run_are_refused_before_any_fit() {
         let registry = Registry::builtin();
         let y = roll(60);
@@ -395,6 +574,15 @@ mod tests {
         };
         let err = Sweep::new(&registry, "le", &Settings::new(), &y, heldout).err();
         assert!(err.unwrap().to_string().contains("no out-of-sample"));
+        let negative = Plan {
+            radii: vec![1.0, -1.0],
+            ..Plan::default()
+        };
+        let err = Sweep::new(&registry, "meu", &Settings::new(), &y, negative).err();
+        assert!(err
+            .unwrap()
+            .to_string()
+            .contains("finite and positive, got -1"));
         let bad = Settings::new().with("gamma", -1.0);
         assert!(Sweep::new(&registry, "meu", &bad, &y, Plan::default()).is_err());
         assert!(Score::parse("bound").is_err());
