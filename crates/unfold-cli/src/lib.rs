@@ -73,6 +73,7 @@ where
 }
 
 fn dispatch(registry: &Registry, matches: &clap::ArgMatches) -> Result<()> {
+    args::apply_max_memory(matches);
     match matches.subcommand() {
         Some(("demo", m)) => demo::run(registry, &from(m)?),
         Some(("fit", m)) => {

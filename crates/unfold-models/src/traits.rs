@@ -107,6 +107,25 @@ pub fn check_new_points(y_new: &DMatrix<f64>, p: usize) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a fit of `method` on `n` points that holds `matrices` dense n x n matrices of
+/// f64 at its peak when they exceed the memory limit (`--max-memory`, `UNFOLD_MAX_MEMORY`
+/// or the machine's available memory), before allocating them; `alternative` is what to
+/// use instead.
+pub(crate) fn check_dense_memory(
+    method: &str,
+    n: usize,
+    matrices: f64,
+    alternative: &str,
+) -> Result<()> {
+    unfold_core::MemoryLimit::from_env_or_machine()?.check(&unfold_core::Footprint {
+        method,
+        n,
+        bytes: &|m| (8.0 * matrices * (m as f64) * (m as f64)).min(u64::MAX as f64) as u64,
+        holds: format!("{matrices} dense n x n matrices"),
+        alternative,
+    })
+}
+
 /// Checks training data and latent dimension: finite values of a magnitude unfold computes
 /// with ([`unfold_core::check_points`]: squared distances neither overflow nor underflow),
 /// at least two points, and `1 <= dim < min(p, n)` (every method here reduces dimension).

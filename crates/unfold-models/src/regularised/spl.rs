@@ -130,6 +130,8 @@ impl SplParams {
     /// Builds the dual on the rows of `y` (centred first; SPL assumes zero-mean data, P8).
     pub fn dual(&self, y: &DMatrix<f64>) -> Result<SplDual> {
         check_points(y, "SPL input")?;
+        // The dense precision Q, its Cholesky factor and Q^{-1} Y's workspace.
+        crate::traits::check_dense_memory("SPL", y.nrows(), 3.0, "le or meu (sparse kNN graphs)")?;
         if !(self.gamma.is_finite() && self.gamma >= 0.0) {
             return Err(Error::invalid(
                 "gamma",

@@ -2,7 +2,9 @@
 //! eigenproblem ([`unfold_linalg::CentredKernel`], spec `meu_alle_drill.md` §1.2) of the
 //! RBF kernel matrix, with its Nyström projection of new points.
 
-use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use crate::traits::{
+    check_dense_memory, check_fit_input, check_new_points, Embedding, OutOfSample, Projection,
+};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -37,6 +39,13 @@ impl KernelPcaParams {
                 format!("must be positive and finite, got {gamma}"),
             ));
         }
+        // The packed kernel: half of n x n.
+        check_dense_memory(
+            "kernel PCA",
+            y.nrows(),
+            0.5,
+            "le or lle on a sparse kNN graph, or kernel PCA on a subsample",
+        )?;
         let packed = PackedSym::pairwise_kernel(y, |d2| exp(-gamma * d2));
         check_bandwidth(packed.row_sums(), gamma)?;
         let kernel = CentredKernel::from_packed(&packed, self.dim, "RBF kernel")?;
