@@ -791,6 +791,24 @@ impl SweepTable {
     }
 }
 
+/// Sets the most memory a fit may use, as the command line's `--max-memory` does: bytes
+/// with an optional suffix K, M, G or T (e.g. "4G"), or `None` for the default
+/// (`UNFOLD_MAX_MEMORY`, else the machine's available memory). Methods whose memory grows
+/// faster than n then raise `MemoryError` before allocating more.
+#[pyfunction]
+#[pyo3(signature = (size))]
+fn set_max_memory(size: Option<&str>) -> PyResult<()> {
+    let limit = match size {
+        Some(text) => Some(unfold_core::MemoryLimit::given(
+            unfold_core::parse_size(text, "max_memory").map_err(to_py)?,
+            "unfold.set_max_memory",
+        )),
+        None => None,
+    };
+    unfold_core::MemoryLimit::set_process(limit);
+    Ok(())
+}
+
 /// Panics on purpose: the test that a panic reaches Python as a `RuntimeError`.
 #[pyfunction]
 fn _panic_for_tests(py: Python<'_>) -> PyResult<()> {
@@ -809,6 +827,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_trial, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_assemble, m)?)?;
     m.add_class::<SweepTable>()?;
+    m.add_function(wrap_pyfunction!(set_max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

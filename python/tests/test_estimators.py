@@ -129,6 +129,18 @@ def test_corrupt_state_and_model_files_are_refused(roll):
     assert np.array_equal(unfold.load_model(data).embedding(), est.embedding_)
 
 
+def test_max_memory_refuses_a_dense_fit_and_bad_sizes_by_name(roll):
+    try:
+        unfold.set_max_memory("1K")
+        with pytest.raises(MemoryError, match="unfold.set_max_memory"):
+            unfold.CMDS().fit(roll)
+    finally:
+        unfold.set_max_memory(None)
+    assert unfold.CMDS().fit(roll).embedding_.shape == (len(roll), 2)
+    with pytest.raises(ValueError, match="max_memory"):
+        unfold.set_max_memory("lots")
+
+
 def test_a_rust_panic_becomes_a_runtime_error():
     with pytest.raises(RuntimeError, match="internal error in unfold"):
         unfold._native._panic_for_tests()

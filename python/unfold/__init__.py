@@ -28,6 +28,14 @@ def methods():
     return _native.methods()
 
 
+def set_max_memory(size):
+    """The most memory a fit may use, like the command line's ``--max-memory``: a size
+    such as ``"4G"`` or ``"512M"``, or ``None`` for the default (``UNFOLD_MAX_MEMORY``, else
+    the machine's available memory). Methods whose memory grows faster than n raise
+    ``MemoryError`` before allocating more."""
+    _native.set_max_memory(size)
+
+
 def load_model(data):
     """A fitted model (``unfold._native.NativeModel``) from a model file's path or bytes."""
     if isinstance(data, (bytes, bytearray, memoryview)):
@@ -46,6 +54,7 @@ __all__ = [
     "methods",
     "plot_selection",
     "select",
+    "set_max_memory",
     "tl",
     *ESTIMATORS,
 ]

@@ -32,6 +32,7 @@ pub fn command(registry: &Registry) -> Command {
         .about("Probabilistic spectral dimensionality reduction")
         .subcommand_required(true)
         .arg_required_else_help(true)
+        .arg(max_memory_arg())
         .subcommand(
             DemoArgs::augment_args(Command::new("demo").about(
                 "Fit the headline methods on bundled data sets; write plots and a summary table",
@@ -46,6 +47,39 @@ pub fn command(registry: &Registry) -> Command {
         .subcommand(
             Command::new("methods").about("List the methods, their capabilities and parameters"),
         )
+}
+
+/// The global `--max-memory SIZE`: the most memory a fit may use, checked before the
+/// large allocations of the methods whose memory grows faster than n.
+fn max_memory_arg() -> Arg {
+    Arg::new(MAX_MEMORY)
+        .long(MAX_MEMORY)
+        .global(true)
+        .value_name("SIZE")
+        .value_parser(|text: &str| {
+            unfold_core::parse_size(text, "--max-memory").map_err(|e| e.to_string())
+        })
+        .help(
+            "The most memory a fit may use: bytes with an optional suffix K, M, G or T \
+             (powers of 1024), e.g. 4G or 512M; methods whose memory grows faster than n \
+             (dense n x n matrices, all-pairs distances, MVU's semidefinite program, DRILL, \
+             exact LL-LVM, the exact GP-LVM score, a sparse factor's predicted fill) refuse \
+             a fit that would need more, before allocating [default: UNFOLD_MAX_MEMORY, \
+             else the machine's available memory]",
+        )
+}
+
+const MAX_MEMORY: &str = "max-memory";
+
+/// Makes a given `--max-memory` the limit of every fit of this process
+/// ([`unfold_core::MemoryLimit::set_process`]).
+pub fn apply_max_memory(matches: &ArgMatches) {
+    if let Some(&bytes) = matches.get_one::<u64>(MAX_MEMORY) {
+        unfold_core::MemoryLimit::set_process(Some(unfold_core::MemoryLimit::given(
+            bytes,
+            "--max-memory",
+        )));
+    }
 }
 
 /// The options every method accepts: those without a neighbourhood graph ignore `--k` and

@@ -129,6 +129,7 @@ pub(crate) fn parse(registry: &Registry, matches: &clap::ArgMatches) -> Result<I
 }
 
 fn dispatch(registry: &Registry, matches: &clap::ArgMatches) -> Result<()> {
+    args::apply_max_memory(matches);
     match parse(registry, matches)? {
         Invocation::Demo(a) => demo::run(registry, &a),
         Invocation::Fit {

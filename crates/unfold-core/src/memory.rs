@@ -7,8 +7,10 @@
 //! came from, the largest n that fits and the scalable alternative, instead of being killed
 //! by the operating system halfway through.
 //!
-//! The limit, in order of precedence: one given by the caller ([`MemoryLimit::given`], for
-//! a command-line flag); the environment variable [`MAX_MEMORY_ENV`] (`UNFOLD_MAX_MEMORY`,
+//! The limit, in order of precedence: one given by the caller ([`MemoryLimit::given`], in
+//! a method's parameters); the process's limit ([`MemoryLimit::set_process`], which the
+//! command line's global `--max-memory` and the Python package's `set_max_memory` set);
+//! the environment variable [`MAX_MEMORY_ENV`] (`UNFOLD_MAX_MEMORY`,
 //! bytes with an optional suffix K, M, G or T, e.g. `4G`); otherwise the machine's
 //! available memory ([`MemoryLimit::machine`]): `MemAvailable` of `/proc/meminfo`, or the
 //! room left under a cgroup memory limit when that is lower, or [`ASSUMED_MEMORY`] when
@@ -18,6 +20,10 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+/// The process's memory limit, when one was set ([`MemoryLimit::set_process`]).
+static PROCESS_LIMIT: RwLock<Option<MemoryLimit>> = RwLock::new(None);
 
 /// The environment variable that sets the memory limit: bytes with an optional suffix
 /// K, M, G or T (powers of 1024), e.g. `UNFOLD_MAX_MEMORY=4G`.
@@ -151,12 +157,31 @@ impl MemoryLimit {
         }
     }
 
+    /// Sets (or, with `None`, clears) the limit of every fit in this process that is not
+    /// given its own: the command line's global `--max-memory` sets it once, before any
+    /// fit. It takes precedence over [`MAX_MEMORY_ENV`] and the machine's memory.
+    pub fn set_process(limit: Option<MemoryLimit>) {
+        *PROCESS_LIMIT.write().unwrap_or_else(|e| e.into_inner()) = limit;
+    }
+
+    /// The limit set by [`MemoryLimit::set_process`], if any.
+    pub fn process() -> Option<MemoryLimit> {
+        PROCESS_LIMIT
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The process's limit ([`MemoryLimit::set_process`]) if one is set, otherwise
     /// [`MAX_MEMORY_ENV`] if it is set, otherwise [`MemoryLimit::machine`].
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] naming `UNFOLD_MAX_MEMORY` when it is set but is not a
     /// positive size.
     pub fn from_env_or_machine() -> Result<Self> {
+        if let Some(limit) = MemoryLimit::process() {
+            return Ok(limit);
+        }
         match std::env::var(MAX_MEMORY_ENV) {
             Ok(text) => Ok(MemoryLimit {
                 bytes: parse_size(&text, MAX_MEMORY_ENV)?,
@@ -387,6 +412,21 @@ mod tests {
                 "{bad:?}: {e}"
             );
         }
+    }
+
+    /// The process's limit wins over the environment and the machine, and can be cleared.
+    /// (The only test here that sets it.)
+    #[test]
+    fn the_process_limit_takes_precedence_until_cleared() {
+        let limit = MemoryLimit::given(12345, "--max-memory");
+        MemoryLimit::set_process(Some(limit.clone()));
+        assert_eq!(MemoryLimit::from_env_or_machine().unwrap(), limit);
+        assert_eq!(MemoryLimit::resolve(None).unwrap(), limit);
+        let own = MemoryLimit::given(99, "the fit's own");
+        assert_eq!(MemoryLimit::resolve(Some(&own)).unwrap(), own);
+        MemoryLimit::set_process(None);
+        assert_eq!(MemoryLimit::process(), None);
+        assert_ne!(MemoryLimit::from_env_or_machine().ok(), Some(limit));
     }
 
     #[test]

@@ -20,6 +20,44 @@ pub fn check_finite(y: &DMatrix<f64>, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// The largest absolute value data may have: squared distances, Gram matrices and the
+/// products of squared distances some methods form (MVU's constraints, fourth powers of
+/// the values) stay finite for any data that fits in memory (`(1e60)^4 n p < f64::MAX`).
+pub const MAX_MAGNITUDE: f64 = 1e60;
+
+/// The smallest largest-absolute-value data may have (unless it is all zero): below it the
+/// same products underflow to zero or lose their precision in subnormal numbers, and
+/// distinct points look like duplicates.
+pub const MIN_MAGNITUDE: f64 = 1e-60;
+
+/// Points to compute with: [`check_finite`], then a magnitude whose squares and their
+/// products stay in `f64`'s range: the largest absolute value at most [`MAX_MAGNITUDE`]
+/// and, unless every value is zero, at least [`MIN_MAGNITUDE`].
+///
+/// # Errors
+/// As [`check_finite`]; [`Error::InvalidParameter`] naming `what`, the magnitude found, the
+/// range allowed, and what to do: standardise (`--preprocess scale`) or divide by a
+/// constant.
+pub fn check_points(y: &DMatrix<f64>, what: &str) -> Result<()> {
+    check_finite(y, what)?;
+    let largest = y.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let problem = if largest > MAX_MAGNITUDE {
+        "their squared distances and Gram matrices would overflow to infinity"
+    } else if largest > 0.0 && largest < MIN_MAGNITUDE {
+        "their squared distances would underflow to zero, so distinct points would look identical"
+    } else {
+        return Ok(());
+    };
+    Err(Error::invalid(
+        what,
+        format!(
+            "the largest absolute value is {largest:e}, outside the range [{MIN_MAGNITUDE:e}, \
+             {MAX_MAGNITUDE:e}] unfold computes in: {problem}. Standardise the data \
+             (`--preprocess scale`, or divide every value by a constant such as {largest:e})"
+        ),
+    ))
+}
+
 /// A k-nearest-neighbour method needs `k >= 1` and at least `k + 1` points.
 pub fn check_k(n: usize, k: usize, method: &str) -> Result<()> {
     if k == 0 {
@@ -72,6 +110,32 @@ mod tests {
         assert!(matches!(
             check_finite(&DMatrix::zeros(0, 3), "data"),
             Err(Error::Empty(_))
+        ));
+    }
+
+    #[test]
+    fn points_of_extreme_magnitude_are_refused_with_the_magnitude_and_the_remedy() {
+        let y = DMatrix::from_fn(4, 2, |i, j| (i + 2 * j) as f64);
+        assert!(check_points(&y, "the data").is_ok());
+        assert!(check_points(&DMatrix::zeros(3, 2), "the data").is_ok());
+        assert!(check_points(&(&y * 1e59), "the data").is_ok());
+        assert!(check_points(&(&y * 1e-59), "the data").is_ok());
+        for (scale, words) in [(1e300, "overflow"), (1e-300, "underflow")] {
+            let text = check_points(&(&y * scale), "the data")
+                .unwrap_err()
+                .to_string();
+            // The largest value, 5 * scale, is named.
+            let largest = format!("{:e}", 5.0 * scale);
+            for part in ["`the data`", words, "--preprocess scale", largest.as_str()] {
+                assert!(text.contains(part), "{part:?} missing from {text}");
+            }
+        }
+        // Non-finite values are named as such first.
+        let mut bad = y.clone();
+        bad[(1, 1)] = f64::INFINITY;
+        assert!(matches!(
+            check_points(&bad, "x"),
+            Err(Error::NonFinite { row: 1, col: 1, .. })
         ));
     }
 

@@ -411,6 +411,7 @@ pub fn gplvm_score(
              or gplvm_evidence",
         ));
     }
+    check_memory(x.nrows())?;
     let problem = Problem::new(x, y)?;
     let v = problem.mean_variance();
     check_variance(v)?;
@@ -425,6 +426,22 @@ pub fn gplvm_score(
         iterations: best.iterations,
         evaluations: best.evaluations,
         converged: best.converged,
+    })
+}
+
+/// Dense n x n matrices the exact score holds at its peak: the latent squared distances,
+/// the kernel, its Cholesky factor, its inverse and the gradient's weight matrix.
+const EXACT_MATRICES: u64 = 5;
+
+/// Refuses an exact score on `n` points whose dense matrices exceed the memory limit
+/// (`--max-memory`, `UNFOLD_MAX_MEMORY` or the machine's), before allocating them.
+fn check_memory(n: usize) -> Result<()> {
+    unfold_core::MemoryLimit::from_env_or_machine()?.check(&unfold_core::Footprint {
+        method: "the exact GP-LVM score",
+        n,
+        bytes: &|m| (8 * EXACT_MATRICES).saturating_mul((m as u64).saturating_mul(m as u64)),
+        holds: format!("{EXACT_MATRICES} dense n x n matrices"),
+        alternative: "the sparse bound (GplvmSolver::Bound, used by default above 2000 points)",
     })
 }
 

@@ -6,7 +6,7 @@ use crate::rows::{sq_dist, Rows};
 use crate::weights::{Symmetrisation, Weighting};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::{check_finite, Error, Result};
+use unfold_core::{check_finite, check_points, Error, Result};
 use unfold_linalg::CsrMatrix;
 
 /// An undirected graph on points `0..n` with one finite, strictly positive weight per
@@ -299,7 +299,7 @@ impl NeighbourGraph {
     /// # Errors
     /// Empty or non-finite `points`, `eps` not finite and positive, invalid `w` or weight.
     pub fn epsilon_ball(points: &DMatrix<f64>, eps: f64, w: Weighting) -> Result<Self> {
-        check_finite(points, "points")?;
+        check_points(points, "points")?;
         w.validate()?;
         if !(eps > 0.0 && eps.is_finite()) {
             return Err(Error::invalid(
@@ -487,7 +487,7 @@ impl NeighbourGraph {
     /// # Errors
     /// Empty or non-finite `points`, a row count other than `n`, invalid `w` or weight.
     pub fn reweighted(&self, points: &DMatrix<f64>, w: Weighting) -> Result<Self> {
-        check_finite(points, "points")?;
+        check_points(points, "points")?;
         w.validate()?;
         if points.nrows() != self.n {
             return Err(Error::DimensionMismatch(format!(

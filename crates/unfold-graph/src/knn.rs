@@ -6,7 +6,7 @@ use crate::rows::Rows;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use unfold_core::{check_finite, check_k, Error, Result};
+use unfold_core::{check_k, check_points, Error, Result};
 
 /// Above this many coordinates [`KnnAlgorithm::Auto`] always uses brute force.
 pub const KD_TREE_MAX_DIM: usize = 64;
@@ -108,7 +108,7 @@ pub fn knn(points: &DMatrix<f64>, k: usize) -> Result<Knn> {
 
 /// [`knn`] with an explicit search algorithm.
 pub fn knn_with(points: &DMatrix<f64>, k: usize, algorithm: KnnAlgorithm) -> Result<Knn> {
-    check_finite(points, "points")?;
+    check_points(points, "points")?;
     check_k(points.nrows(), k, "k-nearest-neighbour search")?;
     let chosen = chosen_tree(points, algorithm, |tree, t| {
         tree.search_cost(tree.point(t), Search::Nearest(k), Some(tree.original(t)))
@@ -139,8 +139,8 @@ pub fn knn_query_with(
     k: usize,
     algorithm: KnnAlgorithm,
 ) -> Result<Knn> {
-    check_finite(reference, "reference points")?;
-    check_finite(queries, "query points")?;
+    check_points(reference, "reference points")?;
+    check_points(queries, "query points")?;
     if reference.ncols() != queries.ncols() {
         return Err(Error::DimensionMismatch(format!(
             "query points have {} columns but the reference points have {}; both must be points in the same space",

@@ -29,8 +29,8 @@ pub struct SymEigen {
 /// [`Error::InvalidParameter`] (not symmetric), or [`Error::Numerical`] if the QR
 /// iteration fails to converge.
 ///
-/// Runs on all of rayon's threads; faer's parallel tridiagonalisation can change the last
-/// bits of the result with the number of threads (the partial solvers do not).
+/// Runs on rayon's threads in the fixed parts of [`crate::view::par`], so the result is the
+/// same to the bit on any number of threads.
 pub fn sym_eigen(a: &DMatrix<f64>) -> Result<SymEigen> {
     check_dense_symmetric(a, "symmetric eigendecomposition input")?;
     full_sym_eigen(a, par())

@@ -22,9 +22,18 @@ pub fn to_nalgebra(m: MatRef<'_, f64>) -> DMatrix<f64> {
     DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| m[(i, j)])
 }
 
-/// The parallelism faer kernels use: all of rayon's threads.
+/// The number of parts faer's parallel kernels split their work into, whatever the size of
+/// rayon's pool: faer splits a kernel by its `Par`'s thread count (its parallel
+/// tridiagonalisation adds per-part partial sums), so `Par::rayon(0)` (the pool's size)
+/// would change the last bits of an eigendecomposition with the number of threads. With a
+/// fixed count the parts are the same on 1 thread or 64 (a smaller pool runs them in
+/// turn), so every result is the same to the bit; the cost is that one faer kernel uses
+/// at most this many threads.
+pub const FAER_PARTS: usize = 8;
+
+/// The parallelism faer kernels use: [`FAER_PARTS`] parts on rayon's current pool.
 pub fn par() -> faer::Par {
-    faer::Par::rayon(0)
+    faer::Par::rayon(FAER_PARTS)
 }
 
 /// Dimension below which the dense factorisations, solves and input checks run on the

@@ -94,9 +94,10 @@ impl Projection {
     }
 }
 
-/// Checks new points before projection: finite values and the training feature count.
+/// Checks new points before projection: finite values of a magnitude unfold computes with
+/// ([`unfold_core::check_points`]) and the training feature count.
 pub fn check_new_points(y_new: &DMatrix<f64>, p: usize) -> Result<()> {
-    unfold_core::check_finite(y_new, "the points to project")?;
+    unfold_core::check_points(y_new, "the points to project")?;
     if y_new.ncols() != p {
         return Err(Error::DimensionMismatch(format!(
             "the points to project have {} features but the model was fitted on {p}",
@@ -106,10 +107,30 @@ pub fn check_new_points(y_new: &DMatrix<f64>, p: usize) -> Result<()> {
     Ok(())
 }
 
-/// Checks training data and latent dimension: finite values, at least two points, and
-/// `1 <= dim < min(p, n)` (every method here reduces dimension).
+/// Refuses a fit of `method` on `n` points that holds `matrices` dense n x n matrices of
+/// f64 at its peak when they exceed the memory limit (`--max-memory`, `UNFOLD_MAX_MEMORY`
+/// or the machine's available memory), before allocating them; `alternative` is what to
+/// use instead.
+pub(crate) fn check_dense_memory(
+    method: &str,
+    n: usize,
+    matrices: f64,
+    alternative: &str,
+) -> Result<()> {
+    unfold_core::MemoryLimit::from_env_or_machine()?.check(&unfold_core::Footprint {
+        method,
+        n,
+        bytes: &|m| (8.0 * matrices * (m as f64) * (m as f64)).min(u64::MAX as f64) as u64,
+        holds: format!("{matrices} dense n x n matrices"),
+        alternative,
+    })
+}
+
+/// Checks training data and latent dimension: finite values of a magnitude unfold computes
+/// with ([`unfold_core::check_points`]: squared distances neither overflow nor underflow),
+/// at least two points, and `1 <= dim < min(p, n)` (every method here reduces dimension).
 pub fn check_fit_input(y: &DMatrix<f64>, dim: usize, method: &str) -> Result<()> {
-    unfold_core::check_finite(y, "the data")?;
+    unfold_core::check_points(y, "the data")?;
     if y.nrows() < 2 {
         return Err(Error::TooFewPoints {
             what: method.to_string(),

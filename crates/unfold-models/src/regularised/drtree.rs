@@ -25,7 +25,7 @@
 
 use crate::regularised::alternating_convergence;
 use crate::regularised::ddrtree::{spanning_tree, top_eigenvectors, tree_energy};
-use crate::traits::{check_fit_input, Embedding};
+use crate::traits::{check_dense_memory, check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
@@ -64,6 +64,13 @@ impl DrTreeParams {
     /// `tol < 0`, `max_iter = 0`, or an objective that increases beyond round-off.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<DrTree> {
         check_fit_input(y, self.dim, "DRTree")?;
+        // The all-pairs distances of the latent points for the spanning tree.
+        check_dense_memory(
+            "DRTree",
+            y.nrows(),
+            1.0,
+            "ddrtree (a tree over --ncenters centres, memory linear in n)",
+        )?;
         if !(self.lambda >= 0.0 && self.lambda.is_finite()) {
             return Err(Error::invalid(
                 "lambda",

@@ -25,7 +25,7 @@ use crate::regularised::{
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::{check_finite, Convergence, Error, Evidence, EvidenceKind, Result};
+use unfold_core::{check_points, Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::{Laplacian, NeighbourGraph};
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{pairwise_sq_dists, smallest_generalized_eigenpairs, Cholesky, SymMatrix};
@@ -150,7 +150,7 @@ impl MpmeParams {
     /// [`MpmeParams::dual`], listing the screened pairs from all pairwise distances up to
     /// `dense_pairs_max` points and by a radius search above.
     fn dual_with(&self, y: &DMatrix<f64>, dense_pairs_max: usize) -> Result<MpmeDual> {
-        check_finite(y, "MPME input")?;
+        check_points(y, "MPME input")?;
         let n = y.nrows();
         if n < 2 {
             return Err(Error::TooFewPoints {

@@ -28,7 +28,7 @@ use crate::regularised::{
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::{check_finite, Convergence, Error, Evidence, EvidenceKind, Result};
+use unfold_core::{check_points, Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::{knn, GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{sym_eigen, symmetrised, Cholesky};
@@ -129,7 +129,9 @@ impl SplParams {
 
     /// Builds the dual on the rows of `y` (centred first; SPL assumes zero-mean data, P8).
     pub fn dual(&self, y: &DMatrix<f64>) -> Result<SplDual> {
-        check_finite(y, "SPL input")?;
+        check_points(y, "SPL input")?;
+        // The dense precision Q, its Cholesky factor and Q^{-1} Y's workspace.
+        crate::traits::check_dense_memory("SPL", y.nrows(), 3.0, "le or meu (sparse kNN graphs)")?;
         if !(self.gamma.is_finite() && self.gamma >= 0.0) {
             return Err(Error::invalid(
                 "gamma",

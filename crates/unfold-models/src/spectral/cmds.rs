@@ -5,7 +5,9 @@
 //! On Euclidean distances this equals PCA up to the sign of each axis. New points are
 //! placed by Gower's formula, which is the Nyström projection with the kernel `-D/2`.
 
-use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use crate::traits::{
+    check_dense_memory, check_fit_input, check_new_points, Embedding, OutOfSample, Projection,
+};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
@@ -25,6 +27,13 @@ impl CmdsParams {
     /// Classical MDS of the Euclidean distances between the rows of `y`.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Cmds> {
         check_fit_input(y, self.dim, "classical MDS")?;
+        // The packed kernel (half of n x n) and the Lanczos blocks.
+        check_dense_memory(
+            "classical MDS",
+            y.nrows(),
+            0.5,
+            "pca (the same embedding of Euclidean distances, in O(n p) memory)",
+        )?;
         let kernel = CentredKernel::from_packed(
             &PackedSym::pairwise_kernel(y, |d2| -0.5 * d2),
             self.dim,

@@ -6,7 +6,9 @@
 //! `g_j = min_a (||y* - y_a|| + G_{a j})` through its k nearest training points `a`, and is
 //! placed by the Nyström (Gower) formula.
 
-use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use crate::traits::{
+    check_dense_memory, check_fit_input, check_new_points, Embedding, OutOfSample, Projection,
+};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::Result;
@@ -33,6 +35,13 @@ impl IsomapParams {
     /// Fits Isomap to the rows of `y`.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Isomap> {
         check_fit_input(y, self.dim, "Isomap")?;
+        // The geodesic distances (n x n) and the centred kernel's copy of them.
+        check_dense_memory(
+            "Isomap",
+            y.nrows(),
+            2.0,
+            "le or lle (sparse kNN graphs, memory linear in n)",
+        )?;
         let (_, graph) = self.graph.build(y, Weighting::Distance, "Isomap")?;
         let mut g = shortest_paths(&graph)?;
         g.apply(|v| *v = -0.5 * *v * *v);

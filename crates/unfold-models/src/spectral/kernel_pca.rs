@@ -2,7 +2,9 @@
 //! eigenproblem ([`unfold_linalg::CentredKernel`], spec `meu_alle_drill.md` §1.2) of the
 //! RBF kernel matrix, with its Nyström projection of new points.
 
-use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use crate::traits::{
+    check_dense_memory, check_fit_input, check_new_points, Embedding, OutOfSample, Projection,
+};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -37,11 +39,16 @@ impl KernelPcaParams {
                 format!("must be positive and finite, got {gamma}"),
             ));
         }
-        let kernel = CentredKernel::from_packed(
-            &PackedSym::pairwise_kernel(y, |d2| exp(-gamma * d2)),
-            self.dim,
-            "RBF kernel",
+        // The packed kernel: half of n x n.
+        check_dense_memory(
+            "kernel PCA",
+            y.nrows(),
+            0.5,
+            "le or lle on a sparse kNN graph, or kernel PCA on a subsample",
         )?;
+        let packed = PackedSym::pairwise_kernel(y, |d2| exp(-gamma * d2));
+        check_bandwidth(packed.row_sums(), gamma)?;
+        let kernel = CentredKernel::from_packed(&packed, self.dim, "RBF kernel")?;
         Ok(KernelPca {
             coords: kernel.coords(),
             kernel,
@@ -49,6 +56,38 @@ impl KernelPcaParams {
             train: y.clone(),
         })
     }
+}
+
+/// Refuses a bandwidth for which the RBF kernel carries no information about the data:
+/// every off-diagonal entry underflows to zero (each point's row sums to its own 1: the
+/// kernel is the identity, whose centred eigenvectors are arbitrary), or every entry is 1
+/// to machine precision (the centred kernel is rounding noise). Both happen at the
+/// default `gamma = 1/p` on data of large or tiny scale.
+fn check_bandwidth(row_sums: &[f64], gamma: f64) -> Result<()> {
+    let n = row_sums.len() as f64;
+    let (low, high) = row_sums
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), &s| {
+            (lo.min(s), hi.max(s))
+        });
+    let problem = if high - 1.0 <= 1e-12 {
+        "the identity to machine precision (every pair of points is so far apart that \
+         exp(-gamma |y - y'|^2) underflows to 0)"
+    } else if low >= n * (1.0 - 1e-12) {
+        "1 everywhere to machine precision (every pair of points is so close that \
+         exp(-gamma |y - y'|^2) rounds to 1)"
+    } else {
+        return Ok(());
+    };
+    Err(Error::invalid(
+        "gamma",
+        format!(
+            "with gamma = {gamma:e} the RBF kernel of the data is {problem}, so its \
+             eigenvectors say nothing about the data; give --gamma near 1 / (a typical \
+             squared distance between points), or standardise the data (`--preprocess \
+             scale`), for which the default 1/p suits"
+        ),
+    ))
 }
 
 /// `exp(-gamma d2)` entrywise, in parallel (the same `exp` as the fit).
@@ -173,6 +212,28 @@ mod tests {
         for j in 0..2 {
             let v = kp.kernel.vectors.column(j);
             assert!((&b * v - v * kp.kernel.values[j]).norm() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn a_bandwidth_that_makes_the_kernel_trivial_is_refused() {
+        let y = cloud();
+        // At the default gamma = 1/3: far apart, the identity; close together, all ones.
+        for (scale, words) in [(1e10, "the identity"), (1e-10, "1 everywhere")] {
+            let text = KernelPcaParams::new(2)
+                .fit(&(&y * scale))
+                .unwrap_err()
+                .to_string();
+            for part in [words, "`gamma`", "--preprocess scale"] {
+                assert!(text.contains(part), "{part:?} missing from {text}");
+            }
+            // A gamma matched to the scale gives the unscaled embedding.
+            let scaled = KernelPcaParams::new(2)
+                .gamma(0.3 / (scale * scale))
+                .fit(&(&y * scale))
+                .unwrap();
+            let plain = KernelPcaParams::new(2).gamma(0.3).fit(&y).unwrap();
+            assert!((scaled.coords() - plain.coords()).norm() < 1e-8 * plain.coords().norm());
         }
     }
 
