@@ -33,8 +33,19 @@ use unfold_core::{Error, Result};
 /// `opts.label_column` applies to CSV only.
 pub fn read_points(spec: &Path, opts: &CsvOptions) -> Result<Dataset> {
     let (path, array) = split_array_name(spec);
-    let source = path.display().to_string();
     let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    parse_points(raw, path, array, opts)
+}
+
+/// [`read_points`] on the bytes of a file: `path` is the file's name (its extension is
+/// checked against the content; it is not opened), `array` the `.npz` array asked for.
+pub fn parse_points(
+    raw: Vec<u8>,
+    path: &Path,
+    array: Option<&str>,
+    opts: &CsvOptions,
+) -> Result<Dataset> {
+    let source = path.display().to_string();
     let has_ext = |p: &Path, e: &str| p.extension().is_some_and(|x| x.eq_ignore_ascii_case(e));
     let refuse = |message: String| Error::Parse {
         source_name: source.clone(),
