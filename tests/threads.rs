@@ -121,6 +121,30 @@ fn every_method_gives_the_same_bits_on_1_2_and_3_threads() {
     if runs[1..].iter().any(|run| run != &runs[0]) {
         differ.push("lllvm at n = 260".into());
     }
+    // DDRTree from 96 features on takes R^T Y by dense products over blocks of rows.
+    let wide = DMatrix::from_fn(1500, 120, |i, j| {
+        let t = i as f64 / 1500.0;
+        ((j + 1) as f64 * t * 3.0).sin() + 0.01 * ((i * 31 + j * 17) % 13) as f64
+    });
+    let runs: Vec<Vec<u64>> = pools
+        .iter()
+        .map(|pool| {
+            pool.install(|| {
+                let fitted = registry
+                    .fit(
+                        "ddrtree",
+                        &FitData::points(&wide),
+                        &small("ddrtree"),
+                        &Silent,
+                    )
+                    .unwrap();
+                fitted.model.coords().iter().map(|v| v.to_bits()).collect()
+            })
+        })
+        .collect();
+    if runs[1..].iter().any(|run| run != &runs[0]) {
+        differ.push("ddrtree at D = 120".into());
+    }
     assert!(
         differ.is_empty(),
         "not the same bits as on 1 thread: {differ:?}"

@@ -5,6 +5,7 @@
 //! version 1.0, `<f8`, C order: rows are points, as NumPy users expect.
 
 use nalgebra::DMatrix;
+use rayon::prelude::*;
 use std::path::Path;
 use unfold_core::{Error, Result};
 
@@ -106,20 +107,27 @@ pub fn parse_npy(bytes: &[u8], path: &str) -> Result<DMatrix<f64>> {
             ),
         ));
     }
-    let values: Vec<f64> = payload
-        .chunks_exact(width)
-        .map(|c| match descr {
-            "<f8" => f64::from_le_bytes(c.try_into().expect("eight bytes")),
-            "<i8" => i64::from_le_bytes(c.try_into().expect("eight bytes")) as f64,
-            "<f4" => f32::from_le_bytes(c.try_into().expect("four bytes")) as f64,
-            _ => i32::from_le_bytes(c.try_into().expect("four bytes")) as f64,
-        })
-        .collect();
-    Ok(if fortran {
-        DMatrix::from_column_slice(rows, cols, &values)
-    } else {
-        DMatrix::from_row_slice(rows, cols, &values)
-    })
+    // Decoded straight into the column-major matrix (no intermediate copy: at 10^5 x 2000
+    // each copy is 1.6 GB), column by column in parallel.
+    let value = |c: &[u8]| match descr {
+        "<f8" => f64::from_le_bytes(c.try_into().expect("eight bytes")),
+        "<i8" => i64::from_le_bytes(c.try_into().expect("eight bytes")) as f64,
+        "<f4" => f32::from_le_bytes(c.try_into().expect("four bytes")) as f64,
+        _ => i32::from_le_bytes(c.try_into().expect("four bytes")) as f64,
+    };
+    let mut m = DMatrix::zeros(rows, cols);
+    if rows > 0 {
+        m.as_mut_slice()
+            .par_chunks_mut(rows)
+            .enumerate()
+            .for_each(|(j, column)| {
+                for (i, v) in column.iter_mut().enumerate() {
+                    let at = if fortran { j * rows + i } else { i * cols + j } * width;
+                    *v = value(&payload[at..at + width]);
+                }
+            });
+    }
+    Ok(m)
 }
 
 /// Writes a matrix as a version 1.0 `<f8` C-order `.npy` file, atomically.

@@ -34,13 +34,29 @@ pub fn tr_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
 }
 
 /// `a^T a`, exactly symmetric: fixed blocks of rows in parallel, each a lower-triangular
-/// faer product (half the flops of a full one), summed in block order and mirrored.
+/// faer product (half the flops of a full one), summed in block order and mirrored. The
+/// blocks run [`GRAM_WAVE`] at a time, so that at most that many p x p partial sums are
+/// held at once (at p = 2000 each is 32 MB).
 pub fn tr_mul_self(a: &DMatrix<f64>) -> DMatrix<f64> {
-    let parts = gram_blocks(a.nrows())
-        .into_par_iter()
-        .map(|rows| lower_gram(as_faer(a).subrows(rows.start, rows.len())));
-    sum_lower_and_mirror(parts.collect())
+    let blocks = gram_blocks(a.nrows());
+    let mut sum: Option<DMatrix<f64>> = None;
+    for wave in blocks.chunks(GRAM_WAVE) {
+        let parts: Vec<DMatrix<f64>> = wave
+            .par_iter()
+            .map(|rows| lower_gram(as_faer(a).subrows(rows.start, rows.len())))
+            .collect();
+        for part in parts {
+            match &mut sum {
+                None => sum = Some(part),
+                Some(s) => *s += part,
+            }
+        }
+    }
+    sum_lower_and_mirror(vec![sum.expect("at least one block")])
 }
+
+/// Blocks of [`tr_mul_self`] computed at once.
+const GRAM_WAVE: usize = 4;
 
 /// Fixed blocks of rows `0..n` for [`tr_mul_self`] (so that block sums do not depend on
 /// the thread count): at least [`GRAM_ROWS`] rows each, at most 16 blocks.

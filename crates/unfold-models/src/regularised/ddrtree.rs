@@ -36,7 +36,7 @@ use crate::traits::{check_fit_input, Embedding};
 use crate::trajectory::{Root, Trajectory};
 #[cfg(test)]
 use assign::soft_assign_to;
-use assign::{nearest_centres, soft_assign, soft_assign_reusing, tree_order, Assignment, LaneRows};
+use assign::{nearest_centres, soft_assign, soft_assign_reusing, tree_order, Assignment, DataRows};
 use faer::linalg::matmul::matmul;
 use faer::Accum;
 use nalgebra::{DMatrix, DVector};
@@ -297,7 +297,7 @@ enum ResidualPlan {
 pub(crate) struct Problem<'a> {
     pub(crate) y: &'a DMatrix<f64>,
     /// The rows of `Y` laid out for `R^T Y`.
-    pub(crate) y_rows: LaneRows,
+    pub(crate) y_rows: DataRows<'a>,
     pub(crate) yty: DMatrix<f64>,
     pub(crate) lambda: f64,
     pub(crate) sigma: f64,
@@ -378,7 +378,7 @@ impl<'a> Problem<'a> {
     ) -> Self {
         Problem {
             y,
-            y_rows: LaneRows::new(y),
+            y_rows: DataRows::new(y),
             yty: tr_mul_self(y),
             lambda,
             sigma,
@@ -1229,10 +1229,19 @@ pub(crate) mod tests {
             let close = |got: DMatrix<f64>, want: DMatrix<f64>| {
                 assert!((&got - &want).norm() <= 1e-12 * want.norm());
             };
-            let products = a.products(&LaneRows::new(&x));
+            let products = a.products(&DataRows::Lanes(assign::LaneRows::new(&x)));
             assert_eq!(products.gram, products.gram.transpose());
-            close(products.gram, r.transpose() * &r);
+            close(products.gram.clone(), r.transpose() * &r);
             close(products.tr_mul, r.transpose() * &x);
+            // From DENSE_PRODUCT_COLS columns on, R^T X by dense products over each
+            // block's window: R^T R and the sums are the sparse path's, bit for bit.
+            let wide = noise(n, assign::DENSE_PRODUCT_COLS + 5, 13);
+            let rows = DataRows::new(&wide);
+            assert!(matches!(rows, DataRows::Columns(_)));
+            let dense = a.products(&rows);
+            assert_eq!(dense.gram, products.gram);
+            assert_eq!(dense.col_sums, products.col_sums);
+            close(dense.tr_mul, r.transpose() * &wide);
             let sums = DMatrix::from_vec(1, k, products.col_sums);
             close(sums, DMatrix::from_fn(1, k, |_, c| r.column(c).sum()));
             for p in [1, 2, 3] {

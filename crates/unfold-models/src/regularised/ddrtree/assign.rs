@@ -10,10 +10,13 @@
 //! blocks' results are summed in block order, so the sums do not depend on the number of
 //! threads. Every output is returned in the original numbering of the centres.
 
+use faer::Par;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use std::ops::Range;
+use unfold_linalg::gemm::mul_with;
 use unfold_linalg::simd::{self, exp, lane_sum, LANES};
+use unfold_linalg::view::as_faer;
 
 /// Assignments below `e^-37 < 1e-16` times the point's largest are set to zero: they
 /// change no sum at double precision, and with a small sigma dropping them leaves `R`
@@ -206,6 +209,29 @@ impl LaneRows {
 
     fn rows(&self) -> usize {
         self.lanes.len().checked_div(self.width).unwrap_or(0)
+    }
+}
+
+/// From this many columns of `X` on, [`Assignment::products`] takes `R^T X` block by block
+/// as dense products on `X` itself ([`DataRows::Columns`]): at high dimension a dense
+/// product over a block's window of centres runs many times faster per multiply-add than
+/// the sparse updates, and no row-major copy of `X` is needed.
+pub(crate) const DENSE_PRODUCT_COLS: usize = 96;
+
+/// The data `X` as [`Assignment::products`] reads it: a row-major copy for the sparse
+/// updates at low dimension, or `X` itself from [`DENSE_PRODUCT_COLS`] columns on.
+pub(crate) enum DataRows<'a> {
+    Lanes(LaneRows),
+    Columns(&'a DMatrix<f64>),
+}
+
+impl<'a> DataRows<'a> {
+    pub(crate) fn new(x: &'a DMatrix<f64>) -> DataRows<'a> {
+        if x.ncols() >= DENSE_PRODUCT_COLS {
+            DataRows::Columns(x)
+        } else {
+            DataRows::Lanes(LaneRows::new(x))
+        }
     }
 }
 
@@ -669,8 +695,34 @@ impl Assignment {
 
     /// `R^T R` (K x K, exactly symmetric), `R^T X` (K x p) for the rows of `X` (N x p) and
     /// the column sums `1^T R`, in one pass over `R` ([`products_blocks`]).
-    pub(crate) fn products(&self, x: &LaneRows) -> Products {
+    pub(crate) fn products(&self, x: &DataRows<'_>) -> Products {
+        match x {
+            DataRows::Lanes(lanes) => self.sparse_products(lanes),
+            DataRows::Columns(x) => {
+                let empty = LaneRows {
+                    lanes: Vec::new(),
+                    width: 0,
+                    cols: 0,
+                };
+                let Products { gram, col_sums, .. } = self.sparse_products_of(&empty);
+                Products {
+                    gram,
+                    tr_mul: self.dense_tr_mul(x),
+                    col_sums,
+                }
+            }
+        }
+    }
+
+    /// [`Assignment::products`] by the sparse updates of [`products_blocks`].
+    fn sparse_products(&self, x: &LaneRows) -> Products {
         assert_eq!(x.rows(), self.n, "one row of X per point");
+        self.sparse_products_of(x)
+    }
+
+    /// [`Assignment::sparse_products`] without the check of the rows (none are read when
+    /// `X` has no columns).
+    fn sparse_products_of(&self, x: &LaneRows) -> Products {
         let (k, xw, rows) = (self.k, x.width, self.block_rows);
         let group = self.blocks.len().div_ceil(ACCUMULATORS);
         let parts: Vec<(Vec<Lane>, Vec<Lane>, Vec<f64>)> = self
@@ -709,6 +761,47 @@ impl Assignment {
             }),
             col_sums: position.iter().map(|&p| sums[p]).collect(),
         }
+    }
+
+    /// `R^T X` (K x p) for `X` (N x p) block by block: each block's rows of `R` over its
+    /// window of positions (the least to the largest it uses) as a dense matrix, times the
+    /// block's rows of `X` in one sequential faer product; the blocks run in parallel and
+    /// their results are added in block order (the same bits for any number of threads).
+    fn dense_tr_mul(&self, x: &DMatrix<f64>) -> DMatrix<f64> {
+        assert_eq!(x.nrows(), self.n, "one row of X per point");
+        let p = x.ncols();
+        let parts: Vec<Option<(usize, DMatrix<f64>)>> = self
+            .blocks
+            .par_iter()
+            .enumerate()
+            .map(|(bi, b)| {
+                let start = bi * self.block_rows;
+                let (lo, hi) = b
+                    .pos
+                    .iter()
+                    .fold((u32::MAX, 0), |(lo, hi), &q| (lo.min(q), hi.max(q)));
+                if b.pos.is_empty() {
+                    return None;
+                }
+                let (lo, width) = (lo as usize, (hi - lo) as usize + 1);
+                let mut r = DMatrix::zeros(b.rows(), width);
+                for i in 0..b.rows() {
+                    let (pos, val) = b.row(i);
+                    let point = b.point[i] as usize;
+                    for (&q, &v) in pos.iter().zip(val) {
+                        r[(point, q as usize - lo)] = v;
+                    }
+                }
+                let xb = as_faer(x).subrows(start, b.rows());
+                Some((lo, mul_with(as_faer(&r).transpose(), xb, Par::Seq)))
+            })
+            .collect();
+        let mut by_position = DMatrix::zeros(self.k, p);
+        for (lo, part) in parts.into_iter().flatten() {
+            let mut rows = by_position.rows_mut(lo, part.nrows());
+            rows += part;
+        }
+        DMatrix::from_fn(self.k, p, |c, j| by_position[(self.position[c], j)])
     }
 
     /// `R G` (N x p) for `G` (K x p).
