@@ -40,6 +40,15 @@ if len(sys.argv) > 3:
     CELLS = [c for c in CELLS if c[3] <= int(sys.argv[3])]
 K = 200
 PEER_LIMIT_S = int(os.environ.get("PEER_LIMIT_S", "1800"))
+# An optional cap on the peer's address space (MiB), so that a peer that would exhaust the
+# machine fails with MemoryError instead (reported in its row).
+PEER_MEMORY_MIB = int(os.environ.get("PEER_MEMORY_MIB", "0"))
+
+
+def peer_limits():
+    if PEER_MEMORY_MIB:
+        limit = PEER_MEMORY_MIB * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def branching(n, d, branches, noise, seed):
@@ -85,7 +94,8 @@ for branches, noise, d, n in CELLS:
     try:
         peer = json.loads(subprocess.run([sys.executable, "-c", PEER, path, str(K)], check=True,
                                          capture_output=True, text=True,
-                                         timeout=PEER_LIMIT_S).stdout)
+                                         timeout=PEER_LIMIT_S,
+                                         preexec_fn=peer_limits).stdout)
     except subprocess.TimeoutExpired:
         peer = None
     except subprocess.CalledProcessError as e:

@@ -105,6 +105,11 @@ impl Layout<'_> {
             rows: 0,
         };
         for (line, raw) in numbered_lines(text, first) {
+            if self.label.is_none() && !raw.contains('"') {
+                self.numeric_line(raw, line, &mut part.values)?;
+                part.rows += 1;
+                continue;
+            }
             let fields = split_fields(raw);
             if fields.len() != self.width {
                 return Err(self.error(
@@ -126,6 +131,43 @@ impl Layout<'_> {
             part.rows += 1;
         }
         Ok(part)
+    }
+
+    /// A line of numbers only (no label column, no quotes; nearly every data file): its
+    /// fields are scanned and parsed in place, without collecting them first. Errors are
+    /// those of the general path.
+    fn numeric_line(&self, raw: &str, line: usize, values: &mut Vec<f64>) -> Result<()> {
+        let count_error = |found: usize| {
+            self.error(
+                line,
+                format!(
+                    "expected {} fields (as in the first row) but found {found}",
+                    self.width
+                ),
+            )
+        };
+        let mut found = 0;
+        for field in raw.split(',') {
+            if found < self.width {
+                match self.cell(field.trim(), &self.names[found], line) {
+                    Ok(v) => values.push(v),
+                    // The general path checks the count first: so does this one.
+                    Err(e) => {
+                        let found = raw.split(',').count();
+                        return Err(if found == self.width {
+                            e
+                        } else {
+                            count_error(found)
+                        });
+                    }
+                }
+            }
+            found += 1;
+        }
+        if found != self.width {
+            return Err(count_error(found));
+        }
+        Ok(())
     }
 
     fn cell(&self, cell: &str, column: &str, line: usize) -> Result<f64> {
@@ -242,12 +284,33 @@ pub fn parse_csv(text: &str, source_name: &str, opts: &CsvOptions) -> Result<Dat
             "{source_name} (a header row but no data)"
         )));
     }
-    let mut values = Vec::with_capacity(rows * features.len());
+    let p = features.len();
+    // The parts' row-major values straight into the column-major matrix, column by column
+    // in parallel.
+    let mut points = DMatrix::zeros(rows, p);
+    let starts: Vec<usize> = parts
+        .iter()
+        .scan(0, |row, part| {
+            let start = *row;
+            *row += part.rows;
+            Some(start)
+        })
+        .collect();
+    points
+        .as_mut_slice()
+        .par_chunks_mut(rows)
+        .enumerate()
+        .for_each(|(j, column)| {
+            for (part, &start) in parts.iter().zip(&starts) {
+                for (i, v) in column[start..start + part.rows].iter_mut().enumerate() {
+                    *v = part.values[i * p + j];
+                }
+            }
+        });
     let mut label_names: Vec<String> = Vec::new();
     let mut label_ids: HashMap<String, usize> = HashMap::new();
     let mut labels = Vec::with_capacity(if label.is_some() { rows } else { 0 });
     for part in parts {
-        values.extend_from_slice(&part.values);
         for name in part.labels {
             let next = label_names.len();
             let id = *label_ids.entry(name.to_string()).or_insert(next);
@@ -257,7 +320,6 @@ pub fn parse_csv(text: &str, source_name: &str, opts: &CsvOptions) -> Result<Dat
             labels.push(id);
         }
     }
-    let points = DMatrix::from_row_slice(rows, features.len(), &values);
     Ok(Dataset {
         name: source_name.to_string(),
         points,
@@ -350,6 +412,27 @@ mod tests {
         assert!(e.to_string().contains("empty"), "{e}");
         let e = parse("a,b\n1,x2\n2,3\n", None).unwrap_err();
         assert!(matches!(e, Error::Parse { line: 2, .. }), "{e}");
+        // Lines of numbers only take the in-place scan, the others (a label column,
+        // quotes) the general split: both give the same errors, the field count first.
+        for (text, label) in [
+            ("a,b\n1,2\n3,x,5\n", None),
+            ("a,b,c\n1,2,u\n3,x,5,v\n", Some("c")),
+            ("a,b\n1,2\n3,\"x\",5\n", None),
+        ] {
+            let e = parse(text, label).unwrap_err();
+            assert!(matches!(e, Error::Parse { line: 3, .. }), "{e}");
+            assert!(e.to_string().contains("found 3") || e.to_string().contains("found 4"));
+        }
+        for (text, label) in [
+            ("a,b\n1,2\n3,x\n", None),
+            ("a,b,c\n1,2,u\n3,x,v\n", Some("c")),
+        ] {
+            let e = parse(text, label).unwrap_err();
+            assert!(
+                e.to_string().contains("\"x\", which is not a number"),
+                "{e}"
+            );
+        }
         assert!(matches!(parse("", None), Err(Error::Empty(_))));
         assert!(matches!(parse("\n \n", None), Err(Error::Empty(_))));
         assert!(matches!(parse("a,b\n", None), Err(Error::Empty(_))));
