@@ -1000,7 +1000,7 @@ fn gzip_and_npz_inputs_and_preprocessing_before_the_method() {
     let scaled = fit(&input, &dir.join("s.csv"), &["--preprocess", "scale"]);
     assert_eq!(scaled, fit(&z, &dir.join("zfit.csv"), &[]));
     assert_ne!(scaled, plain);
-    // A step list is checked, and a preprocessed fit is not saved without its pipeline.
+    // A step list is checked.
     fails_with(
         &[
             "fit",
@@ -1013,21 +1013,51 @@ fn gzip_and_npz_inputs_and_preprocessing_before_the_method() {
         ],
         "\"log2\" is not a step",
     );
-    fails_with(
-        &[
+    // A preprocessed fit is saved with its pipeline, which `project` applies to new
+    // points: projecting the raw input gives the saved model's projection of the z-scored
+    // points (those of a model fitted on them directly).
+    let meu = |data: &Path, out: &Path, extra: &[&str]| {
+        let mut args = vec![
             "fit",
             "--method",
-            "pca",
+            "meu",
             "--input",
-            s(&input),
-            "--preprocess",
-            "pca:2",
-            "--save",
-            s(&dir.join("m.bin")),
-        ],
-        "cannot be saved yet",
+            s(data),
+            "--out",
+            s(out),
+        ];
+        args.extend_from_slice(extra);
+        succeeds(&args);
+        std::fs::read_to_string(out).unwrap()
+    };
+    let model = dir.join("m.bin");
+    let fitted = meu(
+        &input,
+        &dir.join("sm.csv"),
+        &["--preprocess", "scale", "--save", s(&model)],
     );
-    assert!(!dir.join("m.bin").exists());
+    let direct = dir.join("direct.bin");
+    assert_eq!(
+        meu(&z, &dir.join("dm.csv"), &["--save", s(&direct)]),
+        fitted
+    );
+    let project = |m: &Path, data: &Path, out: &Path| {
+        let o = unfold(&[
+            "project",
+            "--model",
+            s(m),
+            "--input",
+            s(data),
+            "--out",
+            s(out),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        (std::fs::read_to_string(out).unwrap(), stderr(&o))
+    };
+    let (through, said) = project(&model, &input, &dir.join("p1.csv"));
+    assert!(said.contains("after its preprocessing (scale)"), "{said}");
+    let (on_z, _) = project(&direct, &z, &dir.join("p2.csv"));
+    assert_eq!(through, on_z);
     // `select` fits every candidate to the preprocessed points.
     let table = |extra: &[&str]| {
         let mut args = vec![

@@ -1,7 +1,7 @@
 //! Model files across versions and under damage (`docs/model-files.md`).
 //!
-//! `tests/fixtures/models/` holds one small model per registered method, saved by format
-//! version 3, with the numbers it must reproduce (the projection of `points.csv` for the
+//! `tests/fixtures/models/` holds one small model per registered method, saved by each
+//! format version from 3 on, with the numbers it must reproduce (the projection of `points.csv` for the
 //! methods that project, the stored embedding otherwise). They are never rewritten when
 //! the code changes: a later build must load them and give the same numbers. The
 //! generator (`write_model_fixtures`, ignored) writes them for a new method or a new format
@@ -11,7 +11,8 @@
 //! extensions, random header lengths, random bytes, and payloads altered behind a valid
 //! checksum so that the decoder and the model's own checks see them) and require `Ok` or a
 //! typed error from the loader, never a panic or a large allocation, and no panic from a
-//! projection of well-formed points by a model that loaded. The bounded run is part of the
+//! projection of well-formed points by a model that loaded (one file more carries a
+//! preprocessing in its transform block, which new points go through first). The bounded run is part of the
 //! normal tests; `cargo test --release -- --ignored fuzz` runs many more cases.
 
 use nalgebra::DMatrix;
@@ -22,9 +23,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use unfold::core::{
-    model_file_bytes, read_model_file, MODEL_FORMAT_VERSION, OLDEST_MODEL_FORMAT_VERSION,
+    model_file_bytes, payload_checksum, read_model_file, MODEL_FORMAT_VERSION,
+    OLDEST_MODEL_FORMAT_VERSION,
 };
-use unfold::models::registry::{FitData, Model, Registry, Settings};
+use unfold::models::registry::{FitData, Model, Registry, Saved, Settings};
 
 /// The system allocator, recording the largest single request: a damaged length field
 /// must never make the loader ask for a huge block.
@@ -154,6 +156,59 @@ fn write_model_fixtures() {
     }
 }
 
+/// A model file with a transform block: MEU fitted after `scale,pca:3` on the fixtures'
+/// training points.
+fn preprocessed_model() -> Vec<u8> {
+    use unfold::data::{Preprocessing, Step};
+    let y = unfold::data::synthetic::swiss_roll(20, 0.05, 0)
+        .unwrap()
+        .points;
+    let (pipeline, z) = Preprocessing::fit(&[Step::Scale, Step::Pca(3)], y).unwrap();
+    let registry = Registry::builtin();
+    let settings = fixture_settings(&registry, "meu");
+    let model = registry
+        .fit("meu", &FitData::points(&z), &settings, &unfold::vem::Silent)
+        .unwrap()
+        .model;
+    Registry::to_bytes_with(model.as_ref(), &pipeline).unwrap()
+}
+
+#[test]
+fn a_model_keeps_its_preprocessing_and_new_points_go_through_it() {
+    use unfold::data::{Preprocessing, Step};
+    let registry = Registry::builtin();
+    let y = unfold::data::synthetic::swiss_roll(20, 0.05, 0)
+        .unwrap()
+        .points;
+    let (pipeline, z) = Preprocessing::fit(&[Step::Scale, Step::Pca(3)], y.clone()).unwrap();
+    let bytes = preprocessed_model();
+    let path = Path::new("m.bin");
+    let saved = registry.saved_from_bytes(&bytes, path).unwrap();
+    assert_eq!(saved.preprocessing, pipeline);
+    assert_eq!(saved.preprocessing.describe(), "scale,pca:3");
+    // The training points through the stored pipeline are the points the model was
+    // fitted on, so projecting them returns (nearly) their own coordinates.
+    let again = saved.preprocessing.apply(y.clone()).unwrap();
+    assert_eq!(again, z);
+    let rule = saved.model.out_of_sample().unwrap();
+    let projected = rule.project(&again.rows(0, 3).into_owned()).unwrap().mean;
+    let direct = rule.project(&z.rows(0, 3).into_owned()).unwrap().mean;
+    assert_eq!(projected, direct);
+    // The bare loader refuses it: new points would skip the preprocessing.
+    let err = registry.from_bytes(&bytes, path).err().unwrap().to_string();
+    assert!(
+        err.contains("fitted after the preprocessing `scale,pca:3`"),
+        "{err}"
+    );
+    // A file without preprocessing reads with an empty one.
+    let plain = std::fs::read(fixture_path("meu", "model")).unwrap();
+    assert!(registry
+        .saved_from_bytes(&plain, path)
+        .unwrap()
+        .preprocessing
+        .is_empty());
+}
+
 /// Every fixture of every registered method: `(name, file bytes)`.
 fn fixtures(registry: &Registry) -> Vec<(&'static str, Vec<u8>)> {
     registry
@@ -183,16 +238,22 @@ fn assert_close(found: &DMatrix<f64>, expected: &DMatrix<f64>, what: &str) {
     }
 }
 
-/// A version-2 file of the same model: the header without length and checksum (the
-/// payload's layout did not change from version 2 to 3).
-fn as_version_2(bytes: &[u8]) -> Vec<u8> {
-    let (kind, payload) = read_model_file(bytes, Path::new("fixture")).unwrap();
-    let mut v2 = b"UNFOLDMD".to_vec();
-    v2.extend_from_slice(&2u32.to_le_bytes());
-    v2.extend_from_slice(&(kind.len() as u32).to_le_bytes());
-    v2.extend_from_slice(kind.as_bytes());
-    v2.extend_from_slice(payload);
-    v2
+/// The same model under the header of format version 2 (no length, no checksum) or 3 (no
+/// transform block): a model fitted on the data as given has the same payload in
+/// versions 2 to 4.
+fn as_version(bytes: &[u8], version: u32) -> Vec<u8> {
+    let parts = read_model_file(bytes, Path::new("fixture")).unwrap();
+    assert!(parts.transform.is_empty());
+    let mut out = b"UNFOLDMD".to_vec();
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&(parts.kind.len() as u32).to_le_bytes());
+    out.extend_from_slice(parts.kind.as_bytes());
+    if version == 3 {
+        out.extend_from_slice(&(parts.payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&payload_checksum(parts.payload).to_le_bytes());
+    }
+    out.extend_from_slice(parts.payload);
+    out
 }
 
 #[test]
@@ -212,10 +273,10 @@ fn every_method_has_a_fixture_and_every_fixture_loads_with_its_numbers() {
             };
             let expected = read_csv(&versioned_path(method, version, "csv"));
             let mut files = vec![(version, bytes.clone())];
-            if version == 3 {
-                // The same payload under a version-2 header (the payload's layout did not
-                // change from version 2 to 3).
-                files.push((2, as_version_2(&bytes)));
+            // The same payload under the older headers (the payload's layout did not
+            // change from version 2 to 4).
+            for older in OLDEST_MODEL_FORMAT_VERSION..version {
+                files.push((older, as_version(&bytes, older)));
             }
             for (v, file) in files {
                 let model = registry
@@ -243,7 +304,7 @@ fn future_versions_and_other_kinds_are_refused_naming_both() {
         .unwrap();
     assert!(
         err.to_string().contains(
-            "written by format version 9; this build reads versions 2 to 3: update unfold"
+            "written by format version 9; this build reads versions 2 to 4: update unfold"
         ),
         "{err}"
     );
@@ -274,7 +335,7 @@ fn future_versions_and_other_kinds_are_refused_naming_both() {
 
 /// A payload behind a valid header and checksum, as a hand-made file would be.
 fn rewrap(kind: &str, payload: &[u8]) -> Vec<u8> {
-    model_file_bytes(kind, payload)
+    model_file_bytes(kind, &[], payload)
 }
 
 /// Flips 1 to 8 random bits of `b` at or after `from`.
@@ -289,7 +350,8 @@ fn flip(b: &mut [u8], from: usize, rng: &mut ChaCha8Rng) {
 
 /// One damaged file, described for the failure message.
 fn damage(bytes: &[u8], rng: &mut ChaCha8Rng) -> (&'static str, Vec<u8>) {
-    let (kind, payload) = read_model_file(bytes, Path::new("fixture")).unwrap();
+    let parts = read_model_file(bytes, Path::new("fixture")).unwrap();
+    let (kind, payload) = (parts.kind, parts.payload);
     let header = bytes.len() - payload.len();
     match rng.random_range(0..10) {
         0 => {
@@ -432,7 +494,9 @@ fn fuzz_model_files(seed0: u64, cases: usize) {
     let points = read_csv(&dir().join("points.csv"));
     let mut failures = Vec::new();
     let mut total = 0;
-    for (method, bytes) in fixtures(&registry) {
+    let mut files = fixtures(&registry);
+    files.push(("meu after scale,pca:3", preprocessed_model()));
+    for (method, bytes) in files {
         let mut counts = Counts::default();
         for c in 0..cases as u64 {
             let seed = seed0 + c;
@@ -442,10 +506,12 @@ fn fuzz_model_files(seed0: u64, cases: usize) {
             }
         }
         // Well-formed new points projected by the undamaged model.
-        let model = registry.from_bytes(&bytes, Path::new("fixture")).unwrap();
+        let saved = registry
+            .saved_from_bytes(&bytes, Path::new("fixture"))
+            .unwrap();
         for c in 0..(cases / 10) as u64 {
             let mut rng = ChaCha8Rng::seed_from_u64(seed0 + c);
-            if let Err(what) = use_model(model.as_ref(), &points, &mut rng, &mut counts) {
+            if let Err(what) = use_model(&saved, &points, &mut rng, &mut counts) {
                 failures.push(format!("{method}, undamaged, seed {}: {what}", seed0 + c));
             }
         }
@@ -485,13 +551,13 @@ fn fuzz_case(
     let (what, file) = damage(bytes, &mut rng);
     counts.cases += 1;
     let loaded = catch_unwind(AssertUnwindSafe(|| {
-        registry.from_bytes(&file, Path::new("fuzzed"))
+        registry.saved_from_bytes(&file, Path::new("fuzzed"))
     }))
     .map_err(|_| format!("loading panicked ({what})"))?;
-    let model = match loaded {
-        Ok(model) => {
+    let saved = match loaded {
+        Ok(saved) => {
             counts.loaded += 1;
-            model
+            saved
         }
         Err(unfold::Error::ModelFile { .. }) => {
             counts.refused += 1;
@@ -499,18 +565,19 @@ fn fuzz_case(
         }
         Err(other) => return Err(format!("not a model-file error ({what}): {other}")),
     };
-    use_model(model.as_ref(), points, &mut rng, counts)
+    use_model(&saved, points, &mut rng, counts)
         .map_err(|e| format!("{e} with the loaded model ({what})"))
 }
 
 /// What a program does with a loaded model: reads its outputs and, where it projects,
 /// projects well-formed new points. A panic is returned as an error.
 fn use_model(
-    model: &dyn Model,
+    saved: &Saved,
     points: &DMatrix<f64>,
     rng: &mut ChaCha8Rng,
     counts: &mut Counts,
 ) -> Result<(), String> {
+    let model = saved.model.as_ref();
     catch_unwind(AssertUnwindSafe(|| {
         let _ = (
             model.coords().shape(),
@@ -528,7 +595,9 @@ fn use_model(
     if let Some(rule) = model.out_of_sample() {
         let y_new = new_points(points, rng);
         catch_unwind(AssertUnwindSafe(|| {
-            let _ = rule.project(&y_new);
+            if let Ok(y_new) = saved.preprocessing.apply(y_new.clone()) {
+                let _ = rule.project(&y_new);
+            }
         }))
         .map_err(|_| format!("projecting {} new points panicked", y_new.nrows()))?;
         counts.projected += 1;
@@ -565,7 +634,8 @@ fn damaged_model_files_are_refused_without_panics_or_large_allocations() {
 fn a_huge_length_field_is_refused_without_allocating_it() {
     let registry = Registry::builtin();
     let bytes = std::fs::read(fixture_path("meu", "model")).unwrap();
-    let (kind, payload) = read_model_file(&bytes, Path::new("fixture")).unwrap();
+    let parts = read_model_file(&bytes, Path::new("fixture")).unwrap();
+    let (kind, payload) = (parts.kind, parts.payload);
     // 10^12 written over every position of the payload, so over every length field.
     for at in 0..payload.len() {
         let mut p = payload.to_vec();

@@ -38,6 +38,10 @@ CELLS = [
 ]
 if len(sys.argv) > 3:
     CELLS = [c for c in CELLS if c[3] <= int(sys.argv[3])]
+# MATRIX_CELLS="3,0.05,2000,100000;..." re-runs only the cells given.
+if os.environ.get("MATRIX_CELLS"):
+    CELLS = [tuple(t(v) for t, v in zip((int, float, int, int), cell.split(",")))
+             for cell in os.environ["MATRIX_CELLS"].split(";")]
 K = 200
 PEER_LIMIT_S = int(os.environ.get("PEER_LIMIT_S", "1800"))
 # An optional cap on the peer's address space (MiB), so that a peer that would exhaust the

@@ -173,7 +173,7 @@ fn main() {
         if mode == "fit-factr" {
             // SciPy's L-BFGS-B default: also stop when the relative change of the
             // log-likelihood falls below 1e7 * eps (about 2.2e-9).
-            params.fit.factr = 1e7;
+            params = params.factr(1e7);
         }
         let meu = params
             .fit_observed(&y, None, &Progress(t))

@@ -48,15 +48,6 @@ pub fn run(registry: &Registry, method: &str, settings: &Settings, a: &FitArgs) 
     let resolved = registry.resolve(method, settings)?;
     let (data, preprocessing) =
         crate::input::load(&a.input, a.label_column.as_deref(), a.preprocess.as_deref())?;
-    if a.save.is_some() && !preprocessing.is_empty() {
-        // A model file does not yet carry the pipeline, and a model fitted to transformed
-        // points would project raw new points wrongly.
-        return Err(unfold_core::Error::invalid(
-            "save",
-            "a model fitted with --preprocess cannot be saved yet (its projection would skip \
-             the preprocessing); write the preprocessed points and fit on them instead",
-        ));
-    }
     let progress = Progress::new(method);
     let fitted = registry.fit(method, &FitData::points(&data.points), settings, &progress);
     progress.bar.finish_and_clear();
@@ -91,7 +82,9 @@ pub fn run(registry: &Registry, method: &str, settings: &Settings, a: &FitArgs) 
         }
     }
     if let Some(path) = &a.save {
-        Registry::save(model.as_ref(), path)?;
+        // The fitted preprocessing goes into the file: `unfold project` applies it to new
+        // points before the model projects them.
+        Registry::save_with(model.as_ref(), &preprocessing, path)?;
         wrote.push(format!("model {}", path.display()));
     }
     if let Some(path) = &a.report {

@@ -7,7 +7,8 @@ use unfold_data::{read_points, write_csv, CsvOptions};
 use unfold_models::registry::Registry;
 
 pub fn run(registry: &Registry, a: &ProjectArgs) -> Result<()> {
-    let model = registry.load(&a.model)?;
+    let saved = registry.load_saved(&a.model)?;
+    let model = saved.model;
     let rule = model.out_of_sample().ok_or_else(|| {
         Error::invalid(
             "model",
@@ -24,7 +25,10 @@ pub fn run(registry: &Registry, a: &ProjectArgs) -> Result<()> {
             label_column: a.label_column.clone(),
         },
     )?;
-    let projection = rule.project(&data.points)?;
+    // A model fitted after `--preprocess` carries the fitted steps: new points go through
+    // them first, as the training points did.
+    let points = saved.preprocessing.apply(data.points)?;
+    let projection = rule.project(&points)?;
     write_csv(
         &a.out,
         &projection.mean,
@@ -45,9 +49,17 @@ pub fn run(registry: &Registry, a: &ProjectArgs) -> Result<()> {
         let header: Vec<String> = (1..=q).map(|c| format!("var{c}")).collect();
         write_csv(path, &var, &header)?;
     }
+    let after = if saved.preprocessing.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " after its preprocessing ({})",
+            saved.preprocessing.describe()
+        )
+    };
     eprintln!(
-        "projected {} points with the {} model; wrote {}",
-        data.points.nrows(),
+        "projected {} points with the {} model{after}; wrote {}",
+        points.nrows(),
         model.method(),
         a.out.display()
     );

@@ -11,7 +11,9 @@ const MODEL_MAGIC: &[u8; 8] = b"UNFOLDMD";
 /// Version of the model file layout written by this build; bumped whenever the header or a
 /// saved model's layout changes. Version 2: the header names the model's kind. Version 3:
 /// the header also holds the payload's length and checksum ([`payload_checksum`]).
-pub const MODEL_FORMAT_VERSION: u32 = 3;
+/// Version 4: a transform block (the fitted preprocessing of the training data, empty when
+/// there was none) before the payload, under the same checksum.
+pub const MODEL_FORMAT_VERSION: u32 = 4;
 /// The oldest format version this build reads. Every released version from this one on
 /// loads in every later build (`docs/model-files.md`); raising it breaks that promise.
 pub const OLDEST_MODEL_FORMAT_VERSION: u32 = 2;
@@ -25,29 +27,48 @@ pub fn payload_checksum(bytes: &[u8]) -> u64 {
     })
 }
 
-/// The bytes of a model file (format version 3): 8 magic bytes `UNFOLDMD`, the format
+/// The parts of a model file ([`read_model_file`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelFileParts<'a> {
+    /// The method's registered name.
+    pub kind: &'a str,
+    /// The encoded preprocessing the model was fitted after; empty for none (and in files
+    /// of versions 2 and 3).
+    pub transform: &'a [u8],
+    /// The model encoded with bincode 2 through serde.
+    pub payload: &'a [u8],
+}
+
+/// The bytes of a model file (format version 4): 8 magic bytes `UNFOLDMD`, the format
 /// version (`u32`, little-endian), the length-prefixed `kind` (`u32` length, then the
-/// method's name), the payload's length (`u64`) and its checksum ([`payload_checksum`],
-/// `u64`), then the payload (the model encoded with bincode 2 through serde). Every model,
-/// built-in or a researcher's own, is saved under this one header.
-pub fn model_file_bytes(kind: &str, payload: &[u8]) -> Vec<u8> {
+/// method's name), the transform's length and the payload's length (`u64` each), the
+/// checksum of the transform followed by the payload ([`payload_checksum`], `u64`), then
+/// the transform (empty when the model was fitted on the data as given) and the payload
+/// (the model encoded with bincode 2 through serde). Every model, built-in or a
+/// researcher's own, is saved under this one header.
+pub fn model_file_bytes(kind: &str, transform: &[u8], payload: &[u8]) -> Vec<u8> {
     let mut bytes = MODEL_MAGIC.to_vec();
     bytes.extend_from_slice(&MODEL_FORMAT_VERSION.to_le_bytes());
     bytes.extend_from_slice(&(kind.len() as u32).to_le_bytes());
     bytes.extend_from_slice(kind.as_bytes());
+    bytes.extend_from_slice(&(transform.len() as u64).to_le_bytes());
     bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&payload_checksum(payload).to_le_bytes());
+    let body_at = bytes.len() + 8;
+    bytes.extend_from_slice(&0u64.to_le_bytes());
+    bytes.extend_from_slice(transform);
     bytes.extend_from_slice(payload);
+    let checksum = payload_checksum(&bytes[body_at..]);
+    bytes[body_at - 8..body_at].copy_from_slice(&checksum.to_le_bytes());
     bytes
 }
 
-/// Reads the header of a model file: the kind and the payload. Files of every format
-/// version from [`OLDEST_MODEL_FORMAT_VERSION`] to [`MODEL_FORMAT_VERSION`] are read
-/// (version 2 has no checksum). A file that is not a model file, of another format version
-/// (both versions are named), truncated, extended, or whose payload does not match its
-/// checksum is refused with a message that says which; `path` only names the source in
-/// messages.
-pub fn read_model_file<'a>(bytes: &'a [u8], path: &Path) -> Result<(&'a str, &'a [u8])> {
+/// Reads the header of a model file: the kind, the transform and the payload. Files of
+/// every format version from [`OLDEST_MODEL_FORMAT_VERSION`] to [`MODEL_FORMAT_VERSION`]
+/// are read (version 2 has no checksum, versions 2 and 3 no transform). A file that is not
+/// a model file, of another format version (both versions are named), truncated, extended,
+/// or whose contents do not match their checksum is refused with a message that says
+/// which; `path` only names the source in messages.
+pub fn read_model_file<'a>(bytes: &'a [u8], path: &Path) -> Result<ModelFileParts<'a>> {
     let bad = |message: String| Error::ModelFile {
         path: path.to_path_buf(),
         message,
@@ -87,24 +108,36 @@ pub fn read_model_file<'a>(bytes: &'a [u8], path: &Path) -> Result<(&'a str, &'a
     let kind = std::str::from_utf8(kind)
         .map_err(|_| bad("the file is corrupt: its model kind is not text".to_string()))?;
     let mut at = 16 + len;
+    let mut transform_len = 0u64;
+    if version >= 4 {
+        transform_len = long(at)?;
+        at += 8;
+    }
     if version >= 3 {
-        let (stated, checksum) = (long(at)?, long(at + 8)?);
+        let (payload_len, checksum) = (long(at)?, long(at + 8)?);
         at += 16;
         let found = (bytes.len() - at) as u64;
+        let stated = transform_len.saturating_add(payload_len);
         if stated != found {
             return Err(bad(format!(
-                "the file is corrupt: its header states a payload of {stated} bytes but {found} follow ({})",
+                "the file is corrupt: its header states {stated} bytes of contents but {found} follow ({})",
                 if found < stated { "truncated" } else { "extra bytes" }
             )));
         }
         if payload_checksum(&bytes[at..]) != checksum {
             return Err(bad(
-                "the file is corrupt (checksum mismatch): its payload was changed after it was written; save the model again from its source"
+                "the file is corrupt (checksum mismatch): its contents were changed after they were written; save the model again from its source"
                     .to_string(),
             ));
         }
     }
-    Ok((kind, &bytes[at..]))
+    // `transform_len <= found` was checked above (it is 0 before version 4).
+    let (transform, payload) = bytes[at..].split_at(transform_len as usize);
+    Ok(ModelFileParts {
+        kind,
+        transform,
+        payload,
+    })
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory, synced and
@@ -141,22 +174,46 @@ mod tests {
     #[test]
     fn model_file_header_round_trips_and_refuses_foreign_old_new_and_damaged_files() {
         let p = Path::new("m.bin");
-        let bytes = model_file_bytes("heat", &[1, 2, 3]);
-        assert_eq!(bytes.len(), 8 + 4 + 4 + 4 + 16 + 3);
-        let (kind, payload) = read_model_file(&bytes, p).unwrap();
-        assert_eq!((kind, payload), ("heat", &[1u8, 2, 3][..]));
+        let bytes = model_file_bytes("heat", &[], &[1, 2, 3]);
+        assert_eq!(bytes.len(), 8 + 4 + 4 + 4 + 24 + 3);
+        let parts = read_model_file(&bytes, p).unwrap();
+        assert_eq!(
+            (parts.kind, parts.transform, parts.payload),
+            ("heat", &[][..], &[1u8, 2, 3][..])
+        );
+        // A transform block comes back apart from the payload, under the one checksum.
+        let with = model_file_bytes("heat", &[7, 8], &[1, 2, 3]);
+        let parts = read_model_file(&with, p).unwrap();
+        assert_eq!(
+            (parts.transform, parts.payload),
+            (&[7u8, 8][..], &[1u8, 2, 3][..])
+        );
+        let mut damaged = with.clone();
+        let at = damaged.len() - 4;
+        damaged[at] ^= 1;
+        assert!(read_model_file(&damaged, p)
+            .unwrap_err()
+            .to_string()
+            .contains("checksum mismatch"));
+        // A transform length beyond the file is truncation, not an out-of-bounds slice.
+        let mut long = with.clone();
+        long[20..28].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(read_model_file(&long, p)
+            .unwrap_err()
+            .to_string()
+            .contains("corrupt"));
         let msg = |b: &[u8]| read_model_file(b, p).unwrap_err().to_string();
         assert!(msg(b"hello world, not a model").contains("not an unfold model"));
         let mut old = bytes.clone();
         old[8] = 1;
         assert!(msg(&old).contains(
-            "format version 1, from before the first release; this build reads versions 2 to 3"
+            "format version 1, from before the first release; this build reads versions 2 to 4"
         ));
         let mut future = bytes.clone();
         future[8] = 9;
         assert!(
             msg(&future).contains(
-                "written by format version 9; this build reads versions 2 to 3: update unfold"
+                "written by format version 9; this build reads versions 2 to 4: update unfold"
             ),
             "{}",
             msg(&future)
@@ -179,7 +236,9 @@ mod tests {
         v2.extend_from_slice(&2u32.to_le_bytes());
         v2.extend_from_slice(&4u32.to_le_bytes());
         v2.extend_from_slice(b"heat\x01\x02");
-        assert_eq!(read_model_file(&v2, p).unwrap(), ("heat", &[1u8, 2][..]));
+        let parts = read_model_file(&v2, p).unwrap();
+        assert_eq!((parts.kind, parts.payload), ("heat", &[1u8, 2][..]));
+        assert!(parts.transform.is_empty());
         // A kind length near u32::MAX is truncation, not an out-of-bounds slice.
         let mut huge = bytes.clone();
         huge[12..16].copy_from_slice(&u32::MAX.to_le_bytes());

@@ -15,8 +15,8 @@ pub use convergence::Convergence;
 pub use error::{Error, Result};
 pub use evidence::{Evidence, EvidenceKind};
 pub use io::{
-    model_file_bytes, payload_checksum, read_model_file, write_atomic, MODEL_FORMAT_VERSION,
-    OLDEST_MODEL_FORMAT_VERSION,
+    model_file_bytes, payload_checksum, read_model_file, write_atomic, ModelFileParts,
+    MODEL_FORMAT_VERSION, OLDEST_MODEL_FORMAT_VERSION,
 };
 pub use memory::{
     parse_size, ByteSize, Footprint, LimitSource, MemoryLimit, MemoryRefusal, ASSUMED_MEMORY,

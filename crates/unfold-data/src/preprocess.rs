@@ -144,6 +144,78 @@ impl Preprocessing {
         self.steps.is_empty()
     }
 
+    /// Checks a decoded pipeline (from a model file): each step's stored vectors and axes
+    /// have the width its input has (the previous step's output, the first step the
+    /// pipeline's input), every stored number is finite, scales are positive and principal
+    /// axes exist. On success, [`Preprocessing::apply`] cannot fail on shapes.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Error::invalid("preprocessing", m);
+        let finite = |what: &str, v: &[f64]| -> Result<()> {
+            match v.iter().position(|x| !x.is_finite()) {
+                Some(at) => Err(bad(format!("{what} holds a non-finite value at {at}"))),
+                None => Ok(()),
+            }
+        };
+        if !self.steps.is_empty() && self.input_dim == 0 {
+            return Err(bad("the pipeline has no input columns".to_string()));
+        }
+        // A vector's length, or usize::MAX when its stored values disagree with its shape.
+        let len = |v: &DVector<f64>| {
+            if v.ncols() == 1 && v.nrows() == v.as_slice().len() {
+                v.nrows()
+            } else {
+                usize::MAX
+            }
+        };
+        let mut width = self.input_dim;
+        for (i, step) in self.steps.iter().enumerate() {
+            let wrong = |what: &str, found: usize| {
+                bad(format!(
+                    "step {} ({what}) has {found} values for {width} columns",
+                    i + 1
+                ))
+            };
+            match step {
+                Fitted::Centre { mean } => {
+                    if len(mean) != width {
+                        return Err(wrong("centre", len(mean)));
+                    }
+                    finite("a mean", mean.as_slice())?;
+                }
+                Fitted::Scale { mean, scale } => {
+                    if len(mean) != width || len(scale) != width {
+                        return Err(wrong("scale", len(mean).min(len(scale))));
+                    }
+                    finite("a mean", mean.as_slice())?;
+                    finite("a scale", scale.as_slice())?;
+                    if scale.iter().any(|&v| v <= 0.0) {
+                        return Err(bad(format!("step {} (scale) holds a scale <= 0", i + 1)));
+                    }
+                }
+                Fitted::Log1p => {}
+                Fitted::Pca { mean, components } => {
+                    if len(mean) != width || components.nrows() != width {
+                        return Err(wrong("pca", len(mean).min(components.nrows())));
+                    }
+                    let stored = components.as_slice().len();
+                    if components.ncols() == 0
+                        || Some(stored) != width.checked_mul(components.ncols())
+                    {
+                        return Err(bad(format!(
+                            "step {} (pca) has {} axes stored in {stored} values",
+                            i + 1,
+                            components.ncols()
+                        )));
+                    }
+                    finite("a mean", mean.as_slice())?;
+                    finite("a principal axis", components.as_slice())?;
+                    width = components.ncols();
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The steps in words, e.g. `log1p,scale,pca:50`.
     pub fn describe(&self) -> String {
         let words: Vec<String> = self

@@ -267,7 +267,7 @@ fn model_files_of_unknown_kinds_and_corrupt_payloads_are_refused() {
     let bytes = Registry::to_bytes(model.as_ref()).unwrap();
     let p = Path::new("m.bin");
     let msg = |b: &[u8]| registry.from_bytes(b, p).err().unwrap().to_string();
-    let foreign = unfold_core::model_file_bytes("heat", &bytes[19..]);
+    let foreign = unfold_core::model_file_bytes("heat", &[], &bytes[19..]);
     assert!(msg(&foreign).contains("`heat` model"), "{}", msg(&foreign));
     assert!(msg(&bytes[..bytes.len() - 5]).contains("corrupt"));
     let mut extra = bytes.clone();

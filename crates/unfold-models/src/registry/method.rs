@@ -6,6 +6,7 @@ use crate::traits::{Embedding, OutOfSample};
 use nalgebra::DMatrix;
 use serde::{de::DeserializeOwned, Serialize};
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
+use unfold_data::Preprocessing;
 use unfold_graph::NeighbourGraph;
 use unfold_vem::Observer;
 
@@ -280,4 +281,27 @@ pub fn decode<T: DeserializeOwned + Model + 'static>(payload: &[u8]) -> Result<B
     }
     model.validate()?;
     Ok(Box::new(model))
+}
+
+/// The preprocessing of a model file's transform block ([`Encode::encode`] of a
+/// [`Preprocessing`]), decoded under the same byte limit as a model, every byte used, and
+/// validated ([`Preprocessing::validate`]).
+pub(crate) fn decode_preprocessing(bytes: &[u8]) -> Result<Preprocessing> {
+    let (pipeline, used) = decode_limited::<Preprocessing>(bytes).map_err(|e| {
+        Error::invalid(
+            "preprocessing",
+            format!("the file's preprocessing is corrupt or truncated ({e})"),
+        )
+    })?;
+    if used != bytes.len() {
+        return Err(Error::invalid(
+            "preprocessing",
+            format!(
+                "the file is corrupt: {} unexpected bytes after the preprocessing",
+                bytes.len() - used
+            ),
+        ));
+    }
+    pipeline.validate()?;
+    Ok(pipeline)
 }

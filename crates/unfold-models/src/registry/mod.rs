@@ -35,6 +35,7 @@ use crate::GraphSpec;
 use std::path::Path;
 use std::time::Instant;
 use unfold_core::{Error, Result};
+use unfold_data::Preprocessing;
 use unfold_graph::Symmetrisation;
 use unfold_vem::Observer;
 
@@ -42,6 +43,14 @@ use unfold_vem::Observer;
 pub struct Fitted {
     pub model: Box<dyn Model>,
     pub report: FitReport,
+}
+
+/// What a model file holds: the model, and the preprocessing (the fitted steps of `unfold
+/// fit --preprocess`) that new points go through before the model projects them; empty
+/// for a model fitted on the data as given.
+pub struct Saved {
+    pub model: Box<dyn Model>,
+    pub preprocessing: Preprocessing,
 }
 
 /// The methods a program knows.
@@ -240,8 +249,21 @@ impl Registry {
 
     /// The model file of `model`: the one header, then its payload.
     pub fn to_bytes(model: &dyn Model) -> Result<Vec<u8>> {
+        Self::to_bytes_with(model, &Preprocessing::default())
+    }
+
+    /// The model file of `model` fitted after `preprocessing` (the steps of `unfold fit
+    /// --preprocess`), which is stored with it so that new points go through it first
+    /// ([`Registry::load_saved`]).
+    pub fn to_bytes_with(model: &dyn Model, preprocessing: &Preprocessing) -> Result<Vec<u8>> {
+        let transform = if preprocessing.is_empty() {
+            Vec::new()
+        } else {
+            preprocessing.encode()?
+        };
         Ok(unfold_core::model_file_bytes(
             model.method(),
+            &transform,
             &model.encode()?,
         ))
     }
@@ -251,13 +273,20 @@ impl Registry {
         unfold_core::write_atomic(path, &Self::to_bytes(model)?)
     }
 
+    /// Saves `model` with the preprocessing it was fitted after ([`Registry::to_bytes_with`]).
+    pub fn save_with(model: &dyn Model, preprocessing: &Preprocessing, path: &Path) -> Result<()> {
+        unfold_core::write_atomic(path, &Self::to_bytes_with(model, preprocessing)?)
+    }
+
     /// Reads a model from the bytes of a model file; `path` names the source in messages.
     /// The header is checked first (format version, length and checksum:
     /// [`unfold_core::read_model_file`]), then the payload is decoded by the method the
     /// header names and validated ([`Model::validate`]); every failure is an
-    /// [`Error::ModelFile`] that says what is wrong (`docs/model-files.md`).
+    /// [`Error::ModelFile`] that says what is wrong (`docs/model-files.md`). A model fitted
+    /// after a preprocessing is refused here (new points would skip it): read it with
+    /// [`Registry::saved_from_bytes`].
     pub fn from_bytes(&self, bytes: &[u8], path: &Path) -> Result<Box<dyn Model>> {
-        self.decode_file(None, bytes, path)
+        Self::bare(self.decode_file(None, bytes, path)?, path)
     }
 
     /// [`Registry::from_bytes`] where a model of the method `kind` is expected: a file of
@@ -268,16 +297,35 @@ impl Registry {
         bytes: &[u8],
         path: &Path,
     ) -> Result<Box<dyn Model>> {
-        self.decode_file(Some(kind), bytes, path)
+        Self::bare(self.decode_file(Some(kind), bytes, path)?, path)
     }
 
-    fn decode_file(
-        &self,
-        expected: Option<&str>,
-        bytes: &[u8],
-        path: &Path,
-    ) -> Result<Box<dyn Model>> {
-        let (kind, payload) = unfold_core::read_model_file(bytes, path)?;
+    /// The model and the preprocessing it was fitted after (empty for none) from the bytes
+    /// of a model file, checked as in [`Registry::from_bytes`]; the preprocessing is
+    /// decoded and validated too ([`Preprocessing::validate`]).
+    pub fn saved_from_bytes(&self, bytes: &[u8], path: &Path) -> Result<Saved> {
+        self.decode_file(None, bytes, path)
+    }
+
+    /// The model alone, refused when it was fitted after a preprocessing.
+    fn bare(saved: Saved, path: &Path) -> Result<Box<dyn Model>> {
+        if saved.preprocessing.is_empty() {
+            return Ok(saved.model);
+        }
+        Err(Error::ModelFile {
+            path: path.to_path_buf(),
+            message: format!(
+                "the model was fitted after the preprocessing `{}` (unfold fit --preprocess), \
+                 which new points must go through first: `unfold project` applies it (in \
+                 Rust, Registry::load_saved)",
+                saved.preprocessing.describe()
+            ),
+        })
+    }
+
+    fn decode_file(&self, expected: Option<&str>, bytes: &[u8], path: &Path) -> Result<Saved> {
+        let parts = unfold_core::read_model_file(bytes, path)?;
+        let kind = parts.kind;
         let bad = |message: String| Error::ModelFile {
             path: path.to_path_buf(),
             message,
@@ -293,9 +341,19 @@ impl Registry {
                 self.names().join(", ")
             ))
         })?;
-        method.decode(payload).map_err(|e| match e {
+        let to_file_error = |e| match e {
             Error::InvalidParameter { message, .. } => bad(message),
             other => other,
+        };
+        let preprocessing = if parts.transform.is_empty() {
+            Preprocessing::default()
+        } else {
+            method::decode_preprocessing(parts.transform).map_err(to_file_error)?
+        };
+        let model = method.decode(parts.payload).map_err(to_file_error)?;
+        Ok(Saved {
+            model,
+            preprocessing,
         })
     }
 
@@ -303,6 +361,13 @@ impl Registry {
     pub fn load(&self, path: &Path) -> Result<Box<dyn Model>> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         self.from_bytes(&bytes, path)
+    }
+
+    /// Loads a model with the preprocessing it was fitted after
+    /// ([`Registry::saved_from_bytes`]): what `unfold project` reads.
+    pub fn load_saved(&self, path: &Path) -> Result<Saved> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        self.saved_from_bytes(&bytes, path)
     }
 
     /// Loads a model saved by [`Registry::save`] where a model of the method `kind` is
