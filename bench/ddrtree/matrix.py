@@ -125,6 +125,8 @@ with open(f"{OUT}/matrix.md", "w") as f:
         else:
             peer_s, ratio = f"{p['fit_s']:.2f}", f"{p['fit_s'] / o['fit_s']:.1f}x"
             peer_mib = f"{p['peak_mib']:.0f}"
+        # Trees are compared only where the peer finished.
+        same = r["same_tree"] if p is not None and "edges" in p else "-"
         f.write(f"| {r['branches']} | {r['noise']} | {r['d']} | {r['n']} | {peer_s} | "
-                f"{o['fit_s']:.3f} | {ratio} | {o['order_s']:.4f} | {r['same_tree']} | "
+                f"{o['fit_s']:.3f} | {ratio} | {o['order_s']:.4f} | {same} | "
                 f"{o['peak_mib']:.0f} | {peer_mib} | {o['states']} / {o['branch_points']} |\n")

@@ -34,17 +34,35 @@ pub fn tr_mul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
 }
 
 /// `a^T a`, exactly symmetric: fixed blocks of rows in parallel, each a lower-triangular
-/// faer product (half the flops of a full one), summed in block order and mirrored. The
-/// blocks run [`GRAM_WAVE`] at a time, so that at most that many p x p partial sums are
-/// held at once (at p = 2000 each is 32 MB).
+/// faer product (half the flops of a full one), summed in block order and mirrored.
 pub fn tr_mul_self(a: &DMatrix<f64>) -> DMatrix<f64> {
-    let blocks = gram_blocks(a.nrows());
+    gram_of_blocks(a.nrows(), |rows| {
+        lower_gram(as_faer(a).subrows(rows.start, rows.len()))
+    })
+}
+
+/// `(a - 1 m^T)^T (a - 1 m^T)` for the row vector `m` (the scatter matrix of the rows of
+/// `a` about `m`), exactly symmetric, without forming the centred matrix: each block of
+/// rows is centred in its own buffer before its product ([`tr_mul_self`]'s blocks).
+pub fn centred_tr_mul_self(a: &DMatrix<f64>, m: &[f64]) -> DMatrix<f64> {
+    assert_eq!(m.len(), a.ncols(), "one centre per column");
+    gram_of_blocks(a.nrows(), |rows| {
+        let block = DMatrix::from_fn(rows.len(), a.ncols(), |i, j| a[(rows.start + i, j)] - m[j]);
+        lower_gram(as_faer(&block))
+    })
+}
+
+/// The lower Gram matrices of the fixed row blocks of `0..n` ([`gram_blocks`]) summed in
+/// block order and mirrored: the blocks run [`GRAM_WAVE`] at a time, so that at most that
+/// many p x p partial sums are held at once (at p = 2000 each is 32 MB).
+fn gram_of_blocks<F>(n: usize, lower: F) -> DMatrix<f64>
+where
+    F: Fn(&Range<usize>) -> DMatrix<f64> + Sync,
+{
+    let blocks = gram_blocks(n);
     let mut sum: Option<DMatrix<f64>> = None;
     for wave in blocks.chunks(GRAM_WAVE) {
-        let parts: Vec<DMatrix<f64>> = wave
-            .par_iter()
-            .map(|rows| lower_gram(as_faer(a).subrows(rows.start, rows.len())))
-            .collect();
+        let parts: Vec<DMatrix<f64>> = wave.par_iter().map(&lower).collect();
         for part in parts {
             match &mut sum {
                 None => sum = Some(part),
@@ -55,7 +73,7 @@ pub fn tr_mul_self(a: &DMatrix<f64>) -> DMatrix<f64> {
     sum_lower_and_mirror(vec![sum.expect("at least one block")])
 }
 
-/// Blocks of [`tr_mul_self`] computed at once.
+/// Blocks of [`gram_of_blocks`] computed at once.
 const GRAM_WAVE: usize = 4;
 
 /// Fixed blocks of rows `0..n` for [`tr_mul_self`] (so that block sums do not depend on
