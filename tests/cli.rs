@@ -970,11 +970,11 @@ fn npy_input_fits_as_the_same_points_in_csv() {
 fn gzip_and_npz_inputs_and_preprocessing_before_the_method() {
     use std::io::Write;
     let (dir, input) = sheet_input("preprocess", 60);
-    let fit = |data: &Path, out: &Path, extra: &[&str]| {
+    let fit_with = |method: &str, data: &Path, out: &Path, extra: &[&str]| {
         let mut args = vec![
             "fit",
             "--method",
-            "pca",
+            method,
             "--input",
             s(data),
             "--out",
@@ -984,6 +984,7 @@ fn gzip_and_npz_inputs_and_preprocessing_before_the_method() {
         succeeds(&args);
         std::fs::read_to_string(out).unwrap()
     };
+    let fit = |data: &Path, out: &Path, extra: &[&str]| fit_with("pca", data, out, extra);
     let plain = fit(&input, &dir.join("plain.csv"), &[]);
     let gz = dir.join("data.csv.gz");
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -1016,20 +1017,7 @@ fn gzip_and_npz_inputs_and_preprocessing_before_the_method() {
     // A preprocessed fit is saved with its pipeline, which `project` applies to new
     // points: projecting the raw input gives the saved model's projection of the z-scored
     // points (those of a model fitted on them directly).
-    let meu = |data: &Path, out: &Path, extra: &[&str]| {
-        let mut args = vec![
-            "fit",
-            "--method",
-            "meu",
-            "--input",
-            s(data),
-            "--out",
-            s(out),
-        ];
-        args.extend_from_slice(extra);
-        succeeds(&args);
-        std::fs::read_to_string(out).unwrap()
-    };
+    let meu = |data: &Path, out: &Path, extra: &[&str]| fit_with("meu", data, out, extra);
     let model = dir.join("m.bin");
     let fitted = meu(
         &input,

@@ -264,44 +264,36 @@ fn decode_limited<T: DeserializeOwned>(
     }
 }
 
-/// A model of type `T` from the bytes [`Encode::encode`] wrote; every byte must be used
-/// and the model must pass [`Model::validate`]. A length field larger than the payload
-/// could hold is refused before anything of that size is allocated ([`decode_limited`]).
-pub fn decode<T: DeserializeOwned + Model + 'static>(payload: &[u8]) -> Result<Box<dyn Model>> {
-    let (model, used) = decode_limited::<T>(payload)
-        .map_err(|e| Error::invalid("model", format!("the file is corrupt or truncated ({e})")))?;
-    if used != payload.len() {
+/// A value of type `T` from the bytes [`Encode::encode`] wrote, every byte used; `what`
+/// names it in the error. A length field larger than the bytes could hold is refused
+/// before anything of that size is allocated ([`decode_limited`]).
+fn decode_whole<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T> {
+    let (value, used) = decode_limited::<T>(bytes)
+        .map_err(|e| Error::invalid(what, format!("the file is corrupt or truncated ({e})")))?;
+    if used != bytes.len() {
         return Err(Error::invalid(
-            "model",
+            what,
             format!(
-                "the file is corrupt: {} unexpected bytes after the model",
-                payload.len() - used
+                "the file is corrupt: {} unexpected bytes after the {what}",
+                bytes.len() - used
             ),
         ));
     }
+    Ok(value)
+}
+
+/// A model of type `T` from the bytes [`Encode::encode`] wrote; every byte must be used
+/// and the model must pass [`Model::validate`] ([`decode_whole`]).
+pub fn decode<T: DeserializeOwned + Model + 'static>(payload: &[u8]) -> Result<Box<dyn Model>> {
+    let model = decode_whole::<T>(payload, "model")?;
     model.validate()?;
     Ok(Box::new(model))
 }
 
 /// The preprocessing of a model file's transform block ([`Encode::encode`] of a
-/// [`Preprocessing`]), decoded under the same byte limit as a model, every byte used, and
-/// validated ([`Preprocessing::validate`]).
+/// [`Preprocessing`]), decoded as a model is and validated ([`Preprocessing::validate`]).
 pub(crate) fn decode_preprocessing(bytes: &[u8]) -> Result<Preprocessing> {
-    let (pipeline, used) = decode_limited::<Preprocessing>(bytes).map_err(|e| {
-        Error::invalid(
-            "preprocessing",
-            format!("the file's preprocessing is corrupt or truncated ({e})"),
-        )
-    })?;
-    if used != bytes.len() {
-        return Err(Error::invalid(
-            "preprocessing",
-            format!(
-                "the file is corrupt: {} unexpected bytes after the preprocessing",
-                bytes.len() - used
-            ),
-        ));
-    }
+    let pipeline = decode_whole::<Preprocessing>(bytes, "preprocessing")?;
     pipeline.validate()?;
     Ok(pipeline)
 }
