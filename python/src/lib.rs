@@ -74,7 +74,9 @@ fn matrix(x: &PyReadonlyArray2<'_, f64>) -> DMatrix<f64> {
     let (n, p) = (shape[0], shape[1]);
     match x.as_slice() {
         Ok(data) if x.is_fortran_contiguous() => DMatrix::from_column_slice(n, p, data),
-        Ok(data) if x.is_c_contiguous() => DMatrix::from_row_slice(n, p, data),
+        Ok(data) if x.is_c_contiguous() => {
+            unfold_linalg::from_rows(n, p, |i| &data[i * p..(i + 1) * p])
+        }
         _ => {
             let view = x.as_array();
             DMatrix::from_fn(n, p, |i, j| view[(i, j)])

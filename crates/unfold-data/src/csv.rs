@@ -287,9 +287,7 @@ pub fn parse_csv(text: &str, source_name: &str, opts: &CsvOptions) -> Result<Dat
         )));
     }
     let p = features.len();
-    // The parts' row-major values straight into the column-major matrix, column by column
-    // in parallel.
-    let mut points = DMatrix::zeros(rows, p);
+    // The row of the whole body: its part by the parts' first rows, then its place there.
     let starts: Vec<usize> = parts
         .iter()
         .scan(0, |row, part| {
@@ -298,25 +296,11 @@ pub fn parse_csv(text: &str, source_name: &str, opts: &CsvOptions) -> Result<Dat
             Some(start)
         })
         .collect();
-    // Column blocks in parallel, each filled row by row: the reads of a row's values in
-    // the block are contiguous, and the block's columns stay in cache.
-    const COLUMNS: usize = 32;
-    points
-        .as_mut_slice()
-        .par_chunks_mut(rows * COLUMNS)
-        .enumerate()
-        .for_each(|(b, block)| {
-            let j0 = b * COLUMNS;
-            let width = block.len() / rows;
-            for (part, &start) in parts.iter().zip(&starts) {
-                for i in 0..part.rows {
-                    let row = &part.values[i * p + j0..i * p + j0 + width];
-                    for (c, &v) in row.iter().enumerate() {
-                        block[c * rows + start + i] = v;
-                    }
-                }
-            }
-        });
+    let points = unfold_linalg::from_rows(rows, p, |i| {
+        let k = starts.partition_point(|&s| s <= i) - 1;
+        let local = i - starts[k];
+        &parts[k].values[local * p..(local + 1) * p]
+    });
     let mut label_names: Vec<String> = Vec::new();
     let mut label_ids: HashMap<String, usize> = HashMap::new();
     let mut labels = Vec::with_capacity(if label.is_some() { rows } else { 0 });

@@ -1,6 +1,7 @@
 //! Small dense-matrix helpers.
 
 use nalgebra::DMatrix;
+use rayon::prelude::*;
 
 /// Replaces a square matrix by its symmetric part `(A + A^T) / 2`, in place, so that the
 /// round-off asymmetry of a product such as `B^T A B` does not fail the symmetry checks
@@ -27,9 +28,53 @@ pub fn symmetrised(mut m: DMatrix<f64>) -> DMatrix<f64> {
     m
 }
 
+/// Columns per parallel block of [`from_rows`].
+const ROW_COPY_COLUMNS: usize = 32;
+
+/// The n x p matrix whose row `i` is `row(i)` (p values each): the copy of row-major data
+/// (a C-order NumPy array, the rows of a parsed file) into nalgebra's column-major
+/// storage. Blocks of 32 columns are filled in parallel, each row by row, so that the
+/// reads of a row's values are contiguous and the block's columns stay in cache.
+///
+/// # Panics
+/// If a row does not have p values.
+pub fn from_rows<'a, F>(n: usize, p: usize, row: F) -> DMatrix<f64>
+where
+    F: Fn(usize) -> &'a [f64] + Sync,
+{
+    let mut m = DMatrix::zeros(n, p);
+    if n == 0 || p == 0 {
+        return m;
+    }
+    m.as_mut_slice()
+        .par_chunks_mut(n * ROW_COPY_COLUMNS)
+        .enumerate()
+        .for_each(|(b, block)| {
+            let j0 = b * ROW_COPY_COLUMNS;
+            let width = block.len() / n;
+            for i in 0..n {
+                let r = row(i);
+                assert_eq!(r.len(), p, "row {i} has {} values, not {p}", r.len());
+                for (c, &v) in r[j0..j0 + width].iter().enumerate() {
+                    block[c * n + i] = v;
+                }
+            }
+        });
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_are_copied_into_columns() {
+        for (n, p) in [(0, 3), (3, 0), (1, 1), (7, 31), (9, 32), (11, 70)] {
+            let data: Vec<f64> = (0..n * p).map(|v| v as f64 * 0.5 - 3.0).collect();
+            let m = from_rows(n, p, |i| &data[i * p..(i + 1) * p]);
+            assert_eq!(m, DMatrix::from_row_slice(n, p, &data));
+        }
+    }
 
     #[test]
     fn symmetric_part_to_the_bit() {
