@@ -186,14 +186,31 @@ fn a_model_keeps_its_preprocessing_and_new_points_go_through_it() {
     let saved = registry.saved_from_bytes(&bytes, path).unwrap();
     assert_eq!(saved.preprocessing, pipeline);
     assert_eq!(saved.preprocessing.describe(), "scale,pca:3");
-    // The training points through the stored pipeline are the points the model was
-    // fitted on, so projecting them returns (nearly) their own coordinates.
-    let again = saved.preprocessing.apply(y.clone()).unwrap();
-    assert_eq!(again, z);
+    // New raw points, through the stored pipeline and the stored model, land where the
+    // pipeline and the model before saving put them; without the pipeline they do not.
+    let model = registry
+        .fit(
+            "meu",
+            &FitData::points(&z),
+            &fixture_settings(&registry, "meu"),
+            &unfold::vem::Silent,
+        )
+        .unwrap()
+        .model;
+    let y_new = read_csv(&dir().join("points.csv"));
+    let want = model
+        .out_of_sample()
+        .unwrap()
+        .project(&pipeline.apply(y_new.clone()).unwrap())
+        .unwrap()
+        .mean;
     let rule = saved.model.out_of_sample().unwrap();
-    let projected = rule.project(&again.rows(0, 3).into_owned()).unwrap().mean;
-    let direct = rule.project(&z.rows(0, 3).into_owned()).unwrap().mean;
-    assert_eq!(projected, direct);
+    let got = rule
+        .project(&saved.preprocessing.apply(y_new.clone()).unwrap())
+        .unwrap()
+        .mean;
+    assert_eq!(got, want);
+    assert_ne!(rule.project(&y_new).unwrap().mean, want);
     // The bare loader refuses it: new points would skip the preprocessing.
     let err = registry.from_bytes(&bytes, path).err().unwrap().to_string();
     assert!(

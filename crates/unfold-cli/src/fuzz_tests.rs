@@ -9,7 +9,8 @@
 use crate::args;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ops::Range;
+use unfold_core::fuzz::{long_run_seeds, run_cases};
 use unfold_models::registry::{DefaultValue, ParamKind, Registry};
 
 /// The subcommands, each with the long names of its options.
@@ -268,58 +269,47 @@ fn command_line(
     argv
 }
 
-/// Parses `cases` random command lines from seed `first` on; panics (naming the seed
+/// Parses the random command lines of `seeds`; panics (naming the seed
 /// and the command line) if parsing panicked. Returns the counts of command lines
 /// accepted, refused by clap (unknown options, missing values) and refused by the typed
 /// parsing and range checks.
-fn run(first: u64, cases: u64) -> [u64; 3] {
+fn run(seeds: Range<u64>) -> [u64; 3] {
     let registry = Registry::builtin();
     let cmd = args::command(&registry);
     let subcommands = options(&cmd);
     let words = words(&registry);
     let mut counts = [0; 3];
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    for seed in first..first + cases {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let argv = command_line(&mut rng, &subcommands, &words, &registry);
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            match cmd.clone().try_get_matches_from(&argv) {
+    run_cases(
+        "parsing",
+        seeds,
+        |seed| {
+            command_line(
+                &mut StdRng::seed_from_u64(seed),
+                &subcommands,
+                &words,
+                &registry,
+            )
+        },
+        |argv| format!("{argv:?}"),
+        |argv| {
+            let i = match cmd.clone().try_get_matches_from(argv) {
                 Ok(m) => match crate::parse(&registry, &m) {
                     Ok(_) => 0,
                     Err(_) => 2,
                 },
                 Err(_) => 1,
-            }
-        }));
-        match outcome {
-            Ok(i) => counts[i] += 1,
-            Err(e) => {
-                std::panic::set_hook(hook);
-                let what = e
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
-                panic!("parsing panicked (case seed {seed}): {what}\n{argv:?}");
-            }
-        }
-    }
-    std::panic::set_hook(hook);
+            };
+            counts[i] += 1;
+            Ok(())
+        },
+    );
     counts
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 #[test]
 fn random_command_lines_parse_or_are_refused_never_panic() {
     let cases = 20000;
-    let [ok, clap, typed] = run(0, cases);
+    let [ok, clap, typed] = run(0..cases);
     eprintln!(
         "fuzz cli options: {cases} cases ({ok} accepted, {clap} refused by the option \
          parser, {typed} by the typed values and ranges)"
@@ -330,12 +320,11 @@ fn random_command_lines_parse_or_are_refused_never_panic() {
 #[test]
 #[ignore = "long fuzz run: cargo test --release -- --ignored fuzz"]
 fn fuzz_cli_options_long() {
-    let cases = env_u64("UNFOLD_FUZZ_CASES", 300_000);
-    let first = env_u64("UNFOLD_FUZZ_SEED", 1_000_000);
-    let [ok, clap, typed] = run(first, cases);
+    let seeds = long_run_seeds(300_000);
+    let [ok, clap, typed] = run(seeds.clone());
     eprintln!(
-        "fuzz cli options: {cases} cases from seed {first} ({ok} accepted, {clap} refused by \
-         the option parser, {typed} by the typed values and ranges)"
+        "fuzz cli options: seeds {seeds:?} ({ok} accepted, {clap} refused by the option \
+         parser, {typed} by the typed values and ranges)"
     );
 }
 

@@ -7,6 +7,7 @@
 mod convergence;
 mod error;
 mod evidence;
+pub mod fuzz;
 pub mod io;
 mod memory;
 mod validate;

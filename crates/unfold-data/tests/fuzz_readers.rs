@@ -7,8 +7,9 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::io::Write;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ops::Range;
 use std::path::Path;
+use unfold_core::fuzz::{long_run_seeds, run_cases};
 use unfold_data::{parse_points, CsvOptions};
 
 const NPZ: &[u8] = include_bytes!("npz/savez.npz");
@@ -121,60 +122,43 @@ fn case(rng: &mut StdRng) -> (Vec<u8>, &'static str, Option<&'static str>) {
     (bytes, name, array)
 }
 
-/// Reads `cases` inputs from seed `first` on; panics (naming the seed) if a reader
-/// panicked or returned points that are not finite or not of the data set's shape.
-/// Returns the counts of inputs read and refused.
-fn run(first: u64, cases: u64) -> (u64, u64) {
+/// Reads the inputs of `seeds`; panics (naming the seed) if a reader panicked or returned
+/// points that are not finite or not of the data set's shape. Returns the counts of inputs
+/// read and refused.
+fn run(seeds: Range<u64>) -> (u64, u64) {
     let (mut read, mut refused) = (0, 0);
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    for seed in first..first + cases {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let (bytes, name, array) = case(&mut rng);
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            parse_points(
+    run_cases(
+        "a data reader",
+        seeds,
+        |seed| case(&mut StdRng::seed_from_u64(seed)),
+        |(_, name, _)| format!("read as {name}"),
+        |(bytes, name, array)| {
+            let valid = parse_points(
                 bytes.clone(),
                 Path::new(name),
-                array,
+                *array,
                 &CsvOptions::default(),
             )
             .map(|d| {
                 d.points.iter().all(|v| v.is_finite())
                     && d.feature_names.len() == d.points.ncols()
                     && d.points.nrows() > 0
-            })
-        }));
-        match outcome {
-            Ok(Ok(true)) => read += 1,
-            Ok(Err(_)) => refused += 1,
-            Ok(Ok(false)) | Err(_) => {
-                std::panic::set_hook(hook);
-                panic!(
-                    "a data reader failed (case seed {seed}, read as {name}): {}",
-                    if outcome.is_err() {
-                        "it panicked"
-                    } else {
-                        "its points are not valid"
-                    }
-                );
+            });
+            match valid {
+                Ok(true) => read += 1,
+                Ok(false) => return Err("its points are not valid".to_string()),
+                Err(_) => refused += 1,
             }
-        }
-    }
-    std::panic::set_hook(hook);
+            Ok(())
+        },
+    );
     (read, refused)
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 #[test]
 fn random_and_mutated_data_files_give_points_or_an_error() {
     let cases = 20000;
-    let (read, refused) = run(0, cases);
+    let (read, refused) = run(0..cases);
     eprintln!("fuzz data readers: {cases} cases ({read} read, {refused} refused)");
     assert!(read > 0 && refused > 0);
 }
@@ -182,10 +166,7 @@ fn random_and_mutated_data_files_give_points_or_an_error() {
 #[test]
 #[ignore = "long fuzz run: cargo test --release -- --ignored fuzz"]
 fn fuzz_data_readers_long() {
-    let cases = env_u64("UNFOLD_FUZZ_CASES", 500_000);
-    let first = env_u64("UNFOLD_FUZZ_SEED", 1_000_000);
-    let (read, refused) = run(first, cases);
-    eprintln!(
-        "fuzz data readers: {cases} cases from seed {first} ({read} read, {refused} refused)"
-    );
+    let seeds = long_run_seeds(500_000);
+    let (read, refused) = run(seeds.clone());
+    eprintln!("fuzz data readers: seeds {seeds:?} ({read} read, {refused} refused)");
 }

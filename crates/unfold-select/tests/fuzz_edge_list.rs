@@ -5,7 +5,8 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ops::Range;
+use unfold_core::fuzz::{long_run_seeds, run_cases};
 use unfold_select::parse_edge_list;
 
 /// Pieces that have broken number and CSV parsers.
@@ -111,63 +112,50 @@ fn random_bytes(rng: &mut StdRng) -> Vec<u8> {
         .collect()
 }
 
-/// Reads `cases` inputs from seed `first` on; panics (naming the seed and the input) if
-/// the reader panicked or returned a graph that does not fit the points. Returns the
-/// counts of inputs read and refused.
-fn run(first: u64, cases: u64) -> (u64, u64) {
+/// Reads the inputs of `seeds`; panics (naming the seed and the input) if the reader
+/// panicked or returned a graph that does not fit the points. Returns the counts of inputs
+/// read and refused.
+fn run(seeds: Range<u64>) -> (u64, u64) {
     let (mut read, mut refused) = (0, 0);
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    for seed in first..first + cases {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let n = rng.random_range(0..40);
-        let bytes = if rng.random_bool(0.3) {
-            random_bytes(&mut rng)
-        } else {
-            let v = valid(&mut rng, n.max(2));
-            mutate(&mut rng, v)
-        };
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            parse_edge_list(&bytes, "fuzz.csv", n).map(|g| {
-                let fits = g.n() == n
-                    && g.edges()
-                        .iter()
-                        .all(|&(i, j, w)| i < j && j < n && w == 1.0);
-                (fits, g.n_edges())
-            })
-        }));
-        match outcome {
-            Ok(Ok((true, _))) => read += 1,
-            Ok(Err(_)) => refused += 1,
-            Ok(Ok((false, _))) | Err(_) => {
-                std::panic::set_hook(hook);
-                panic!(
-                    "the edge-list reader failed (case seed {seed}, n = {n}): {}\n{:?}",
-                    if outcome.is_err() {
-                        "it panicked"
-                    } else {
-                        "its graph does not fit the points"
-                    },
-                    String::from_utf8_lossy(&bytes)
-                );
+    run_cases(
+        "the edge-list reader",
+        seeds,
+        |seed| {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let n = rng.random_range(0..40);
+            let bytes = if rng.random_bool(0.3) {
+                random_bytes(&mut rng)
+            } else {
+                let v = valid(&mut rng, n.max(2));
+                mutate(&mut rng, v)
+            };
+            (n, bytes)
+        },
+        |(n, bytes)| format!("n = {n}\n{:?}", String::from_utf8_lossy(bytes)),
+        |&(n, ref bytes)| {
+            match parse_edge_list(bytes, "fuzz.csv", n) {
+                Ok(g) => {
+                    let fits = g.n() == n
+                        && g.edges()
+                            .iter()
+                            .all(|&(i, j, w)| i < j && j < n && w == 1.0);
+                    if !fits {
+                        return Err("its graph does not fit the points".to_string());
+                    }
+                    read += 1;
+                }
+                Err(_) => refused += 1,
             }
-        }
-    }
-    std::panic::set_hook(hook);
+            Ok(())
+        },
+    );
     (read, refused)
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 #[test]
 fn random_and_mutated_edge_lists_give_a_graph_or_an_error() {
     let cases = 20000;
-    let (read, refused) = run(0, cases);
+    let (read, refused) = run(0..cases);
     eprintln!("fuzz edge lists: {cases} cases ({read} read, {refused} refused)");
     assert!(read > 0 && refused > 0);
 }
@@ -175,10 +163,9 @@ fn random_and_mutated_edge_lists_give_a_graph_or_an_error() {
 #[test]
 #[ignore = "long fuzz run: cargo test --release -- --ignored fuzz"]
 fn fuzz_edge_list_long() {
-    let cases = env_u64("UNFOLD_FUZZ_CASES", 1_000_000);
-    let first = env_u64("UNFOLD_FUZZ_SEED", 1_000_000);
-    let (read, refused) = run(first, cases);
-    eprintln!("fuzz edge lists: {cases} cases from seed {first} ({read} read, {refused} refused)");
+    let seeds = long_run_seeds(1_000_000);
+    let (read, refused) = run(seeds.clone());
+    eprintln!("fuzz edge lists: seeds {seeds:?} ({read} read, {refused} refused)");
 }
 
 /// Inputs that must be refused, each with what the error says.
