@@ -6,6 +6,7 @@
 pub mod bundled;
 mod csv;
 mod dataset;
+mod decimal;
 mod npy;
 mod npz;
 mod preprocess;
@@ -33,9 +34,43 @@ use unfold_core::{Error, Result};
 /// `opts.label_column` applies to CSV only.
 pub fn read_points(spec: &Path, opts: &CsvOptions) -> Result<Dataset> {
     let (path, array) = split_array_name(spec);
-    let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let raw = read_file(path).map_err(|e| Error::io(path, e))?;
     parse_points(raw, path, array, opts)
 }
+
+/// The bytes of a file, read in parallel pieces of at least [`READ_PIECE`] bytes: the copy
+/// out of the page cache and the first touch of each page of the buffer are shared by the
+/// cores rather than done by one. A file that changes length meanwhile is read again whole.
+#[cfg(unix)]
+fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(path)?;
+    let len = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
+    if len < 2 * READ_PIECE || len == usize::MAX {
+        return std::fs::read(path);
+    }
+    let mut bytes = vec![0u8; len];
+    let piece = len
+        .div_ceil(rayon::current_num_threads().max(2))
+        .max(READ_PIECE);
+    let read = bytes
+        .par_chunks_mut(piece)
+        .enumerate()
+        .try_for_each(|(k, chunk)| file.read_exact_at(chunk, (k * piece) as u64));
+    if read.is_err() || file.metadata()?.len() != len as u64 {
+        return std::fs::read(path);
+    }
+    Ok(bytes)
+}
+
+#[cfg(not(unix))]
+fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    std::fs::read(path)
+}
+
+/// Bytes below which a file is read in one piece.
+const READ_PIECE: usize = 4 << 20;
 
 /// [`read_points`] on the bytes of a file: `path` is the file's name (its extension is
 /// checked against the content; it is not opened), `array` the `.npz` array asked for.
