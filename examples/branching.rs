@@ -4,8 +4,10 @@
 //! segments (clustering accuracy: the best one-to-one matching of states to segments;
 //! surplus states count as errors).
 //!
-//! `cargo run --release --example branching -- N D NOISE BRANCHES [LAMBDA] [SEED]`
-//! (LAMBDA defaults to DDRTree's own; e.g. `20000 500 0.05 3`).
+//! `cargo run --release --example branching -- N D NOISE BRANCHES [LAMBDA] [SEED] [MIN_BRANCH]`
+//! (LAMBDA defaults to DDRTree's own, `auto`; SEED to 1; MIN_BRANCH to 0, every centre of
+//! degree above 2 a branch point, else spurs of fewer than MIN_BRANCH centres set aside as
+//! `--min-branch` does; e.g. `20000 500 0.05 3 2000 1 5`).
 
 use unfold::data::synthetic::branching;
 use unfold::eval::{clustering_accuracy, spearman};
@@ -21,6 +23,7 @@ fn main() -> unfold::core::Result<()> {
     let noise = parse(arg(2, "0.05"));
     let branches = parse(arg(3, "3")) as usize;
     let seed = parse(arg(5, "1")) as u64;
+    let min_branch = parse(arg(6, "0")) as usize;
     let data = branching(n, branches, p, noise, seed)?;
     let time: Vec<f64> = data
         .latent
@@ -40,12 +43,12 @@ fn main() -> unfold::core::Result<()> {
     let root = (0..n)
         .min_by(|&a, &b| time[a].total_cmp(&time[b]))
         .expect("n >= 1");
-    let order = fit.order(Root::Cell(root))?;
+    let order = fit.order_with(Root::Cell(root), min_branch)?;
     let seconds = start.elapsed().as_secs_f64();
     let rho = spearman(&order.pseudotime, &time)?;
     let agreement = clustering_accuracy(&order.state, segment)?;
     println!(
-        "| {n} | {p} | {noise} | {branches} | {} | {} | {} | {rho:.4} | {agreement:.4} | {seconds:.2} |",
+        "| {n} | {p} | {noise} | {branches} | {} | {min_branch} | {} | {} | {rho:.4} | {agreement:.4} | {seconds:.2} |",
         args.get(4).map_or("auto", |s| s.as_str()),
         fit.centres.nrows(),
         order.states,
