@@ -39,8 +39,26 @@ pub const MIN_MAGNITUDE: f64 = 1e-60;
 /// range allowed, and what to do: standardise (`--preprocess scale`) or divide by a
 /// constant.
 pub fn check_points(y: &DMatrix<f64>, what: &str) -> Result<()> {
-    check_finite(y, what)?;
-    let largest = y.as_slice().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    // One pass for both checks: the largest absolute value (infinite if a value is) and
+    // whether any value is NaN, each lane of 8 on its own so that the loop vectorises.
+    let mut lanes = [0.0f64; 8];
+    let mut nan = false;
+    let mut chunks = y.as_slice().chunks_exact(8);
+    for chunk in &mut chunks {
+        for (m, &v) in lanes.iter_mut().zip(chunk) {
+            let a = v.abs();
+            *m = if a > *m { a } else { *m };
+            nan |= v.is_nan();
+        }
+    }
+    for &v in chunks.remainder() {
+        lanes[0] = lanes[0].max(v.abs());
+        nan |= v.is_nan();
+    }
+    let largest = lanes.iter().fold(0.0f64, |m, &v| m.max(v));
+    if nan || largest.is_infinite() || y.is_empty() {
+        check_finite(y, what)?;
+    }
     let problem = if largest > MAX_MAGNITUDE {
         "their squared distances and Gram matrices would overflow to infinity"
     } else if largest > 0.0 && largest < MIN_MAGNITUDE {
@@ -136,6 +154,25 @@ mod tests {
         assert!(matches!(
             check_points(&bad, "x"),
             Err(Error::NonFinite { row: 1, col: 1, .. })
+        ));
+        // Each position of a 5 x 7 matrix (four lanes of 8, then 3 left over): a NaN or an
+        // infinity is found and named, before a huge value elsewhere.
+        for at in 0..35 {
+            for v in [f64::NAN, f64::NEG_INFINITY] {
+                let mut y = DMatrix::from_fn(5, 7, |i, j| (i + j) as f64);
+                y[(4, 6 - at / 5 % 7)] = 1e300;
+                y[(at % 5, at / 5)] = v;
+                let (row, col) = (at % 5, at / 5);
+                let e = check_points(&y, "x").unwrap_err();
+                assert!(
+                    matches!(e, Error::NonFinite { row: r, col: c, .. } if (r, c) == (row, col)),
+                    "{at}: {e}"
+                );
+            }
+        }
+        assert!(matches!(
+            check_points(&DMatrix::zeros(0, 3), "x"),
+            Err(Error::Empty(_))
         ));
     }
 

@@ -1,6 +1,7 @@
 //! Small dense-matrix helpers.
 
-use nalgebra::DMatrix;
+use crate::lane_sum;
+use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 
 /// Replaces a square matrix by its symmetric part `(A + A^T) / 2`, in place, so that the
@@ -26,6 +27,21 @@ pub fn symmetrise(m: &mut DMatrix<f64>) {
 pub fn symmetrised(mut m: DMatrix<f64>) -> DMatrix<f64> {
     symmetrise(&mut m);
     m
+}
+
+/// The mean of each column, the columns in parallel, each a [`lane_sum`] over its
+/// contiguous storage (the same bits on any number of threads).
+pub fn column_means(y: &DMatrix<f64>) -> DVector<f64> {
+    let n = y.nrows();
+    if n == 0 {
+        return DVector::from_element(y.ncols(), f64::NAN);
+    }
+    let sums: Vec<f64> = y
+        .as_slice()
+        .par_chunks(n)
+        .map(|col| lane_sum(n, |i| col[i]) / n as f64)
+        .collect();
+    DVector::from_vec(sums)
 }
 
 /// Columns per parallel block of [`from_rows`].
@@ -66,6 +82,26 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn column_means_match_the_plain_mean() {
+        for (n, p) in [(1, 3), (7, 2), (1000, 5)] {
+            let y = DMatrix::from_fn(n, p, |i, j| {
+                ((i * 7 + j * 3) as f64 * 0.37).sin() + j as f64
+            });
+            let means = column_means(&y);
+            for j in 0..p {
+                let want = y.column(j).mean();
+                assert!(
+                    (means[j] - want).abs() <= 1e-14 * want.abs().max(1.0),
+                    "{n}x{p} column {j}"
+                );
+            }
+        }
+        assert!(column_means(&DMatrix::zeros(0, 2))
+            .iter()
+            .all(|m| m.is_nan()));
+    }
 
     #[test]
     fn rows_are_copied_into_columns() {

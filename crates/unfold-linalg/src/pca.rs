@@ -24,7 +24,7 @@
 use crate::dense_eigen::sym_eigen;
 use crate::gemm::{centred_tr_mul_self, mul, tr_mul};
 use crate::view::{as_faer, to_nalgebra};
-use crate::{fix_signs, largest_eigenpairs, SymMatrix};
+use crate::{column_means, fix_signs, largest_eigenpairs, SymMatrix};
 use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
 use unfold_core::{Error, Result};
@@ -116,7 +116,7 @@ pub fn principal_components(
             format!("{q} components of {n} points in {p} dimensions: need 1 <= q <= p and n >= 2"),
         ));
     }
-    let mean = DVector::from_fn(p, |j, _| y.column(j).mean());
+    let mean = column_means(y);
     let solver = solver.resolve(n, p, q);
     let mut components = match solver {
         PcaSolver::Randomized if q + OVERSAMPLE < n.min(p) => randomized(y, &mean, q, seed)?,
