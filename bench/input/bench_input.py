@@ -1,11 +1,14 @@
 """Reading data and PCA at the shapes single-cell users bring: unfold against NumPy's
 `loadtxt`, pandas' `read_csv` (C engine) and scikit-learn's `PCA`.
 
-Run through `bench/input/run.sh`. CSV: each file is read once by each reader in turn
-(the file is in the page cache for all of them: a first untimed read warms it), three
-rounds, the median. PCA: `fit` only on an in-memory float64 array, scikit-learn's default
+Run through `bench/input/run.sh`. CSV: unfold (a whole process, `bench_read`) and pandas
+read each file in turn, seven pairs, the medians and the median of the pairs' ratios;
+then `loadtxt`, three rounds, the median (the file is in the page cache for all of them:
+a first untimed read warms it). PCA: `fit` only on an in-memory float64 array, unfold and
+scikit-learn in turn, seven pairs, the medians and the median ratio, scikit-learn's default
 solver choice (`svd_solver="auto"`) against unfold's (`solver="auto"`, through the Python
-package, whose fit includes one copy of the input into Rust), three rounds, the median.
+package, whose fit includes one copy of the input into Rust; the fit's own seconds inside
+Rust, `model_.fit_seconds`, are reported beside).
 """
 import os
 import statistics
@@ -21,6 +24,7 @@ import unfold
 
 OUT, BIN, DIR = sys.argv[1], sys.argv[2], sys.argv[3]
 ROUNDS = 3
+PAIRED_ROUNDS = 7
 
 
 def median_time(f):
@@ -30,6 +34,21 @@ def median_time(f):
         f()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def paired(ours, peer, rounds=PAIRED_ROUNDS):
+    """Times `ours` and `peer` in turn, `rounds` times: the median of each and the median of
+    the ratios of each pair (pairing keeps the ratio steady while the machine's speed
+    drifts)."""
+    a, b = [], []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        ours()
+        a.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        peer()
+        b.append(time.perf_counter() - start)
+    return statistics.median(a), statistics.median(b), statistics.median(x / y for x, y in zip(a, b))
 
 
 def data(n, p, kind, seed):
@@ -48,35 +67,38 @@ for n, p, kind, fmt in [(20000, 500, "gauss", "%.17g"), (20000, 500, "counts", "
     path = f"{DIR}/{kind}_{n}x{p}.csv"
     np.savetxt(path, y, delimiter=",", fmt=fmt)
     size_mb = os.path.getsize(path) / 1e6
-    ours = lambda: subprocess.run([BIN, path], check=True, capture_output=True)
+    inside = []
+    ours = lambda: inside.append(float(subprocess.run([BIN, path], check=True, capture_output=True,
+                                                        text=True).stdout.split()[0]))
     ours()  # warm the page cache
-    t_ours = median_time(ours)
-    inner = statistics.median(float(subprocess.run([BIN, path], check=True, capture_output=True,
-                                                     text=True).stdout.split()[0]) for _ in range(ROUNDS))
+    inside.clear()
+    t_ours, t_pd, ratio = paired(ours, lambda: pd.read_csv(path, header=None, dtype=np.float64).to_numpy())
     t_np = median_time(lambda: np.loadtxt(path, delimiter=","))
-    t_pd = median_time(lambda: pd.read_csv(path, header=None, dtype=np.float64).to_numpy())
-    rows_csv.append((n, p, kind, size_mb, t_ours, inner, t_np, t_pd))
+    rows_csv.append((n, p, kind, size_mb, t_ours, statistics.median(inside), t_np, t_pd, ratio))
     print(rows_csv[-1], flush=True)
 
 rows_pca = []
 for n, p, q, kind in [(10000, 500, 2, "lowrank"), (10000, 500, 50, "gauss"), (20000, 2000, 50, "lowrank"),
                       (100000, 50, 10, "gauss"), (5000, 5000, 10, "lowrank"), (50000, 1000, 30, "counts")]:
     y = data(n, p, kind, seed=n * 3 + p)
-    t_sk = median_time(lambda: PCA(n_components=q).fit(y))
-    t_un = median_time(lambda: unfold.PCA(n_components=q).fit(y))
+    inside = []
+    t_un, t_sk, ratio = paired(lambda: inside.append(unfold.PCA(n_components=q).fit(y).model_.fit_seconds),
+                               lambda: PCA(n_components=q).fit(y))
+    t_in = statistics.median(inside)
     solver = PCA(n_components=q).fit(y)._fit_svd_solver
-    rows_pca.append((n, p, q, kind, solver, t_sk, t_un))
+    rows_pca.append((n, p, q, kind, solver, t_sk, t_un, ratio, t_in))
     print(rows_pca[-1], flush=True)
 
 with open(OUT, "w") as f:
     f.write("| N | p | data | MB | unfold read, whole process (s) | unfold read, in process (s) | "
-            "numpy loadtxt (s) | pandas read_csv (s) | unfold / pandas | unfold MB/s |\n"
+            "numpy loadtxt (s) | pandas read_csv (s) | unfold / pandas (median of pairs) | unfold MB/s |\n"
             "|---|---|---|---|---|---|---|---|---|---|\n")
-    for n, p, kind, mb, t_ours, inner, t_np, t_pd in rows_csv:
+    for n, p, kind, mb, t_ours, inner, t_np, t_pd, ratio in rows_csv:
         f.write(f"| {n} | {p} | {kind} | {mb:.0f} | {t_ours:.3f} | {inner:.3f} | {t_np:.2f} | "
-                f"{t_pd:.3f} | {t_ours / t_pd:.2f} | {mb / inner:.0f} |\n")
+                f"{t_pd:.3f} | {ratio:.2f} | {mb / inner:.0f} |\n")
     f.write("\n| N | p | q | data | scikit-learn solver | scikit-learn fit (s) | unfold fit (s) | "
-            "unfold / scikit-learn |\n|---|---|---|---|---|---|---|---|\n")
-    for n, p, q, kind, solver, t_sk, t_un in rows_pca:
+            "unfold / scikit-learn (median of pairs) | unfold fit inside Rust (s) | inside / scikit-learn |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n")
+    for n, p, q, kind, solver, t_sk, t_un, ratio, t_in in rows_pca:
         f.write(f"| {n} | {p} | {q} | {kind} | {solver} | {t_sk:.3f} | {t_un:.3f} | "
-                f"{t_un / t_sk:.2f} |\n")
+                f"{ratio:.2f} | {t_in:.3f} | {t_in / t_sk:.2f} |\n")

@@ -382,7 +382,7 @@ pub fn parse_csv(text: &str, source_name: &str, opts: &CsvOptions) -> Result<Dat
     }
     if label.is_none() && !body.as_bytes().contains(&b'"') {
         // Numbers only: each slice scans its lines straight into its own rows of the matrix.
-        let mut points = DMatrix::zeros(rows, width);
+        let mut points = unfold_linalg::zeroed(rows, width);
         let mut rest = as_faer_mut(&mut points);
         let mut blocks = Vec::with_capacity(slices.len());
         for slice in &slices {

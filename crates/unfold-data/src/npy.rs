@@ -115,7 +115,7 @@ pub fn parse_npy(bytes: &[u8], path: &str) -> Result<DMatrix<f64>> {
         "<f4" => f32::from_le_bytes(c.try_into().expect("four bytes")) as f64,
         _ => i32::from_le_bytes(c.try_into().expect("four bytes")) as f64,
     };
-    let mut m = DMatrix::zeros(rows, cols);
+    let mut m = unfold_linalg::zeroed(rows, cols);
     if rows > 0 {
         m.as_mut_slice()
             .par_chunks_mut(rows)
