@@ -12,16 +12,9 @@ use std::time::Instant;
 use unfold::models::regularised::ddrtree::{Compat, DdrTreeParams};
 use unfold::models::trajectory::Root;
 
-fn peak_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kib| kib / 1024.0)
-}
+#[path = "../peak_memory.rs"]
+mod peak_memory;
+use peak_memory::peak_mib;
 
 fn main() -> unfold::core::Result<()> {
     let a: Vec<String> = std::env::args().skip(1).collect();

@@ -28,6 +28,10 @@ use unfold::models::grf::meu::MeuField;
 use unfold::models::grf::Solver;
 use unfold::models::{GaussianRandomField, MeuParams};
 
+#[path = "../peak_memory.rs"]
+mod peak_memory;
+use peak_memory::peak_mib;
+
 fn data(name: &str, n: usize) -> DMatrix<f64> {
     let synthetic = |d: unfold::core::Result<unfold::data::Dataset>| {
         d.expect("valid generator settings").points
@@ -68,18 +72,6 @@ fn eval_seconds(field: &MeuField, lambda: &[f64]) -> f64 {
             })
             .collect(),
     )
-}
-
-/// The peak resident memory of this process in MiB (Linux), or NaN.
-fn peak_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
 /// Prints every evaluation of the search to stderr with the seconds since the start (the
