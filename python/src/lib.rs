@@ -25,7 +25,7 @@ use unfold_core::{Error, Evidence, EvidenceKind};
 use unfold_eval::{heldout_log_density, GplvmScoreOptions};
 use unfold_graph::{NeighbourGraph, Symmetrisation};
 use unfold_models::registry::{
-    DefaultValue, FitData, Model, ParamKind, ParamSpec, Registry, Settings, Value,
+    DefaultValue, FitData, Model, ParamKind, ParamSpec, Registry, Rows, Settings, Value,
 };
 use unfold_select::{Candidate, Plan, Score, Selection, Sweep, Table, Trial};
 
@@ -283,6 +283,21 @@ fn fit(
     graph: Option<(Vec<i64>, Vec<i64>)>,
 ) -> PyResult<NativeModel> {
     let settings = settings_of(method, settings)?;
+    // A C-order array goes to the methods that read rows in place (PCA) as it is.
+    if let (None, Ok(values), true) = (&graph, x.as_slice(), x.is_c_contiguous()) {
+        let (n, p) = (x.shape()[0], x.shape()[1]);
+        let fitted = compute(py, || {
+            let rows = Rows::new(values, n, p)?;
+            registry().fit_rows(method, rows, &settings, &unfold_vem::Silent)
+        })?;
+        if let Some(fitted) = fitted {
+            return Ok(NativeModel {
+                evidence: Some(fitted.model.evidence()),
+                seconds: Some(fitted.report.seconds),
+                model: fitted.model,
+            });
+        }
+    }
     let y = matrix(&x);
     let fitted = compute(py, || {
         let graph = graph.map(|g| graph_of(y.nrows(), g)).transpose()?;

@@ -23,7 +23,10 @@ pub use memory::{
     parse_size, ByteSize, Footprint, LimitSource, MemoryLimit, MemoryRefusal, ASSUMED_MEMORY,
     MAX_MEMORY_ENV,
 };
-pub use validate::{check_dim, check_finite, check_k, check_points, MAX_MAGNITUDE, MIN_MAGNITUDE};
+pub use validate::{
+    check_dim, check_finite, check_finite_values, check_k, check_point_values, check_points, Order,
+    MAX_MAGNITUDE, MIN_MAGNITUDE,
+};
 
 /// The random number generator used throughout unfold: ChaCha with 12 rounds, seeded
 /// explicitly. Its output is specified by the algorithm, not by the platform.

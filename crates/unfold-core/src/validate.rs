@@ -5,16 +5,39 @@ use nalgebra::DMatrix;
 
 /// Fails with [`Error::Empty`] or [`Error::NonFinite`] (naming a bad cell).
 pub fn check_finite(y: &DMatrix<f64>, what: &str) -> Result<()> {
-    if y.nrows() == 0 || y.ncols() == 0 {
+    check_finite_values(y.as_slice(), y.nrows(), y.ncols(), Order::Columns, what)
+}
+
+/// How the values of an n x p matrix are laid out in a slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Column after column (nalgebra's storage, NumPy's Fortran order).
+    Columns,
+    /// Row after row (NumPy's C order).
+    Rows,
+}
+
+/// [`check_finite`] of the n x p matrix whose values `values` holds in `order`: the first
+/// bad cell in storage order is named.
+pub fn check_finite_values(
+    values: &[f64],
+    n: usize,
+    p: usize,
+    order: Order,
+    what: &str,
+) -> Result<()> {
+    if n == 0 || p == 0 {
         return Err(Error::Empty(what.to_string()));
     }
-    // Column-major scan (the storage order); reports the first bad cell of the first bad
-    // column.
-    if let Some(idx) = y.as_slice().iter().position(|v| !v.is_finite()) {
+    if let Some(idx) = values.iter().position(|v| !v.is_finite()) {
+        let (row, col) = match order {
+            Order::Columns => (idx % n, idx / n),
+            Order::Rows => (idx / p, idx % p),
+        };
         return Err(Error::NonFinite {
             what: what.to_string(),
-            row: idx % y.nrows(),
-            col: idx / y.nrows(),
+            row,
+            col,
         });
     }
     Ok(())
@@ -39,11 +62,22 @@ pub const MIN_MAGNITUDE: f64 = 1e-60;
 /// range allowed, and what to do: standardise (`--preprocess scale`) or divide by a
 /// constant.
 pub fn check_points(y: &DMatrix<f64>, what: &str) -> Result<()> {
+    check_point_values(y.as_slice(), y.nrows(), y.ncols(), Order::Columns, what)
+}
+
+/// [`check_points`] of the n x p matrix whose values `values` holds in `order`.
+pub fn check_point_values(
+    values: &[f64],
+    n: usize,
+    p: usize,
+    order: Order,
+    what: &str,
+) -> Result<()> {
     // One pass for both checks: the largest absolute value (infinite if a value is) and
     // whether any value is NaN, each lane of 8 on its own so that the loop vectorises.
     let mut lanes = [0.0f64; 8];
     let mut nan = false;
-    let mut chunks = y.as_slice().chunks_exact(8);
+    let mut chunks = values.chunks_exact(8);
     for chunk in &mut chunks {
         for (m, &v) in lanes.iter_mut().zip(chunk) {
             let a = v.abs();
@@ -56,8 +90,8 @@ pub fn check_points(y: &DMatrix<f64>, what: &str) -> Result<()> {
         nan |= v.is_nan();
     }
     let largest = lanes.iter().fold(0.0f64, |m, &v| m.max(v));
-    if nan || largest.is_infinite() || y.is_empty() {
-        check_finite(y, what)?;
+    if nan || largest.is_infinite() || values.is_empty() {
+        check_finite_values(values, n, p, order, what)?;
     }
     let problem = if largest > MAX_MAGNITUDE {
         "their squared distances and Gram matrices would overflow to infinity"
@@ -174,6 +208,15 @@ mod tests {
             check_points(&DMatrix::zeros(0, 3), "x"),
             Err(Error::Empty(_))
         ));
+        // The same cells found in a row-major copy.
+        let mut y = DMatrix::from_fn(5, 7, |i, j| (i + j) as f64);
+        y[(3, 2)] = f64::NAN;
+        let rows: Vec<f64> = y.transpose().as_slice().to_vec();
+        let e = check_point_values(&rows, 5, 7, Order::Rows, "x").unwrap_err();
+        assert!(matches!(e, Error::NonFinite { row: 3, col: 2, .. }), "{e}");
+        let rows = vec![1e300; 35];
+        let e = check_point_values(&rows, 5, 7, Order::Rows, "x").unwrap_err();
+        assert!(e.to_string().contains("overflow"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Small dense-matrix helpers.
 
 use crate::lane_sum;
+use crate::simd::LANES;
+use crate::view::as_faer;
+use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 
@@ -40,16 +43,47 @@ pub fn zeroed(n: usize, p: usize) -> DMatrix<f64> {
 /// The mean of each column, the columns in parallel, each a [`lane_sum`] over its
 /// contiguous storage (the same bits on any number of threads).
 pub fn column_means(y: &DMatrix<f64>) -> DVector<f64> {
-    let n = y.nrows();
+    column_means_of(as_faer(y))
+}
+
+/// [`column_means`] of a faer view, with the same bits for any layout: a column's values
+/// go into the lanes of [`lane_sum`] in the same order whether they are read down a
+/// contiguous column or, for other layouts (a row-major view), row by row for groups of
+/// eight columns at once (one cache line of a row-major row).
+pub fn column_means_of(y: MatRef<'_, f64>) -> DVector<f64> {
+    let (n, p) = (y.nrows(), y.ncols());
     if n == 0 {
-        return DVector::from_element(y.ncols(), f64::NAN);
+        return DVector::from_element(p, f64::NAN);
     }
-    let sums: Vec<f64> = y
-        .as_slice()
-        .par_chunks(n)
-        .map(|col| lane_sum(n, |i| col[i]) / n as f64)
+    if y.row_stride() == 1 {
+        let means: Vec<f64> = (0..p)
+            .into_par_iter()
+            .map(|j| {
+                let col = y.col(j).try_as_col_major().expect("unit row stride");
+                let col = col.as_slice();
+                lane_sum(n, |i| col[i]) / n as f64
+            })
+            .collect();
+        return DVector::from_vec(means);
+    }
+    let groups: Vec<Vec<f64>> = (0..p.div_ceil(LANES))
+        .into_par_iter()
+        .map(|g| {
+            let columns = g * LANES..((g + 1) * LANES).min(p);
+            let mut lanes = vec![[0.0; LANES]; columns.len()];
+            for i in 0..n {
+                let row = y.row(i);
+                for (column, j) in lanes.iter_mut().zip(columns.clone()) {
+                    column[i % LANES] += row[j];
+                }
+            }
+            lanes
+                .iter()
+                .map(|l| lane_sum(LANES, |k| l[k]) / n as f64)
+                .collect()
+        })
         .collect();
-    DVector::from_vec(sums)
+    DVector::from_iterator(p, groups.into_iter().flatten())
 }
 
 /// Columns per parallel block of [`from_rows`].
@@ -116,6 +150,13 @@ mod tests {
         assert!(column_means(&DMatrix::zeros(0, 2))
             .iter()
             .all(|m| m.is_nan()));
+        // A row-major view gives the same bits.
+        for (n, p) in [(1, 3), (13, 9), (1000, 17)] {
+            let y = DMatrix::from_fn(n, p, |i, j| ((i * 7 + j * 3) as f64 * 0.37).sin() * 1e3);
+            let rows: Vec<f64> = y.transpose().as_slice().to_vec();
+            let view = MatRef::from_row_major_slice(&rows, n, p);
+            assert_eq!(column_means_of(view), column_means(&y), "{n}x{p}");
+        }
     }
 
     #[test]

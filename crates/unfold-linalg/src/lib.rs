@@ -68,7 +68,7 @@ pub mod view;
 
 pub use centred::CentredKernel;
 pub use cholesky::{log_det_spd, spd_inverse, Cholesky};
-pub use dense::{column_means, from_rows, symmetrise, symmetrised, zeroed};
+pub use dense::{column_means, column_means_of, from_rows, symmetrise, symmetrised, zeroed};
 pub use dense_eigen::fix_signs;
 pub use distance::{pairwise_kernel, pairwise_sq_dists, sq_dists_to};
 pub use eigen::{
@@ -79,7 +79,7 @@ pub use eigen::{
 pub use lanczos::{partial_sym_eigen, PartialEigenOptions, Which};
 pub use operator::SymOperator;
 pub use packed::PackedSym;
-pub use pca::{principal_components, PcaSolver, PrincipalComponents};
+pub use pca::{principal_components, principal_components_of, PcaSolver, PrincipalComponents};
 pub use selected_inverse::{FillOrdering, SelectedInverse, SparseFactor, SparseSymbolic};
 pub use simd::{exp, lane_sum, vectorize};
 pub use sparse::CsrMatrix;

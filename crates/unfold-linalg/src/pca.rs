@@ -22,9 +22,10 @@
 //! many components (`q >= 0.8 min(n, p)`), and randomized otherwise.
 
 use crate::dense_eigen::sym_eigen;
-use crate::gemm::{centred_tr_mul_self, mul, tr_mul};
-use crate::view::{as_faer, to_nalgebra};
-use crate::{column_means, fix_signs, largest_eigenpairs, SymMatrix};
+use crate::gemm::{centred_tr_mul_self_of, mul, mul_with, tr_mul};
+use crate::view::{as_faer, par_for, to_nalgebra};
+use crate::{column_means_of, fix_signs, largest_eigenpairs, SymMatrix};
+use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
 use unfold_core::{Error, Result};
@@ -109,6 +110,17 @@ pub fn principal_components(
     solver: PcaSolver,
     seed: u64,
 ) -> Result<PrincipalComponents> {
+    principal_components_of(as_faer(y), q, solver, seed)
+}
+
+/// [`principal_components`] of the rows of a faer view of any layout: a row-major view of
+/// a C-order NumPy array is read where it lies, without a column-major copy.
+pub fn principal_components_of(
+    y: MatRef<'_, f64>,
+    q: usize,
+    solver: PcaSolver,
+    seed: u64,
+) -> Result<PrincipalComponents> {
     let (n, p) = (y.nrows(), y.ncols());
     if q == 0 || q > p || n < 2 {
         return Err(Error::invalid(
@@ -116,7 +128,7 @@ pub fn principal_components(
             format!("{q} components of {n} points in {p} dimensions: need 1 <= q <= p and n >= 2"),
         ));
     }
-    let mean = column_means(y);
+    let mean = column_means_of(y);
     let solver = solver.resolve(n, p, q);
     let mut components = match solver {
         PcaSolver::Randomized if q + OVERSAMPLE < n.min(p) => randomized(y, &mean, q, seed)?,
@@ -149,12 +161,8 @@ fn rank_error(q: usize) -> Error {
 }
 
 /// `Y - 1 mu^T`.
-fn centred(y: &DMatrix<f64>, mean: &DVector<f64>) -> DMatrix<f64> {
-    let mut yc = y.clone();
-    for (mut col, &m) in yc.column_iter_mut().zip(mean.iter()) {
-        col.add_scalar_mut(-m);
-    }
-    yc
+fn centred(y: MatRef<'_, f64>, mean: &DVector<f64>) -> DMatrix<f64> {
+    DMatrix::from_fn(y.nrows(), y.ncols(), |i, j| y[(i, j)] - mean[j])
 }
 
 /// The exact covariance path takes the whole eigendecomposition when q is more than
@@ -164,10 +172,10 @@ fn centred(y: &DMatrix<f64>, mean: &DVector<f64>) -> DMatrix<f64> {
 const FULL_EIGEN_RATIO: usize = 50;
 
 /// The exact axes, by the smaller eigenproblem.
-fn exact(y: &DMatrix<f64>, mean: &DVector<f64>, q: usize) -> Result<DMatrix<f64>> {
+fn exact(y: MatRef<'_, f64>, mean: &DVector<f64>, q: usize) -> Result<DMatrix<f64>> {
     let (n, p) = (y.nrows(), y.ncols());
     let components = if p <= n {
-        let cov = centred_tr_mul_self(y, mean.as_slice());
+        let cov = centred_tr_mul_self_of(y, mean.as_slice());
         if FULL_EIGEN_RATIO * q > p {
             // Many of the p axes: the whole decomposition costs less than the restarted
             // Lanczos iteration.
@@ -197,8 +205,8 @@ fn exact(y: &DMatrix<f64>, mean: &DVector<f64>, q: usize) -> Result<DMatrix<f64>
 }
 
 /// `Yc z` without forming `Yc`.
-fn centred_mul(y: &DMatrix<f64>, mean: &DVector<f64>, z: &DMatrix<f64>) -> DMatrix<f64> {
-    let mut out = mul(y, z);
+fn centred_mul(y: MatRef<'_, f64>, mean: &DVector<f64>, z: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut out = mul_with(y, as_faer(z), par_for(y.nrows()));
     let shift = z.tr_mul(mean);
     for (mut col, &s) in out.column_iter_mut().zip(shift.iter()) {
         col.add_scalar_mut(-s);
@@ -207,8 +215,8 @@ fn centred_mul(y: &DMatrix<f64>, mean: &DVector<f64>, z: &DMatrix<f64>) -> DMatr
 }
 
 /// `Yc^T w` without forming `Yc`.
-fn centred_tr_mul(y: &DMatrix<f64>, mean: &DVector<f64>, w: &DMatrix<f64>) -> DMatrix<f64> {
-    let mut out = tr_mul(y, w);
+fn centred_tr_mul(y: MatRef<'_, f64>, mean: &DVector<f64>, w: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut out = mul_with(y.transpose(), as_faer(w), par_for(y.nrows()));
     for (mut col, wcol) in out.column_iter_mut().zip(w.column_iter()) {
         col.axpy(-wcol.sum(), mean, 1.0);
     }
@@ -221,7 +229,12 @@ fn orth(a: &DMatrix<f64>) -> DMatrix<f64> {
 }
 
 /// The randomized axes (module doc).
-fn randomized(y: &DMatrix<f64>, mean: &DVector<f64>, q: usize, seed: u64) -> Result<DMatrix<f64>> {
+fn randomized(
+    y: MatRef<'_, f64>,
+    mean: &DVector<f64>,
+    q: usize,
+    seed: u64,
+) -> Result<DMatrix<f64>> {
     let (n, p) = (y.nrows(), y.ncols());
     let l = q + OVERSAMPLE;
     let mut rng = unfold_core::seeded_rng(seed);
@@ -271,6 +284,32 @@ mod tests {
         (b - a * a.tr_mul(b)).norm()
     }
 
+    /// A row-major view of the points (a C-order array read in place) gives the fit of the
+    /// column-major matrix, on every path: covariance, Gram and randomized.
+    #[test]
+    fn row_major_views_fit_as_the_matrix() {
+        for (n, p, q, solver) in [
+            (300, 12, 3, PcaSolver::Exact),
+            (12, 40, 3, PcaSolver::Exact),
+            (600, 80, 4, PcaSolver::Randomized),
+        ] {
+            let y = gapped(n, p, 5).add_scalar(3.0);
+            let rows: Vec<f64> = y.transpose().as_slice().to_vec();
+            let view = MatRef::from_row_major_slice(&rows, n, p);
+            let a = principal_components(&y, q, solver, 1).unwrap();
+            let b = principal_components_of(view, q, solver, 1).unwrap();
+            assert_eq!(a.solver, b.solver);
+            let rel = |x: &DMatrix<f64>, z: &DMatrix<f64>| (x - z).amax() / z.amax();
+            assert!(rel(&b.components, &a.components) < 1e-10, "{n}x{p}");
+            assert!(rel(&b.coords, &a.coords) < 1e-10, "{n}x{p}");
+            assert!((&b.mean - &a.mean).amax() < 1e-13, "{n}x{p}");
+            assert!(
+                (&b.variances - &a.variances).amax() / a.variances[0] < 1e-12,
+                "{n}x{p}"
+            );
+        }
+    }
+
     #[test]
     fn exact_paths_agree_with_the_full_covariance_eigenproblem() {
         for (n, p) in [(80, 12), (12, 40)] {
@@ -278,7 +317,7 @@ mod tests {
             let q = 3;
             let pc = principal_components(&y, q, PcaSolver::Exact, 0).unwrap();
             let mean = DVector::from_fn(p, |j, _| y.column(j).mean());
-            let yc = centred(&y, &mean);
+            let yc = centred(as_faer(&y), &mean);
             let cov = yc.tr_mul(&yc) / (n as f64 - 1.0);
             let full = sym_eigen(&cov).unwrap();
             for j in 0..q {

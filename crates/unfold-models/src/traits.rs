@@ -131,22 +131,35 @@ pub(crate) fn check_dense_memory(
 /// at least two points, and `1 <= dim < min(p, n)` (every method here reduces dimension).
 pub fn check_fit_input(y: &DMatrix<f64>, dim: usize, method: &str) -> Result<()> {
     unfold_core::check_points(y, "the data")?;
-    if y.nrows() < 2 {
+    check_fit_shape(y.nrows(), y.ncols(), dim, method)
+}
+
+/// [`check_fit_input`] of n x p points given as values in `order`.
+pub fn check_fit_values(
+    values: &[f64],
+    (n, p): (usize, usize),
+    order: unfold_core::Order,
+    dim: usize,
+    method: &str,
+) -> Result<()> {
+    unfold_core::check_point_values(values, n, p, order, "the data")?;
+    check_fit_shape(n, p, dim, method)
+}
+
+/// The shape half of [`check_fit_input`]: at least two points and `1 <= dim < min(p, n)`.
+fn check_fit_shape(n: usize, p: usize, dim: usize, method: &str) -> Result<()> {
+    if n < 2 {
         return Err(Error::TooFewPoints {
             what: method.to_string(),
             needed: 2,
-            got: y.nrows(),
+            got: n,
             advice: "provide more points".to_string(),
         });
     }
     unfold_core::check_dim(
         dim,
-        y.ncols(),
-        &format!("{method} reduces the {} feature(s) of the data", y.ncols()),
+        p,
+        &format!("{method} reduces the {p} feature(s) of the data"),
     )?;
-    unfold_core::check_dim(
-        dim,
-        y.nrows(),
-        "there must be more points than latent dimensions",
-    )
+    unfold_core::check_dim(dim, n, "there must be more points than latent dimensions")
 }

@@ -135,6 +135,50 @@ pub trait Method: Send + Sync {
 
     /// Decodes a fitted model from the payload [`Encode::encode`] wrote (use [`decode`]).
     fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>>;
+
+    /// Fits the method on points given row after row, read where they lie, for methods
+    /// that can (PCA); `None`, the default, asks the caller for the column-major matrix
+    /// and [`Method::fit`]. Optional: a method that implements only `fit` works everywhere.
+    fn fit_rows(
+        &self,
+        _rows: Rows<'_>,
+        _settings: &Settings,
+        _observer: &dyn Observer,
+    ) -> Option<Result<Box<dyn Model>>> {
+        None
+    }
+}
+
+/// An n x p matrix of points given row after row (`values[i * p + j]` is coordinate j of
+/// point i), e.g. a C-order NumPy array.
+#[derive(Clone, Copy, Debug)]
+pub struct Rows<'a> {
+    values: &'a [f64],
+    n: usize,
+    p: usize,
+}
+
+impl<'a> Rows<'a> {
+    /// The n x p points in `values`, which must hold n p of them.
+    pub fn new(values: &'a [f64], n: usize, p: usize) -> Result<Self> {
+        if n.checked_mul(p) != Some(values.len()) {
+            return Err(Error::DimensionMismatch(format!(
+                "{} values for {n} points in {p} dimensions",
+                values.len()
+            )));
+        }
+        Ok(Rows { values, n, p })
+    }
+
+    /// The values, row after row.
+    pub fn values(&self) -> &'a [f64] {
+        self.values
+    }
+
+    /// The number of points n and their dimension p.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.n, self.p)
+    }
 }
 
 /// An extra output table of a fitted model (DDRTree's tree and centres), written beside

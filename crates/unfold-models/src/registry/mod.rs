@@ -27,7 +27,7 @@ mod params;
 pub mod validate;
 
 pub use method::{
-    decode, Encode, Family, FitData, FitReport, Method, MethodInfo, Model, Overlay, Table,
+    decode, Encode, Family, FitData, FitReport, Method, MethodInfo, Model, Overlay, Rows, Table,
 };
 pub use params::{DefaultValue, Interval, ParamKind, ParamSpec, Settings, Value};
 
@@ -43,6 +43,24 @@ use unfold_vem::Observer;
 pub struct Fitted {
     pub model: Box<dyn Model>,
     pub report: FitReport,
+}
+
+impl Fitted {
+    /// `model`, fitted by `method` since `start`, with the report of how the fit went.
+    fn reported(method: &str, model: Box<dyn Model>, start: Instant) -> Self {
+        let seconds = start.elapsed().as_secs_f64();
+        let c = model.convergence();
+        let report = FitReport {
+            method: method.to_string(),
+            iterations: c.iterations,
+            converged: c.converged,
+            stopped_by: c.stopped_by,
+            seconds,
+            evidence: model.evidence(),
+            trace: c.trace,
+        };
+        Fitted { model, report }
+    }
 }
 
 /// What a model file holds: the model, and the preprocessing (the fitted steps of `unfold
@@ -233,18 +251,26 @@ impl Registry {
         }
         let start = Instant::now();
         let model = method.fit(data, &settings, observer)?;
-        let seconds = start.elapsed().as_secs_f64();
-        let c = model.convergence();
-        let report = FitReport {
-            method: name.to_string(),
-            iterations: c.iterations,
-            converged: c.converged,
-            stopped_by: c.stopped_by,
-            seconds,
-            evidence: model.evidence(),
-            trace: c.trace,
-        };
-        Ok(Fitted { model, report })
+        Ok(Fitted::reported(name, model, start))
+    }
+
+    /// [`Registry::fit`] on points given row after row (a C-order NumPy array), for the
+    /// methods that read them in place ([`Method::fit_rows`]); `None` for the others,
+    /// which take the column-major copy and [`Registry::fit`].
+    pub fn fit_rows(
+        &self,
+        name: &str,
+        rows: Rows<'_>,
+        given: &Settings,
+        observer: &dyn Observer,
+    ) -> Result<Option<Fitted>> {
+        let method = self.get(name)?;
+        let settings = self.resolve(name, given)?;
+        let start = Instant::now();
+        Ok(match method.fit_rows(rows, &settings, observer) {
+            None => None,
+            Some(model) => Some(Fitted::reported(name, model?, start)),
+        })
     }
 
     /// The model file of `model`: the one header, then its payload.

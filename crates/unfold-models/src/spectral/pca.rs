@@ -7,11 +7,16 @@
 //! (`solver`: auto, exact, randomized). Projection of a new point is exact:
 //! `x = V^T (y - mu)`.
 
-use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use crate::traits::{
+    check_fit_input, check_fit_values, check_new_points, Embedding, OutOfSample, Projection,
+};
+use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::Result;
-use unfold_linalg::{principal_components, PcaSolver};
+use unfold_core::{Order, Result};
+use unfold_linalg::{
+    principal_components, principal_components_of, PcaSolver, PrincipalComponents,
+};
 
 /// Settings of [`Pca`].
 #[derive(Clone, Debug, PartialEq)]
@@ -37,12 +42,27 @@ impl PcaParams {
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Pca> {
         check_fit_input(y, self.dim, "PCA")?;
         let pc = principal_components(y, self.dim, self.solver, self.seed)?;
-        Ok(Pca {
+        Ok(Pca::from(pc))
+    }
+
+    /// Fits PCA to n x p points given row after row (a C-order array), read in place:
+    /// the same fit as [`PcaParams::fit`] of the matrix, without its column-major copy.
+    pub fn fit_rows(&self, values: &[f64], n: usize, p: usize) -> Result<Pca> {
+        check_fit_values(values, (n, p), Order::Rows, self.dim, "PCA")?;
+        let y = MatRef::from_row_major_slice(values, n, p);
+        let pc = principal_components_of(y, self.dim, self.solver, self.seed)?;
+        Ok(Pca::from(pc))
+    }
+}
+
+impl From<PrincipalComponents> for Pca {
+    fn from(pc: PrincipalComponents) -> Self {
+        Pca {
             mean: pc.mean,
             components: pc.components,
             explained_variance: pc.variances,
             coords: pc.coords,
-        })
+        }
     }
 }
 
@@ -79,7 +99,7 @@ pub use registration::PcaMethod;
 mod registration {
     use super::*;
     use crate::registry::{
-        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
+        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Rows, Settings,
     };
     use unfold_vem::Observer;
 
@@ -87,6 +107,15 @@ mod registration {
 
     /// Principal component analysis.
     pub struct PcaMethod;
+
+    /// The settings as [`PcaParams`].
+    fn params(s: &Settings) -> Result<PcaParams> {
+        Ok(PcaParams {
+            dim: s.count("dim")?,
+            solver: PcaSolver::parse(s.choice("solver")?)?,
+            seed: s.count("seed")? as u64,
+        })
+    }
 
     impl Method for PcaMethod {
         fn info(&self) -> MethodInfo {
@@ -108,12 +137,20 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            let params = PcaParams {
-                dim: s.count("dim")?,
-                solver: PcaSolver::parse(s.choice("solver")?)?,
-                seed: s.count("seed")? as u64,
+            Ok(Box::new(params(s)?.fit(data.y)?))
+        }
+
+        fn fit_rows(
+            &self,
+            rows: Rows<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Option<Result<Box<dyn Model>>> {
+            let fit = || -> Result<Box<dyn Model>> {
+                let (n, p) = rows.shape();
+                Ok(Box::new(params(s)?.fit_rows(rows.values(), n, p)?))
             };
-            Ok(Box::new(params.fit(data.y)?))
+            Some(fit())
         }
 
         fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
@@ -154,6 +191,42 @@ mod tests {
             let u = (i as f64 * 2.71).sin() * 0.1;
             [t + s, t - s, u][j] + 1.0
         })
+    }
+
+    /// Points given row after row fit as the matrix does, through the registry; other
+    /// methods decline them; bad rows are refused with the cell or the count.
+    #[test]
+    fn rows_in_place_fit_as_the_matrix() {
+        use crate::registry::{FitData, Registry, Rows, Settings};
+        let y = sample();
+        let values: Vec<f64> = y.transpose().as_slice().to_vec();
+        let registry = Registry::builtin();
+        let silent = &unfold_vem::Silent;
+        let rows = Rows::new(&values, 60, 3).unwrap();
+        let a = registry
+            .fit("pca", &FitData::points(&y), &Settings::new(), silent)
+            .unwrap();
+        let b = registry
+            .fit_rows("pca", rows, &Settings::new(), silent)
+            .unwrap()
+            .expect("pca reads rows in place");
+        let (ea, eb) = (a.model.coords(), b.model.coords());
+        assert!((ea - eb).amax() < 1e-12 * ea.amax(), "{ea} {eb}");
+        assert_eq!(b.report.method, "pca");
+        assert!(registry
+            .fit_rows("isomap", rows, &Settings::new(), silent)
+            .unwrap()
+            .is_none());
+        assert!(matches!(
+            Rows::new(&values, 60, 4),
+            Err(Error::DimensionMismatch(_))
+        ));
+        let mut bad = values.clone();
+        bad[7 * 3 + 2] = f64::NAN;
+        let e = PcaParams::new(2).fit_rows(&bad, 60, 3).unwrap_err();
+        assert!(matches!(e, Error::NonFinite { row: 7, col: 2, .. }), "{e}");
+        let e = PcaParams::new(3).fit_rows(&values, 60, 3).unwrap_err();
+        assert!(e.to_string().contains("feature"), "{e}");
     }
 
     #[test]
