@@ -62,7 +62,8 @@ def data(n, p, kind, seed):
 
 rows_csv = []
 for n, p, kind, fmt in [(20000, 500, "gauss", "%.17g"), (20000, 500, "counts", "%d"),
-                        (100000, 50, "gauss", "%.6f"), (5000, 2000, "lowrank", "%.8g")]:
+                        (100000, 50, "gauss", "%.6f"), (5000, 2000, "lowrank", "%.8g"),
+                        (20000, 200, "lowrank", "%.18e")]:
     y = data(n, p, kind, seed=n + p)
     path = f"{DIR}/{kind}_{n}x{p}.csv"
     np.savetxt(path, y, delimiter=",", fmt=fmt)
@@ -74,7 +75,7 @@ for n, p, kind, fmt in [(20000, 500, "gauss", "%.17g"), (20000, 500, "counts", "
     inside.clear()
     t_ours, t_pd, ratio = paired(ours, lambda: pd.read_csv(path, header=None, dtype=np.float64).to_numpy())
     t_np = median_time(lambda: np.loadtxt(path, delimiter=","))
-    rows_csv.append((n, p, kind, size_mb, t_ours, statistics.median(inside), t_np, t_pd, ratio))
+    rows_csv.append((n, p, f"{kind}, `{fmt}`", size_mb, t_ours, statistics.median(inside), t_np, t_pd, ratio))
     print(rows_csv[-1], flush=True)
 
 rows_pca = []
@@ -90,7 +91,7 @@ for n, p, q, kind in [(10000, 500, 2, "lowrank"), (10000, 500, 50, "gauss"), (20
     print(rows_pca[-1], flush=True)
 
 with open(OUT, "w") as f:
-    f.write("| N | p | data | MB | unfold read, whole process (s) | unfold read, in process (s) | "
+    f.write("| N | p | data, format | MB | unfold read, whole process (s) | unfold read, in process (s) | "
             "numpy loadtxt (s) | pandas read_csv (s) | unfold / pandas (median of pairs) | unfold MB/s |\n"
             "|---|---|---|---|---|---|---|---|---|---|\n")
     for n, p, kind, mb, t_ours, inner, t_np, t_pd, ratio in rows_csv:
