@@ -52,9 +52,23 @@ pub fn centred_tr_mul_self(a: &DMatrix<f64>, m: &[f64]) -> DMatrix<f64> {
 /// array is read in place).
 pub fn centred_tr_mul_self_of(a: MatRef<'_, f64>, m: &[f64]) -> DMatrix<f64> {
     assert_eq!(m.len(), a.ncols(), "one centre per column");
+    let p = a.ncols();
     gram_of_blocks(a.nrows(), |rows| {
-        let block = DMatrix::from_fn(rows.len(), a.ncols(), |i, j| a[(rows.start + i, j)] - m[j]);
-        lower_gram(as_faer(&block))
+        if a.col_stride() == 1 {
+            // Rows stored contiguously: each block centred row by row into a row-major
+            // buffer, read by the product as it lies.
+            let mut block = vec![0.0; rows.len() * p];
+            for (i, out) in rows.clone().zip(block.chunks_exact_mut(p)) {
+                let row = a.row(i).try_as_row_major().expect("unit column stride");
+                for ((o, &v), &c) in out.iter_mut().zip(row.as_slice()).zip(m) {
+                    *o = v - c;
+                }
+            }
+            lower_gram(MatRef::from_row_major_slice(&block, rows.len(), p))
+        } else {
+            let block = DMatrix::from_fn(rows.len(), p, |i, j| a[(rows.start + i, j)] - m[j]);
+            lower_gram(as_faer(&block))
+        }
     })
 }
 
