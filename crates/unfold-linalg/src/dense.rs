@@ -1,7 +1,6 @@
 //! Small dense-matrix helpers.
 
 use crate::lane_sum;
-use crate::view::as_faer;
 use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
@@ -39,17 +38,12 @@ pub fn zeroed(n: usize, p: usize) -> DMatrix<f64> {
     DMatrix::from_vec(n, p, vec![0.0; n * p])
 }
 
-/// The mean of each column, the columns in parallel, each a [`lane_sum`] over its
-/// contiguous storage (the same bits on any number of threads).
-pub fn column_means(y: &DMatrix<f64>) -> DVector<f64> {
-    column_means_of(as_faer(y))
-}
-
-/// [`column_means`] of a faer view: contiguous columns as there; rows (a row-major view)
-/// by fixed blocks of rows in parallel, each adding its rows in order and the blocks'
-/// sums added in block order (the same bits on any number of threads; within rounding of
-/// the column-major sums).
-pub fn column_means_of(y: MatRef<'_, f64>) -> DVector<f64> {
+/// The mean of each column of a faer view, the same bits on any number of threads:
+/// contiguous columns (nalgebra's storage) each by a [`lane_sum`] in parallel; rows (a
+/// row-major view of a C-order array) by fixed blocks of rows in parallel, each adding its
+/// rows in order and the blocks' sums added in block order (within rounding of the
+/// column-major sums).
+pub fn column_means(y: MatRef<'_, f64>) -> DVector<f64> {
     let (n, p) = (y.nrows(), y.ncols());
     if n == 0 {
         return DVector::from_element(p, f64::NAN);
@@ -96,7 +90,7 @@ pub fn column_means_of(y: MatRef<'_, f64>) -> DVector<f64> {
     DVector::from_iterator(p, sums.into_iter().map(|s| s / n as f64))
 }
 
-/// Rows per block of [`column_means_of`] on a view without contiguous columns.
+/// Rows per block of [`column_means`] on a view without contiguous columns.
 const MEAN_ROWS: usize = 4096;
 
 /// Columns per parallel block of [`from_rows`].
@@ -137,6 +131,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::as_faer;
 
     #[test]
     fn zeroed_is_zeros() {
@@ -151,7 +146,7 @@ mod tests {
             let y = DMatrix::from_fn(n, p, |i, j| {
                 ((i * 7 + j * 3) as f64 * 0.37).sin() + j as f64
             });
-            let means = column_means(&y);
+            let means = column_means(as_faer(&y));
             for j in 0..p {
                 let want = y.column(j).mean();
                 assert!(
@@ -160,7 +155,7 @@ mod tests {
                 );
             }
         }
-        assert!(column_means(&DMatrix::zeros(0, 2))
+        assert!(column_means(as_faer(&DMatrix::zeros(0, 2)))
             .iter()
             .all(|m| m.is_nan()));
         // A row-major view gives the same means to rounding.
@@ -168,7 +163,7 @@ mod tests {
             let y = DMatrix::from_fn(n, p, |i, j| ((i * 7 + j * 3) as f64 * 0.37).sin() * 1e3);
             let rows: Vec<f64> = y.transpose().as_slice().to_vec();
             let view = MatRef::from_row_major_slice(&rows, n, p);
-            let (a, b) = (column_means_of(view), column_means(&y));
+            let (a, b) = (column_means(view), column_means(as_faer(&y)));
             assert!((&a - &b).amax() <= 1e-12 * 1e3, "{n}x{p}");
         }
     }

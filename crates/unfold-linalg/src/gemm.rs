@@ -43,14 +43,9 @@ pub fn tr_mul_self(a: &DMatrix<f64>) -> DMatrix<f64> {
 
 /// `(a - 1 m^T)^T (a - 1 m^T)` for the row vector `m` (the scatter matrix of the rows of
 /// `a` about `m`), exactly symmetric, without forming the centred matrix: each block of
-/// rows is centred in its own buffer before its product ([`tr_mul_self`]'s blocks).
-pub fn centred_tr_mul_self(a: &DMatrix<f64>, m: &[f64]) -> DMatrix<f64> {
-    centred_tr_mul_self_of(as_faer(a), m)
-}
-
-/// [`centred_tr_mul_self`] of a faer view of any layout (a row-major view of a C-order
-/// array is read in place).
-pub fn centred_tr_mul_self_of(a: MatRef<'_, f64>, m: &[f64]) -> DMatrix<f64> {
+/// rows is centred in its own buffer before its product ([`tr_mul_self`]'s blocks). `a`
+/// may have any layout; a row-major view (a C-order array) is read in place.
+pub fn centred_tr_mul_self(a: MatRef<'_, f64>, m: &[f64]) -> DMatrix<f64> {
     assert_eq!(m.len(), a.ncols(), "one centre per column");
     let p = a.ncols();
     gram_of_blocks(a.nrows(), |rows| {

@@ -22,9 +22,9 @@
 //! many components (`q >= 0.8 min(n, p)`), and randomized otherwise.
 
 use crate::dense_eigen::sym_eigen;
-use crate::gemm::{centred_tr_mul_self_of, mul, mul_with, tr_mul};
+use crate::gemm::{centred_tr_mul_self, mul, mul_with, tr_mul};
 use crate::view::{as_faer, par_for, to_nalgebra};
-use crate::{column_means_of, fix_signs, largest_eigenpairs, SymMatrix};
+use crate::{column_means, fix_signs, largest_eigenpairs, SymMatrix};
 use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
@@ -128,7 +128,7 @@ pub fn principal_components_of(
             format!("{q} components of {n} points in {p} dimensions: need 1 <= q <= p and n >= 2"),
         ));
     }
-    let mean = column_means_of(y);
+    let mean = column_means(y);
     let solver = solver.resolve(n, p, q);
     let mut components = match solver {
         PcaSolver::Randomized if q + OVERSAMPLE < n.min(p) => randomized(y, &mean, q, seed)?,
@@ -175,7 +175,7 @@ const FULL_EIGEN_RATIO: usize = 50;
 fn exact(y: MatRef<'_, f64>, mean: &DVector<f64>, q: usize) -> Result<DMatrix<f64>> {
     let (n, p) = (y.nrows(), y.ncols());
     let components = if p <= n {
-        let cov = centred_tr_mul_self_of(y, mean.as_slice());
+        let cov = centred_tr_mul_self(y, mean.as_slice());
         if FULL_EIGEN_RATIO * q > p {
             // Many of the p axes: the whole decomposition costs less than the restarted
             // Lanczos iteration.
