@@ -14,6 +14,9 @@ use unfold::eval::{clustering_accuracy, spearman};
 use unfold::models::regularised::ddrtree::DdrTreeParams;
 use unfold::models::trajectory::Root;
 
+#[path = "support/branching_truth.rs"]
+mod branching_truth;
+
 fn main() -> unfold::core::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize, default: &str| args.get(i).cloned().unwrap_or(default.into());
@@ -25,28 +28,17 @@ fn main() -> unfold::core::Result<()> {
     let seed = parse(arg(5, "1")) as u64;
     let min_branch = parse(arg(6, "0")) as usize;
     let data = branching(n, branches, p, noise, seed)?;
-    let time: Vec<f64> = data
-        .latent
-        .as_ref()
-        .expect("true time")
-        .column(0)
-        .iter()
-        .copied()
-        .collect();
-    let segment = data.labels.as_ref().expect("segments");
+    let truth = branching_truth::truth(&data);
     let mut params = DdrTreeParams::new(2);
     if let Some(l) = args.get(4).filter(|l| *l != "auto") {
         params.lambda = Some(parse(l.clone()));
     }
     let start = std::time::Instant::now();
     let fit = params.fit(&data.points)?;
-    let root = (0..n)
-        .min_by(|&a, &b| time[a].total_cmp(&time[b]))
-        .expect("n >= 1");
-    let order = fit.order_with(Root::Cell(root), min_branch)?;
+    let order = fit.order_with(Root::Cell(truth.root), min_branch)?;
     let seconds = start.elapsed().as_secs_f64();
-    let rho = spearman(&order.pseudotime, &time)?;
-    let agreement = clustering_accuracy(&order.state, segment)?;
+    let rho = spearman(&order.pseudotime, &truth.time)?;
+    let agreement = clustering_accuracy(&order.state, truth.segment)?;
     println!(
         "| {n} | {p} | {noise} | {branches} | {} | {min_branch} | {} | {} | {rho:.4} | {agreement:.4} | {seconds:.2} |",
         args.get(4).map_or("auto", |s| s.as_str()),

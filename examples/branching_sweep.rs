@@ -42,6 +42,9 @@ use unfold::eval::{clustering_accuracy, spearman};
 use unfold::models::regularised::ddrtree::DdrTreeParams;
 use unfold::models::trajectory::Root;
 
+#[path = "support/branching_truth.rs"]
+mod branching_truth;
+
 /// The ranks (0-based) of `x`; ties are broken by position (continuous data have none).
 fn ranks(x: &[f64]) -> Vec<f64> {
     let mut idx: Vec<usize> = (0..x.len()).collect();
@@ -251,15 +254,11 @@ fn main() -> unfold::core::Result<()> {
     let max_iters = list(&arg(12, "20"));
 
     let data = branching(n, branches, p, noise, seed)?;
-    let time: Vec<f64> = data
-        .latent
-        .as_ref()
-        .expect("true time")
-        .column(0)
-        .iter()
-        .copied()
-        .collect();
-    let segment = data.labels.as_ref().expect("segments");
+    let branching_truth::Truth {
+        time,
+        segment,
+        root,
+    } = branching_truth::truth(&data);
     let arms = arms(branches);
     let truth = DMatrix::from_fn(n, 2, |i, j| {
         let u = time[i] - 1.0;
@@ -268,9 +267,6 @@ fn main() -> unfold::core::Result<()> {
             s => u * arms[s - 1][j],
         }
     });
-    let root = (0..n)
-        .min_by(|&a, &b| time[a].total_cmp(&time[b]))
-        .expect("n >= 1");
     let diagnosis = Diagnosis {
         time: &time,
         segment,
