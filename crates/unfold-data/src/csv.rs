@@ -176,18 +176,37 @@ impl Layout<'_> {
     }
 
     /// Reads the lines of numbers of `text` (its first line numbered `first`) into the
-    /// rows of `block`, one per non-blank line: each line by [`scan_line`], or where that
-    /// declines, by [`Layout::numeric_line`] (which gives the same values or the error).
+    /// rows of `block`, one per non-blank line: each line by [`scan_line`], which finds the
+    /// line's end as it goes, or where that declines, by [`Layout::numeric_line`] on the
+    /// line as [`numbered_lines`] cuts it (which gives the same values or the error, and
+    /// skips blank lines).
     fn fill(&self, text: &str, first: usize, mut block: MatMut<'_, f64>) -> Result<()> {
         let mut row = vec![0.0; self.width];
-        for (r, (line, raw)) in numbered_lines(text, first).enumerate() {
-            if !scan_line(raw, &mut row) {
-                row.clear();
-                self.numeric_line(raw, line, &mut row)?;
-            }
+        let (mut at, mut line, mut r) = (0, first, 0);
+        while at < text.len() {
+            let rest = &text[at..];
+            let next = match scan_line(rest, &mut row) {
+                Some(used) => at + used,
+                None => {
+                    let end = rest.find('\n').map_or(text.len(), |i| at + i);
+                    let raw = text[at..end].trim_end_matches('\r');
+                    let next = (end + 1).min(text.len());
+                    if raw.trim().is_empty() {
+                        line += 1;
+                        at = next;
+                        continue;
+                    }
+                    row.clear();
+                    self.numeric_line(raw, line, &mut row)?;
+                    next
+                }
+            };
             for (j, &v) in row.iter().enumerate() {
                 block[(r, j)] = v;
             }
+            r += 1;
+            line += 1;
+            at = next;
         }
         Ok(())
     }
@@ -215,15 +234,16 @@ impl Layout<'_> {
     }
 }
 
-/// Fills `row` with the fields of a line of numbers, each converted as it is scanned
-/// ([`decimal::scan`]: exactly by its fast path, or by the standard parser on the number's
-/// bytes). `false` when the line needs the general reader: a field count other than
-/// `row.len()`, or a field that is empty, not a finite number, or padded with whitespace
-/// other than spaces and tabs.
-fn scan_line(line: &str, row: &mut [f64]) -> bool {
-    let bytes = line.as_bytes();
-    let skip_blanks = |mut i: usize| {
-        while matches!(bytes.get(i), Some(b' ' | b'\t')) {
+/// Fills `row` with the fields of the line of numbers that starts `text`, each converted as
+/// it is scanned ([`decimal::scan`]: exactly by its fast path, or by the standard parser on
+/// the number's bytes), and gives the bytes of the line with its end (`\n`, or the end of
+/// `text`; `\r`s before it are part of the end). `None` when the line needs the general
+/// reader: a field count other than `row.len()`, or a field that is empty, not a finite
+/// number, or padded with whitespace other than spaces and tabs.
+fn scan_line(text: &str, row: &mut [f64]) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let skip = |mut i: usize, what: &[u8]| {
+        while bytes.get(i).is_some_and(|b| what.contains(b)) {
             i += 1;
         }
         i
@@ -231,30 +251,35 @@ fn scan_line(line: &str, row: &mut [f64]) -> bool {
     let last = row.len() - 1;
     let mut i = 0;
     for (j, slot) in row.iter_mut().enumerate() {
-        i = skip_blanks(i);
-        let value = match decimal::scan(&bytes[i..]) {
-            Some(Scanned::Exact(v, used)) => {
+        i = skip(i, b" \t");
+        let value = match decimal::scan(&bytes[i..])? {
+            Scanned::Exact(v, used) => {
                 i += used;
                 v
             }
-            Some(Scanned::Full(used)) => match line[i..i + used].parse::<f64>() {
+            Scanned::Full(used) => match text[i..i + used].parse::<f64>() {
                 Ok(v) if v.is_finite() => {
                     i += used;
                     v
                 }
-                _ => return false,
+                _ => return None,
             },
-            None => return false,
         };
-        i = skip_blanks(i);
-        match bytes.get(i) {
-            Some(b',') if j < last => i += 1,
-            None if j == last => {}
-            _ => return false,
-        }
+        i = skip(i, b" \t");
         *slot = value;
+        if j < last {
+            if bytes.get(i) != Some(&b',') {
+                return None;
+            }
+            i += 1;
+        }
     }
-    true
+    i = skip(i, b"\r");
+    match bytes.get(i) {
+        Some(b'\n') => Some(i + 1),
+        None => Some(i),
+        _ => None,
+    }
 }
 
 /// Bytes of body text per parallel slice: large enough that the split costs nothing, small
@@ -649,6 +674,35 @@ mod tests {
                 matches!(e, Error::Parse { line, .. } if line == bad_line),
                 "{bad}: {e}"
             );
+        }
+    }
+
+    /// Lines pieced together from numbers, separators, spaces, tabs, carriage returns,
+    /// no-break spaces and text: the scan straight into the matrix (which finds line ends
+    /// as it goes) reads each text as the general reader does (forced by a
+    /// quoted last line): the same values, or an error on the same line.
+    #[test]
+    fn scanned_lines_read_as_the_general_reader() {
+        use rand::{Rng, SeedableRng};
+        let pieces = [
+            "1", "-2.5", "3e2", ",", ",", ",", " ", "\t", "\r", "\n", "\n", "\u{a0}", "x",
+        ];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        for case in 0..20_000 {
+            let mut text = String::from("7,8\n");
+            for _ in 0..rng.random_range(0..24) {
+                text.push_str(pieces[rng.random_range(0..pieces.len())]);
+            }
+            let join = if text.ends_with('\n') { "" } else { "\n" };
+            let scanned = parse(&format!("{text}{join}1,1\n"), None);
+            let general = parse(&format!("{text}{join}\"1\",1\n"), None);
+            match (scanned, general) {
+                (Ok(a), Ok(b)) => assert_eq!(a.points, b.points, "case {case}: {text:?}"),
+                (Err(Error::Parse { line: a, .. }), Err(Error::Parse { line: b, .. })) => {
+                    assert_eq!(a, b, "case {case}: {text:?}")
+                }
+                (a, b) => panic!("case {case}: {text:?}: {a:?} against {b:?}"),
+            }
         }
     }
 

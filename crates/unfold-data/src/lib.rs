@@ -40,7 +40,9 @@ pub fn read_points(spec: &Path, opts: &CsvOptions) -> Result<Dataset> {
 
 /// The bytes of a file, read in parallel pieces of at least [`READ_PIECE`] bytes: the copy
 /// out of the page cache and the first touch of each page of the buffer are shared by the
-/// cores rather than done by one. A file that changes length meanwhile is read again whole.
+/// cores rather than done by one, and the buffer is backed by huge pages
+/// ([`unfold_linalg::simd::advise_huge_pages`]). A file that changes length meanwhile is
+/// read again whole.
 #[cfg(unix)]
 fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
     use rayon::prelude::*;
@@ -51,6 +53,7 @@ fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
         return std::fs::read(path);
     }
     let mut bytes = vec![0u8; len];
+    unfold_linalg::simd::advise_huge_pages(&mut bytes);
     let piece = len
         .div_ceil(rayon::current_num_threads().max(2))
         .max(READ_PIECE);

@@ -33,9 +33,13 @@ pub fn symmetrised(mut m: DMatrix<f64>) -> DMatrix<f64> {
 /// An n x p matrix of zeros from zeroed memory: the operating system hands out zero pages
 /// as they are first touched, so the cost of touching them falls on whoever writes the
 /// matrix (in parallel, for the fills here) rather than on one thread writing zeros
-/// first, as `DMatrix::zeros` does.
+/// first, as `DMatrix::zeros` does; large ones are backed by huge pages
+/// ([`advise_huge_pages`](crate::simd::advise_huge_pages)), one fault per 2 MiB (reading a
+/// 200 MB CSV file: 0.7x to 0.8x the time with the read buffer's pages advised alike).
 pub fn zeroed(n: usize, p: usize) -> DMatrix<f64> {
-    DMatrix::from_vec(n, p, vec![0.0; n * p])
+    let mut data = vec![0.0; n * p];
+    crate::simd::advise_huge_pages(&mut data);
+    DMatrix::from_vec(n, p, data)
 }
 
 /// The mean of each column of a faer view, the same bits on any number of threads:

@@ -330,11 +330,11 @@ pub fn prefetch<T>(value: &T) {
 }
 
 /// Asks Linux to back a large, not yet written buffer with transparent huge pages (2 MiB):
-/// writing the matrix then takes one page fault per 2 MiB instead of one per 4 KiB, which
+/// writing it then takes one page fault per 2 MiB instead of one per 4 KiB, which
 /// otherwise costs as much as computing the entries. Advisory only (NumPy does the same
 /// for its large arrays): an error leaves the buffer as it was; other systems skip it.
 #[allow(unsafe_code)]
-pub(crate) fn advise_huge_pages(data: &mut [f64]) {
+pub fn advise_huge_pages<T>(data: &mut [T]) {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: sysconf only reads a system constant.
