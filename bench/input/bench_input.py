@@ -7,8 +7,9 @@ then `loadtxt`, three rounds, the median (the file is in the page cache for all 
 a first untimed read warms it). PCA: `fit` only on an in-memory float64 array, unfold and
 scikit-learn in turn, seven pairs, the medians and the median ratio, scikit-learn's default
 solver choice (`svd_solver="auto"`) against unfold's (`solver="auto"`, through the Python
-package, whose fit includes one copy of the input into Rust; the fit's own seconds inside
-Rust, `model_.fit_seconds`, are reported beside).
+package, which reads a C-order array in place; the fit's own seconds inside Rust,
+`model_.fit_seconds`, are reported beside), each call after an untimed pause of `PAUSE`
+seconds.
 """
 import os
 import statistics
@@ -25,6 +26,11 @@ import unfold
 OUT, BIN, DIR = sys.argv[1], sys.argv[2], sys.argv[3]
 ROUNDS = 3
 PAIRED_ROUNDS = 7
+# OpenBLAS's worker threads spin for about 2^28 cycles (0.1 s here) after each call before
+# they sleep; on 2 cores, a fit started in that time shares its cores with them (measured:
+# unfold's 10,000 x 500 fits took 1.4x to 1.6x their time alone when started right after
+# scikit-learn's). Each PCA fit therefore starts after a pause longer than that.
+PAUSE = 0.3
 
 
 def median_time(f):
@@ -36,15 +42,18 @@ def median_time(f):
     return statistics.median(times)
 
 
-def paired(ours, peer, rounds=PAIRED_ROUNDS):
+def paired(ours, peer, rounds=PAIRED_ROUNDS, pause=0.0):
     """Times `ours` and `peer` in turn, `rounds` times: the median of each and the median of
     the ratios of each pair (pairing keeps the ratio steady while the machine's speed
-    drifts)."""
+    drifts). `pause` seconds (untimed) go before each call, so that the threads the other
+    side left spinning have gone to sleep."""
     a, b = [], []
     for _ in range(rounds):
+        time.sleep(pause)
         start = time.perf_counter()
         ours()
         a.append(time.perf_counter() - start)
+        time.sleep(pause)
         start = time.perf_counter()
         peer()
         b.append(time.perf_counter() - start)
@@ -84,7 +93,7 @@ for n, p, q, kind in [(10000, 500, 2, "lowrank"), (10000, 500, 50, "gauss"), (20
     y = data(n, p, kind, seed=n * 3 + p)
     inside = []
     t_un, t_sk, ratio = paired(lambda: inside.append(unfold.PCA(n_components=q).fit(y).model_.fit_seconds),
-                               lambda: PCA(n_components=q).fit(y))
+                               lambda: PCA(n_components=q).fit(y), pause=PAUSE)
     t_in = statistics.median(inside)
     solver = PCA(n_components=q).fit(y)._fit_svd_solver
     rows_pca.append((n, p, q, kind, solver, t_sk, t_un, ratio, t_in))
