@@ -39,11 +39,10 @@ pub(crate) enum Scanned {
 #[inline]
 pub(crate) fn scan<const LONG: bool>(s: &[u8]) -> Option<Scanned> {
     let n = s.len();
-    let (negative, mut i) = match s.first() {
-        Some(b'-') => (true, 1),
-        Some(b'+') => (false, 1),
-        _ => (false, 0),
-    };
+    // Signs without branches: in data they are as often one as the other.
+    let sign = s.first().copied().unwrap_or(0);
+    let negative = sign == b'-';
+    let mut i = usize::from(negative | (sign == b'+'));
     let start = i;
     // Up to 19 significant digits fit a u64 (leading zeros add nothing); a longer mantissa
     // wraps here and is caught below.
@@ -104,7 +103,9 @@ pub(crate) fn scan<const LONG: bool>(s: &[u8]) -> Option<Scanned> {
             None => return Some(Scanned::Full(i)),
         }
     };
-    Some(Scanned::Exact(if negative { -value } else { value }, i))
+    // `value` is zero or positive: the sign is its top bit.
+    let bits = value.to_bits() | (u64::from(negative) << 63);
+    Some(Scanned::Exact(f64::from_bits(bits), i))
 }
 
 /// The smallest and largest decimal exponents [`eisel_lemire`] takes: over this range its
