@@ -305,16 +305,19 @@ const LONG_FIELD: usize = 16;
 /// enough that both cores get work on a file of a few MB.
 const SLICE_BYTES: usize = 1 << 20;
 
-/// Cuts `text` into slices of about [`SLICE_BYTES`] that end at line ends.
-fn slices(text: &str) -> Vec<&str> {
+/// Cuts `bytes` into slices of about [`SLICE_BYTES`] that end at line ends (or the end).
+fn slices(bytes: &[u8]) -> Vec<&[u8]> {
     let mut out = Vec::new();
     let mut start = 0;
-    while start < text.len() {
-        let mut end = (start + SLICE_BYTES).min(text.len());
-        if end < text.len() {
-            end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+    while start < bytes.len() {
+        let mut end = (start + SLICE_BYTES).min(bytes.len());
+        if end < bytes.len() {
+            end = bytes[end..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |i| end + i + 1);
         }
-        out.push(&text[start..end]);
+        out.push(&bytes[start..end]);
         start = end;
     }
     out
@@ -328,41 +331,90 @@ struct Slice<'t> {
     rows: usize,
 }
 
-/// The slices of `text` ([`slices`]) with their first line numbers (counting from `first`)
-/// and data rows (non-blank lines), counted in parallel.
-fn numbered_slices(text: &str, first: usize) -> Vec<Slice<'_>> {
-    let counts: Vec<(&str, usize, usize)> = slices(text)
-        .into_par_iter()
-        .map(|slice| {
+/// The slices of `body` ([`slices`]) as text, with their first line numbers (counting from
+/// `first`) and data rows (non-blank lines), each checked as UTF-8 and counted in parallel
+/// (`offset`: the body's first byte in the input, for the error). The error is that of the
+/// first slice that is not UTF-8.
+fn numbered_slices<'t>(
+    body: &'t [u8],
+    first: usize,
+    offset: usize,
+    source_name: &str,
+) -> Result<Vec<Slice<'t>>> {
+    let pieces = slices(body);
+    let counts: Vec<std::result::Result<(&str, usize, usize), usize>> = pieces
+        .par_iter()
+        .map(|&piece| {
+            let start = piece.as_ptr() as usize - body.as_ptr() as usize;
+            let text = std::str::from_utf8(piece).map_err(|e| start + e.valid_up_to())?;
             let (mut lines, mut rows) = (0, 0);
-            for line in slice.split('\n') {
+            for line in text.split('\n') {
                 lines += 1;
                 rows += usize::from(!line.trim().is_empty());
             }
-            (slice, lines - 1, rows)
+            Ok((text, lines - 1, rows))
         })
         .collect();
     let (mut line, mut row) = (first, 0);
-    counts
-        .into_iter()
-        .map(|(text, lines, rows)| {
-            let slice = Slice {
-                text,
-                line,
-                row,
-                rows,
-            };
-            line += lines;
-            row += rows;
-            slice
-        })
-        .collect()
+    let mut out = Vec::with_capacity(counts.len());
+    for count in counts {
+        let (text, lines, rows) = count.map_err(|at| not_utf8(source_name, offset + at))?;
+        out.push(Slice {
+            text,
+            line,
+            row,
+            rows,
+        });
+        line += lines;
+        row += rows;
+    }
+    Ok(out)
+}
+
+/// The error for input that is not UTF-8 text at byte `at`.
+fn not_utf8(source_name: &str, at: usize) -> Error {
+    Error::Parse {
+        source_name: source_name.to_string(),
+        line: 1,
+        message: format!(
+            "neither CSV text (invalid UTF-8 at byte {at}) nor a NumPy .npy/.npz file"
+        ),
+    }
+}
+
+/// The text of `bytes` up to the end of its second non-blank line (the lines that decide
+/// the header), checked line by line.
+fn head_text<'t>(bytes: &'t [u8], source_name: &str) -> Result<&'t str> {
+    let (mut end, mut found) = (0, 0);
+    while end < bytes.len() && found < 2 {
+        let next = bytes[end..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| end + i + 1);
+        let line = std::str::from_utf8(&bytes[end..next])
+            .map_err(|e| not_utf8(source_name, end + e.valid_up_to()))?;
+        found += usize::from(!line.trim().is_empty());
+        end = next;
+    }
+    std::str::from_utf8(&bytes[..end]).map_err(|e| not_utf8(source_name, e.valid_up_to()))
 }
 
 /// Parses CSV text; `source_name` names the input in error messages. The body is parsed in
 /// slices in parallel; the values, the labels' numbering (by first appearance) and the
 /// error reported (the first in the file) are those of a sequential read.
 pub fn parse_csv(text: &str, source_name: &str, opts: &CsvOptions) -> Result<Dataset> {
+    parse_csv_bytes(text.as_bytes(), source_name, opts)
+}
+
+/// [`parse_csv`] of bytes, which are checked to be UTF-8 text slice by slice as the lines
+/// are counted (rather than in a pass of their own on one core); bytes that are not are an
+/// error naming the first bad byte.
+pub(crate) fn parse_csv_bytes(
+    bytes: &[u8],
+    source_name: &str,
+    opts: &CsvOptions,
+) -> Result<Dataset> {
+    let text = head_text(bytes, source_name)?;
     let mut head = numbered_lines(text, 1);
     let Some((first_line, first_raw)) = head.next() else {
         return Err(Error::Empty(format!("{source_name} (no rows)")));
@@ -383,13 +435,13 @@ pub fn parse_csv(text: &str, source_name: &str, opts: &CsvOptions) -> Result<Dat
         (1..=width).map(|j| format!("y{j}")).collect()
     };
     // The body starts at the first line, or after the header's line.
-    let (body, body_line) = if has_header {
+    let (body_start, body_line) = if has_header {
         let offset = first_raw.as_ptr() as usize - text.as_ptr() as usize + first_raw.len();
         let rest = &text[offset..];
         let skip = rest.find('\n').map_or(rest.len(), |i| i + 1);
-        (&rest[skip..], first_line + 1)
+        (offset + skip, first_line + 1)
     } else {
-        (text, 1)
+        (0, 1)
     };
     let label = match &opts.label_column {
         None => None,
@@ -417,14 +469,14 @@ pub fn parse_csv(text: &str, source_name: &str, opts: &CsvOptions) -> Result<Dat
         label,
         source: source_name,
     };
-    let slices = numbered_slices(body, body_line);
+    let slices = numbered_slices(&bytes[body_start..], body_line, body_start, source_name)?;
     let rows: usize = slices.iter().map(|s| s.rows).sum();
     if rows == 0 {
         return Err(Error::Empty(format!(
             "{source_name} (a header row but no data)"
         )));
     }
-    if label.is_none() && !body.as_bytes().contains(&b'"') {
+    if label.is_none() && !slices.par_iter().any(|s| s.text.as_bytes().contains(&b'"')) {
         // Numbers only: each slice scans its lines straight into its own rows of the matrix.
         let mut points = unfold_linalg::zeroed(rows, width);
         let mut rest = as_faer_mut(&mut points);
@@ -607,7 +659,7 @@ mod tests {
                 text.push_str("\r\n");
             }
         }
-        assert!(slices(&text).len() > 1);
+        assert!(slices(text.as_bytes()).len() > 1);
         let d = parse(&text, Some("class")).unwrap();
         assert_eq!(d.n(), n);
         for i in [0, 1, 24_999, 25_000, n - 1] {
@@ -665,7 +717,7 @@ mod tests {
                 want.push(vec![1.0, 2.0, 3.0, 4.0, 5.0]);
             }
         }
-        assert!(slices(&text).len() > 1);
+        assert!(slices(text.as_bytes()).len() > 1);
         let d = parse(&text, None).unwrap();
         assert_eq!(d.n(), want.len());
         for (i, row) in want.iter().enumerate() {
@@ -723,7 +775,7 @@ mod tests {
             text.push_str(&cells.join(","));
             text.push_str(if i == 12_345 { "\u{a0}\n" } else { "\n" });
         }
-        assert!(text.len() >= LONG_FIELD * 3 * n && slices(&text).len() > 1);
+        assert!(text.len() >= LONG_FIELD * 3 * n && slices(text.as_bytes()).len() > 1);
         let d = parse(&text, None).unwrap();
         assert_eq!(d.n(), n);
         for (k, v) in want.iter().enumerate() {
@@ -734,6 +786,32 @@ mod tests {
                 "row {i} column {j}"
             );
         }
+    }
+
+    /// Bytes that are not UTF-8, in the header's lines or in a late slice of the body, are
+    /// an error naming the first bad byte of the whole input.
+    #[test]
+    fn bytes_not_utf8_are_named_by_their_offset() {
+        let mut text = String::from("a,b\n");
+        for i in 0..300_000 {
+            text.push_str(&format!("{i},{}\n", i % 7));
+        }
+        let late = text.len() - 100;
+        let mut bytes = text.clone().into_bytes();
+        bytes[late] = 0xff;
+        bytes[late + 40] = 0xfe;
+        assert!(slices(&bytes).len() > 2);
+        let opts = CsvOptions::default();
+        let e = parse_csv_bytes(&bytes, "t.csv", &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("invalid UTF-8 at byte {late})")), "{e}");
+        let mut bytes = text.into_bytes();
+        bytes[5] = 0xc3;
+        let e = parse_csv_bytes(&bytes, "t.csv", &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("invalid UTF-8 at byte 5)"), "{e}");
     }
 
     /// Lines pieced together from numbers, separators, spaces, tabs, carriage returns,

@@ -144,13 +144,7 @@ pub fn parse_points(
                 format!("{source} is not a .npz archive, so it has no array {array:?}"),
             ));
         }
-        let text = std::str::from_utf8(&bytes).map_err(|e| {
-            refuse(format!(
-                "neither CSV text (invalid UTF-8 at byte {}) nor a NumPy .npy/.npz file",
-                e.valid_up_to()
-            ))
-        })?;
-        let mut data = parse_csv(text, &source, opts)?;
+        let mut data = csv::parse_csv_bytes(&bytes, &source, opts)?;
         data.name = name;
         return Ok(data);
     };
