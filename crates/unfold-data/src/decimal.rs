@@ -69,11 +69,15 @@ pub(crate) fn scan<const LONG: bool>(s: &[u8]) -> Option<Scanned> {
         let first = i;
         let mut e = 0i64;
         while i < n && s[i].is_ascii_digit() {
-            e = (e * 10 + i64::from(s[i] - b'0')).min(1_000_000);
+            e = e.wrapping_mul(10).wrapping_add(i64::from(s[i] - b'0'));
             i += 1;
         }
         if i == first {
             return None;
+        }
+        if i - first > 8 {
+            // A long exponent (it may wrap here): the full parser's.
+            return Some(Scanned::Full(i));
         }
         exponent += if negative_exponent { -e } else { e };
     }
@@ -438,6 +442,12 @@ mod tests {
         assert_eq!(scan::<false>(b"1.5.2"), Some(Scanned::Exact(1.5, 3)));
         assert_eq!(scan::<false>(b"2 "), Some(Scanned::Exact(2.0, 1)));
         assert_eq!(scan::<false>(b"1e56,"), Some(Scanned::Full(4)));
+        assert_eq!(scan::<false>(b"1e00000003"), Some(Scanned::Exact(1e3, 10)));
+        assert_eq!(scan::<false>(b"1e000000003,"), Some(Scanned::Full(11)));
+        assert_eq!(
+            scan::<false>(b"1e-99999999999999999999"),
+            Some(Scanned::Full(23))
+        );
         assert_eq!(
             scan::<true>(b"12345678,9"),
             Some(Scanned::Exact(12345678.0, 8))
