@@ -20,6 +20,10 @@ pub(crate) enum Search {
     Within(f64),
 }
 
+/// The node label of a subtree whose points carry different labels
+/// ([`KdTree::node_labels`]).
+pub(crate) const MIXED: usize = usize::MAX;
+
 /// Cells with at most this many points are leaves.
 const LEAF_SIZE: usize = 8;
 
@@ -248,6 +252,74 @@ impl KdTree {
                 for (child, bound) in self.ordered_children(left, right, q) {
                     if bound <= best.worst() {
                         self.visit_knn(child, q, exclude, best, examined);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Per node, the label that all its points share, or [`MIXED`]; `label[t]` is the
+    /// label of the point at tree position `t`. Children are numbered after their parent,
+    /// so one backward pass suffices.
+    pub(crate) fn node_labels(&self, label: &[usize]) -> Vec<usize> {
+        let mut out = vec![MIXED; self.nodes.len()];
+        for node in (0..self.nodes.len()).rev() {
+            out[node] = match self.nodes[node] {
+                Node::Leaf { start, end } => {
+                    let first = label[start];
+                    if label[start..end].iter().all(|&l| l == first) {
+                        first
+                    } else {
+                        MIXED
+                    }
+                }
+                Node::Split { left, right } if out[left] == out[right] => out[left],
+                Node::Split { .. } => MIXED,
+            };
+        }
+        out
+    }
+
+    /// The nearest point to the point at tree position `t` among those with a label other
+    /// than `label[t]`, as `(squared distance, original index)`, ties by smaller index;
+    /// `None` if every point has that label. `node_label` is [`KdTree::node_labels`] of
+    /// `label`: subtrees wholly of the query's label are skipped, the others are pruned
+    /// by box distance exactly as the k-nearest search is.
+    pub(crate) fn nearest_other(
+        &self,
+        t: usize,
+        label: &[usize],
+        node_label: &[usize],
+    ) -> Option<(f64, usize)> {
+        let mut best = Best::new(1);
+        self.visit_other(0, self.point(t), label[t], label, node_label, &mut best);
+        best.into_sorted().first().copied()
+    }
+
+    fn visit_other(
+        &self,
+        node: usize,
+        q: &[f64],
+        own: usize,
+        label: &[usize],
+        node_label: &[usize],
+        best: &mut Best,
+    ) {
+        if node_label[node] == own {
+            return;
+        }
+        match self.nodes[node] {
+            Node::Leaf { start, end } => {
+                for (t, &l) in (start..end).zip(&label[start..end]) {
+                    if l != own {
+                        best.offer(sq_dist(self.points.row(t), q), self.order[t]);
+                    }
+                }
+            }
+            Node::Split { left, right } => {
+                for (child, bound) in self.ordered_children(left, right, q) {
+                    if bound <= best.worst() {
+                        self.visit_other(child, q, own, label, node_label, best);
                     }
                 }
             }

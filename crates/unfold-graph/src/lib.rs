@@ -5,13 +5,15 @@
 //! [`NeighbourGraph`] ([`Symmetrisation::Union`] by default, or [`Symmetrisation::Mutual`];
 //! [`Weighting`] 0/1, heat kernel or edge length), then what the models need from it:
 //! connected components, the Laplacian `L = diag(W 1) - W` (dense or CSR), minimum
-//! spanning trees, shortest-path distances, and acyclic orderings.
+//! spanning trees (of graphs, and [`euclidean_mst`] of a point set), shortest-path
+//! distances, and acyclic orderings.
 //!
 //! Conventions (DESIGN.md): one weight per unordered pair, stored in both directions; no
 //! self loops; all weights finite and positive. See `docs/graph.md`.
 
 mod brute;
 mod components;
+mod emst;
 mod graph;
 mod graph_spec;
 mod kdtree;
@@ -21,9 +23,11 @@ mod mst;
 mod order;
 mod paths;
 mod rows;
+mod union_find;
 mod weights;
 
 pub use components::Components;
+pub use emst::euclidean_mst;
 pub use graph::NeighbourGraph;
 pub use graph_spec::GraphSpec;
 pub use knn::{

@@ -2,45 +2,9 @@
 
 use crate::components::disconnected;
 use crate::graph::NeighbourGraph;
+use crate::union_find::UnionFind;
 use nalgebra::DMatrix;
 use unfold_core::{check_finite, Error, Result};
-
-/// Disjoint sets with path halving and union by size.
-struct UnionFind {
-    parent: Vec<usize>,
-    size: Vec<usize>,
-}
-
-impl UnionFind {
-    fn new(n: usize) -> Self {
-        UnionFind {
-            parent: (0..n).collect(),
-            size: vec![1; n],
-        }
-    }
-
-    fn find(&mut self, mut i: usize) -> usize {
-        while self.parent[i] != i {
-            self.parent[i] = self.parent[self.parent[i]];
-            i = self.parent[i];
-        }
-        i
-    }
-
-    /// Merges the sets of `a` and `b`; false if they were already one set.
-    fn union(&mut self, a: usize, b: usize) -> bool {
-        let (mut a, mut b) = (self.find(a), self.find(b));
-        if a == b {
-            return false;
-        }
-        if self.size[a] < self.size[b] {
-            std::mem::swap(&mut a, &mut b);
-        }
-        self.parent[b] = a;
-        self.size[a] += self.size[b];
-        true
-    }
-}
 
 /// A minimum spanning forest (Kruskal 1956): a minimum spanning tree of every connected
 /// component, as a graph with the original weights. Equal weights are taken in `(i, j)`
