@@ -46,6 +46,13 @@ def test_ddrtree_writes_the_tree_and_each_cells_centre():
     # A given root cell starts the pseudotime there.
     again = unfold.tl.ddrtree(adata, use_rep="X", copy=True, ncenters=20, root_cell=17)
     assert again.obs["ddrtree_pseudotime"].iloc[17] == 0.0
+    # With the R package's conventions, pseudotime runs along Monocle 2's tree over the
+    # cells, every edge raised by the smallest distance: only the root is at 0, where along
+    # the centres' tree the cells projected onto the root's position are too.
+    monocle = unfold.tl.ddrtree(adata, use_rep="X", copy=True, ncenters=20, compat="r")
+    pt = monocle.obs["ddrtree_pseudotime"].to_numpy()
+    root = monocle.uns["ddrtree"]["root_cell"]
+    assert pt[root] == 0.0 and np.count_nonzero(pt == 0.0) == 1
 
 
 def test_missing_representation_is_named():

@@ -45,6 +45,21 @@
 //! can be joined across a branch point's corner, and ties in that tree fall to igraph's
 //! order. Here pseudotime is the exact distance along the tree of centres, so it is a
 //! function of the projections alone and does not depend on cell order.
+//!
+//! [`Measure::CellTree`] (DDRTree's `--compat r`) measures it Monocle 2's way instead,
+//! without its N x N distance matrix: the cell tree is the Euclidean minimum spanning tree
+//! of the positions ([`unfold_graph::euclidean_mst`], Borůvka on a kd-tree,
+//! `O(N log N)`), every edge lengthened by the smallest nonzero distance between two
+//! positions (`project2MST`'s `dp + min_dist`; that distance is the tree's shortest
+//! nonzero edge, since a minimum spanning tree holds a shortest edge between any two
+//! distinct points' components), and pseudotime is the length of the path from the root
+//! cell in that tree (`extract_ddrtree_ordering`). The automatic root follows `orderCells`
+//! too: the end of the centres' tree diameter with the lower index (igraph's `get.diameter`
+//! starts from the first source that reaches it), then the first cell at that centre that
+//! is a leaf of the cell tree (else the first cell at that centre). Where the cell tree has
+//! ties (cells at the same position, which clamping at a centre makes common), igraph's
+//! choice among equal edges is not reproduced: there a cell's pseudotime can differ from
+//! the R package's by a few multiples of the smallest distance.
 
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -62,6 +77,17 @@ pub enum Root {
     /// The tip of this state (1-based, as numbered from the automatic root): the cell of
     /// the state farthest towards its leaf end.
     State(usize),
+}
+
+/// How pseudotime is measured from the root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Measure {
+    /// The exact distance along the tree of centres.
+    #[default]
+    Tree,
+    /// Monocle 2's: along the minimum spanning tree of the cells' positions, every edge
+    /// lengthened by the smallest nonzero distance between two positions (module doc).
+    CellTree,
 }
 
 /// A cell's position on the tree: on the edge from centre `from` to centre `to`, at the
@@ -250,6 +276,19 @@ pub fn order_with(
     root: Root,
     min_branch: usize,
 ) -> Result<Trajectory> {
+    order_measured(z, centres, edges, root, min_branch, Measure::Tree)
+}
+
+/// [`order_with`] with pseudotime measured by `measure` ([`Measure::CellTree`]: Monocle
+/// 2's tree over the cells, and its automatic root).
+pub fn order_measured(
+    z: &DMatrix<f64>,
+    centres: &DMatrix<f64>,
+    edges: &[(usize, usize)],
+    root: Root,
+    min_branch: usize,
+    measure: Measure,
+) -> Result<Trajectory> {
     let mut tree = Tree::new(centres, edges)?;
     tree.mark_branch_points(min_branch);
     let n = z.nrows();
@@ -273,8 +312,15 @@ pub fn order_with(
         let e2 = argmax(&from_e1);
         e1.min(e2)
     };
+    let cell_tree = match measure {
+        Measure::Tree => None,
+        Measure::CellTree => Some(CellTree::new(centres, &position)?),
+    };
     let root_cell = match root {
-        Root::Auto => diameter_end(),
+        Root::Auto => match &cell_tree {
+            Some(cells) => cells.monocle_root(&tree, &centre),
+            None => diameter_end(),
+        },
         Root::Cell(i) if i < n => i,
         Root::Cell(i) => {
             return Err(Error::invalid(
@@ -287,7 +333,10 @@ pub fn order_with(
             state_tip(&tree, &position, auto, s)?
         }
     };
-    let pseudotime = tree.distances_along(position[root_cell], &position);
+    let pseudotime = match &cell_tree {
+        Some(cells) => cells.distances_from(root_cell),
+        None => tree.distances_along(position[root_cell], &position),
+    };
     let segments = numbered_segments(&tree, position[root_cell]);
     let state: Vec<usize> = position
         .iter()
@@ -303,6 +352,87 @@ pub fn order_with(
         branch_points,
         states: segments.values().copied().max().unwrap_or(0),
     })
+}
+
+/// Monocle 2's tree over the cells: the Euclidean minimum spanning tree of their positions,
+/// every edge lengthened by the smallest nonzero edge (`project2MST`).
+struct CellTree {
+    /// `adjacent[i]`: `(neighbour, lengthened edge)`.
+    adjacent: Vec<Vec<(usize, f64)>>,
+}
+
+impl CellTree {
+    fn new(centres: &DMatrix<f64>, position: &[Position]) -> Result<CellTree> {
+        let d = centres.ncols();
+        let points = DMatrix::from_fn(position.len(), d, |i, c| {
+            let p = position[i];
+            let (a, b) = (centres[(p.from, c)], centres[(p.to, c)]);
+            a + p.t * (b - a)
+        });
+        let edges = unfold_graph::euclidean_mst(&points)?;
+        let shortest = edges
+            .iter()
+            .map(|e| e.2)
+            .filter(|&w| w > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let raise = if shortest.is_finite() { shortest } else { 0.0 };
+        let mut adjacent = vec![Vec::new(); position.len()];
+        for &(i, j, w) in &edges {
+            adjacent[i].push((j, w + raise));
+            adjacent[j].push((i, w + raise));
+        }
+        Ok(CellTree { adjacent })
+    }
+
+    /// The length of the path from cell `root` to every cell.
+    fn distances_from(&self, root: usize) -> Vec<f64> {
+        let mut d = vec![f64::INFINITY; self.adjacent.len()];
+        d[root] = 0.0;
+        let mut stack = vec![root];
+        while let Some(u) = stack.pop() {
+            for &(v, l) in &self.adjacent[u] {
+                if d[v].is_infinite() {
+                    d[v] = d[u] + l;
+                    stack.push(v);
+                }
+            }
+        }
+        d
+    }
+
+    /// `orderCells`' automatic root: the lower-index end of the centres' tree diameter,
+    /// then the first cell whose nearest centre it is that is a leaf of the cell tree (else
+    /// the first cell whose nearest centre it is; with none, the first cell at the centre
+    /// nearest to it along the tree).
+    fn monocle_root(&self, tree: &Tree, centre: &[usize]) -> usize {
+        // The diameter's ends by two sweeps (exact on a tree).
+        let a = argmax(&tree.distances_from(0));
+        let b = argmax(&tree.distances_from(a));
+        let root_centre = a.min(b);
+        let at_root: Vec<usize> = (0..centre.len())
+            .filter(|&i| centre[i] == root_centre)
+            .collect();
+        at_root
+            .iter()
+            .copied()
+            .find(|&i| self.adjacent[i].len() == 1)
+            .or_else(|| at_root.first().copied())
+            .unwrap_or_else(|| {
+                let d = tree.distances_from(root_centre);
+                argmin_by(centre, |c| d[c])
+            })
+    }
+}
+
+/// The index whose `key(v[i])` is least, the smallest index among ties.
+fn argmin_by(v: &[usize], key: impl Fn(usize) -> f64) -> usize {
+    let mut best = 0;
+    for (i, &x) in v.iter().enumerate() {
+        if key(x) < key(v[best]) {
+            best = i;
+        }
+    }
+    best
 }
 
 /// The position of point `i` on the edges at its nearest centre `c`: clamped to each edge,
@@ -605,6 +735,127 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Monocle 2's measure against its own recipe on the whole distance matrix: the
+    /// positions' N x N distances, each raised by the smallest nonzero one, Prim's tree on
+    /// them, and path lengths from the root cell. Cells lie on the edges at distinct
+    /// fractions, on random trees; trees where two cells still share a position (a tie,
+    /// which the two may break differently) are skipped, and at least 4 are compared.
+    #[test]
+    fn cell_tree_pseudotime_is_the_path_in_monocles_cell_tree() {
+        let mut tested = 0;
+        for seed in 0..12 {
+            let (centres, edges, _) = random_tree(12, 0, seed);
+            let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
+            let n = 300;
+            let z = DMatrix::from_fn(n, 2, |_, _| 0.0);
+            let mut z = z;
+            for i in 0..n {
+                let (a, b) = edges[rng.random_range(0..edges.len())];
+                let t: f64 = rng.random_range(0.05..0.95);
+                for j in 0..2 {
+                    z[(i, j)] = centres[(a, j)] + t * (centres[(b, j)] - centres[(a, j)]);
+                }
+            }
+            let root = rng.random_range(0..n);
+            let fit = order_measured(&z, &centres, &edges, Root::Cell(root), 0, Measure::CellTree)
+                .unwrap();
+            let points = DMatrix::from_fn(n, 2, |i, c| {
+                let p = fit.position[i];
+                centres[(p.from, c)] + p.t * (centres[(p.to, c)] - centres[(p.from, c)])
+            });
+            let mut dist = DMatrix::from_fn(n, n, |i, j| (points.row(i) - points.row(j)).norm());
+            let shortest = dist
+                .iter()
+                .copied()
+                .filter(|&d| d > 0.0)
+                .fold(f64::INFINITY, f64::min);
+            if (0..n).any(|i| (0..i).any(|j| dist[(i, j)] == 0.0)) {
+                // A cell nearer another edge's centre, clamped onto it beside another: a
+                // tie in the cell tree, which the recipe may break otherwise.
+                continue;
+            }
+            tested += 1;
+            for i in 0..n {
+                for j in 0..n {
+                    if i != j {
+                        dist[(i, j)] += shortest;
+                    }
+                }
+            }
+            let prim = unfold_graph::minimum_spanning_tree_dense(&dist).unwrap();
+            let mut adjacent = vec![Vec::new(); n];
+            for &(i, j, w) in &prim {
+                adjacent[i].push((j, w));
+                adjacent[j].push((i, w));
+            }
+            let mut want = vec![f64::INFINITY; n];
+            want[root] = 0.0;
+            let mut stack = vec![root];
+            while let Some(u) = stack.pop() {
+                for &(v, w) in &adjacent[u] {
+                    if want[v].is_infinite() {
+                        want[v] = want[u] + w;
+                        stack.push(v);
+                    }
+                }
+            }
+            for i in 0..n {
+                let err = (fit.pseudotime[i] - want[i]).abs();
+                assert!(
+                    err < 1e-9 * (1.0 + want[i]),
+                    "seed {seed} cell {i}: {err:e}"
+                );
+            }
+            // It is not the distance along the centres' tree (the raises add up, corners
+            // are cut).
+            let along = order(&z, &centres, &edges, Root::Cell(root)).unwrap();
+            let gap = (0..n)
+                .map(|i| (fit.pseudotime[i] - along.pseudotime[i]).abs())
+                .fold(0.0, f64::max);
+            assert!(gap > shortest, "seed {seed}: {gap:e}");
+        }
+        assert!(tested >= 4, "only {tested} random trees without ties");
+    }
+
+    /// On a straight line Monocle 2's pseudotime is the arc length plus the smallest gap
+    /// between neighbouring cells once per cell passed; its automatic root is the first
+    /// cell at the lower-index end of the tree (centre 0 here), which is a leaf of the cell
+    /// tree.
+    #[test]
+    fn cell_tree_on_a_line_adds_the_smallest_gap_per_cell_passed() {
+        let k = 5;
+        let centres = DMatrix::from_fn(k, 2, |i, j| if j == 0 { 3.0 * i as f64 } else { 0.0 });
+        let edges: Vec<(usize, usize)> = (1..k).map(|c| (c - 1, c)).collect();
+        // Distinct positions from x = -0.5 (past the first leaf) to 13.5 (past the last), in
+        // shuffled order, with gaps 0.1 and 0.25 alternating.
+        let mut xs = vec![-0.5];
+        for i in 0..80 {
+            let last = xs[xs.len() - 1];
+            xs.push(last + if i % 2 == 0 { 0.1 } else { 0.25 });
+        }
+        let n = xs.len();
+        let z = DMatrix::from_fn(n, 2, |i, j| if j == 0 { xs[(i * 37) % n] } else { 0.05 });
+        let fit = order_measured(&z, &centres, &edges, Root::Auto, 0, Measure::CellTree).unwrap();
+        assert_eq!(
+            z[(fit.root_cell, 0)],
+            -0.5,
+            "the cell at the end of centre 0"
+        );
+        let mut sorted: Vec<usize> = (0..n).collect();
+        sorted.sort_by(|&a, &b| z[(a, 0)].total_cmp(&z[(b, 0)]));
+        for (rank, &i) in sorted.iter().enumerate() {
+            let want = (z[(i, 0)] + 0.5) + rank as f64 * 0.1;
+            assert!(
+                (fit.pseudotime[i] - want).abs() < 1e-9,
+                "cell {i}: {} against {want}",
+                fit.pseudotime[i]
+            );
+        }
+        // States and branch points do not depend on the measure.
+        let along = order(&z, &centres, &edges, Root::Cell(fit.root_cell)).unwrap();
+        assert_eq!((&fit.state, fit.states), (&along.state, along.states));
     }
 
     #[test]

@@ -33,7 +33,7 @@ mod assign;
 
 use crate::regularised::alternating_convergence;
 use crate::traits::{check_fit_input, Embedding};
-use crate::trajectory::{Root, Trajectory};
+use crate::trajectory::{Measure, Root, Trajectory};
 #[cfg(test)]
 use assign::soft_assign_to;
 use assign::{nearest_centres, soft_assign, soft_assign_reusing, tree_order, Assignment, DataRows};
@@ -67,7 +67,8 @@ pub enum Compat {
     /// objective is evaluated after the tree and assignment steps and before the
     /// `{W, Z, C}` step, with the package's first term (see [`r_residual_term`]) and the
     /// entropic term `-sigma sum_i log sum_k exp(-||z_i - c_k||^2 / sigma)`; the loop stops,
-    /// before updating, once an iteration's relative change is below `tol`.
+    /// before updating, once an iteration's relative change is below `tol`. Cells are
+    /// ordered as Monocle 2 orders them ([`Measure::CellTree`]).
     R,
 }
 
@@ -244,10 +245,23 @@ impl DdrTree {
     }
 
     /// [`DdrTree::order`] with spurs of fewer than `min_branch` centres set aside (0:
-    /// every centre of degree above 2 is a branch point, as in Monocle 2).
+    /// every centre of degree above 2 is a branch point, as in Monocle 2). A fit with
+    /// [`Compat::R`] measures pseudotime as Monocle 2 does, along a tree over the cells
+    /// ([`Measure::CellTree`]).
     pub fn order_with(&self, root: Root, min_branch: usize) -> Result<Trajectory> {
         let edges: Vec<(usize, usize)> = self.edges.iter().map(|&(a, b, _)| (a, b)).collect();
-        crate::trajectory::order_with(&self.coords, &self.centres, &edges, root, min_branch)
+        let measure = match self.compat {
+            Compat::R => Measure::CellTree,
+            Compat::Paper => Measure::Tree,
+        };
+        crate::trajectory::order_measured(
+            &self.coords,
+            &self.centres,
+            &edges,
+            root,
+            min_branch,
+            measure,
+        )
     }
 
     /// This fit with its ordering from `root` kept (written as the `order` table).
@@ -808,7 +822,8 @@ mod registration {
                         "paper",
                         &["paper", "r"],
                         "ddrtree: the paper's model (centred, objective checked) or \
-                         the R package's conventions",
+                         the R package's conventions (and Monocle 2's pseudotime, along \
+                         a tree over the cells)",
                     ),
                     ParamSpec::flag(
                         "order",
