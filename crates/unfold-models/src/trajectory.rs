@@ -801,12 +801,9 @@ mod tests {
                     }
                 }
             }
-            for i in 0..n {
-                let err = (fit.pseudotime[i] - want[i]).abs();
-                assert!(
-                    err < 1e-9 * (1.0 + want[i]),
-                    "seed {seed} cell {i}: {err:e}"
-                );
+            for (i, (&got, &want)) in fit.pseudotime.iter().zip(&want).enumerate() {
+                let err = (got - want).abs();
+                assert!(err < 1e-9 * (1.0 + want), "seed {seed} cell {i}: {err:e}");
             }
             // It is not the distance along the centres' tree (the raises add up, corners
             // are cut).
