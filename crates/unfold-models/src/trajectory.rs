@@ -211,18 +211,7 @@ impl Tree {
 
     /// Tree distances from centre `s` to every centre (infinite where unreachable).
     fn distances_from(&self, s: usize) -> Vec<f64> {
-        let mut d = vec![f64::INFINITY; self.adjacent.len()];
-        d[s] = 0.0;
-        let mut stack = vec![s];
-        while let Some(u) = stack.pop() {
-            for &(v, l) in &self.adjacent[u] {
-                if d[v].is_infinite() {
-                    d[v] = d[u] + l;
-                    stack.push(v);
-                }
-            }
-        }
-        d
+        path_lengths(&self.adjacent, s)
     }
 
     /// Distance along the tree from position `p` to every position in `all`.
@@ -386,18 +375,7 @@ impl CellTree {
 
     /// The length of the path from cell `root` to every cell.
     fn distances_from(&self, root: usize) -> Vec<f64> {
-        let mut d = vec![f64::INFINITY; self.adjacent.len()];
-        d[root] = 0.0;
-        let mut stack = vec![root];
-        while let Some(u) = stack.pop() {
-            for &(v, l) in &self.adjacent[u] {
-                if d[v].is_infinite() {
-                    d[v] = d[u] + l;
-                    stack.push(v);
-                }
-            }
-        }
-        d
+        path_lengths(&self.adjacent, root)
     }
 
     /// `orderCells`' automatic root: the lower-index end of the centres' tree diameter,
@@ -422,6 +400,23 @@ impl CellTree {
                 argmin_by(centre, |c| d[c])
             })
     }
+}
+
+/// Lengths of the paths from node `s` to every node of a forest given by its adjacency
+/// lists `(neighbour, edge length)` (infinite where unreachable).
+fn path_lengths(adjacent: &[Vec<(usize, f64)>], s: usize) -> Vec<f64> {
+    let mut d = vec![f64::INFINITY; adjacent.len()];
+    d[s] = 0.0;
+    let mut stack = vec![s];
+    while let Some(u) = stack.pop() {
+        for &(v, l) in &adjacent[u] {
+            if d[v].is_infinite() {
+                d[v] = d[u] + l;
+                stack.push(v);
+            }
+        }
+    }
+    d
 }
 
 /// The index whose `key(v[i])` is least, the smallest index among ties.
@@ -790,17 +785,7 @@ mod tests {
                 adjacent[i].push((j, w));
                 adjacent[j].push((i, w));
             }
-            let mut want = vec![f64::INFINITY; n];
-            want[root] = 0.0;
-            let mut stack = vec![root];
-            while let Some(u) = stack.pop() {
-                for &(v, w) in &adjacent[u] {
-                    if want[v].is_infinite() {
-                        want[v] = want[u] + w;
-                        stack.push(v);
-                    }
-                }
-            }
+            let want = path_lengths(&adjacent, root);
             for (i, (&got, &want)) in fit.pseudotime.iter().zip(&want).enumerate() {
                 let err = (got - want).abs();
                 assert!(err < 1e-9 * (1.0 + want), "seed {seed} cell {i}: {err:e}");
