@@ -719,16 +719,7 @@ mod tests {
         }
         assert!(slices(text.as_bytes()).len() > 1);
         let d = parse(&text, None).unwrap();
-        assert_eq!(d.n(), want.len());
-        for (i, row) in want.iter().enumerate() {
-            for (j, &v) in row.iter().enumerate() {
-                assert_eq!(
-                    d.points[(i, j)].to_bits(),
-                    v.to_bits(),
-                    "row {i} column {j}"
-                );
-            }
-        }
+        assert_bits(&d, &want);
         let lines: Vec<&str> = text.split('\n').collect();
         let bad_line = lines.len() - 10;
         for bad in [
@@ -771,20 +762,30 @@ mod tests {
                     format!("{:.20e}", -x),
                 ]
             };
-            want.extend(cells.iter().map(|c| c.trim().parse::<f64>().unwrap()));
+            want.push(
+                cells
+                    .iter()
+                    .map(|c| c.trim().parse::<f64>().unwrap())
+                    .collect::<Vec<_>>(),
+            );
             text.push_str(&cells.join(","));
             text.push_str(if i == 12_345 { "\u{a0}\n" } else { "\n" });
         }
         assert!(text.len() >= LONG_FIELD * 3 * n && slices(text.as_bytes()).len() > 1);
-        let d = parse(&text, None).unwrap();
-        assert_eq!(d.n(), n);
-        for (k, v) in want.iter().enumerate() {
-            let (i, j) = (k / 3, k % 3);
-            assert_eq!(
-                d.points[(i, j)].to_bits(),
-                v.to_bits(),
-                "row {i} column {j}"
-            );
+        assert_bits(&parse(&text, None).unwrap(), &want);
+    }
+
+    /// The data have `want`'s rows, value for value to the bit.
+    fn assert_bits(d: &Dataset, want: &[Vec<f64>]) {
+        assert_eq!(d.n(), want.len());
+        for (i, row) in want.iter().enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                assert_eq!(
+                    d.points[(i, j)].to_bits(),
+                    v.to_bits(),
+                    "row {i} column {j}"
+                );
+            }
         }
     }
 

@@ -259,6 +259,17 @@ fn eight_digits(bytes: &[u8]) -> Option<u64> {
 mod tests {
     use super::*;
 
+    /// Marsaglia's xorshift generator (13, 7, 17) from a nonzero seed: cheap seeded
+    /// random words for the tests.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     /// `scan` against the standard parser on one text that is a whole number: an exact
     /// value has the parser's bits, and either way the whole text is taken; scanning eight
     /// digits at a time gives the same.
@@ -357,13 +368,7 @@ mod tests {
     /// to 15 digits convert here.
     #[test]
     fn random_decimals_match_the_standard_parser() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let (mut short, mut fast) = (0, 0);
         for _ in 0..200_000 {
             let digits = 1 + (next() % 20) as u32;
@@ -396,13 +401,7 @@ mod tests {
     /// multiple of half the spacing), which round to the even one.
     #[test]
     fn eisel_lemire_matches_the_standard_parser() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         let mut undecided = 0;
         for k in 0..400_000u64 {
             let digits = 1 + (k % 19) as u32;
@@ -462,12 +461,9 @@ mod tests {
     /// for a run with any other byte (all 256 values, at each of the eight places).
     #[test]
     fn eight_digits_read_as_eight_digits() {
-        let mut state = 0x1234_5678_9abc_def1u64;
+        let mut next = xorshift(0x1234_5678_9abc_def1);
         for _ in 0..100_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let v = state % 100_000_000;
+            let v = next() % 100_000_000;
             let text = format!("{v:08}");
             assert_eq!(eight_digits(text.as_bytes()), Some(v), "{text}");
         }

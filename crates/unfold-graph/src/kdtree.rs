@@ -238,20 +238,36 @@ impl KdTree {
         best: &mut Best,
         examined: &mut usize,
     ) {
+        let keep = |t: usize| Some(self.order[t]) != exclude;
+        self.visit_nearest(node, q, &|_| false, &keep, best, examined);
+    }
+
+    /// The nearest-points search below `node`: subtrees for which `skip(node)` holds are
+    /// not entered, points at tree positions `t` with `keep(t)` false are passed over, and
+    /// a subtree is pruned when its box is farther than the current worst.
+    fn visit_nearest(
+        &self,
+        node: usize,
+        q: &[f64],
+        skip: &impl Fn(usize) -> bool,
+        keep: &impl Fn(usize) -> bool,
+        best: &mut Best,
+        examined: &mut usize,
+    ) {
+        if skip(node) {
+            return;
+        }
         match self.nodes[node] {
             Node::Leaf { start, end } => {
                 *examined += end - start;
-                for t in start..end {
-                    let j = self.order[t];
-                    if Some(j) != exclude {
-                        best.offer(sq_dist(self.points.row(t), q), j);
-                    }
+                for t in (start..end).filter(|&t| keep(t)) {
+                    best.offer(sq_dist(self.points.row(t), q), self.order[t]);
                 }
             }
             Node::Split { left, right } => {
                 for (child, bound) in self.ordered_children(left, right, q) {
                     if bound <= best.worst() {
-                        self.visit_knn(child, q, exclude, best, examined);
+                        self.visit_nearest(child, q, skip, keep, best, examined);
                     }
                 }
             }
@@ -291,39 +307,17 @@ impl KdTree {
         label: &[usize],
         node_label: &[usize],
     ) -> Option<(f64, usize)> {
+        let own = label[t];
         let mut best = Best::new(1);
-        self.visit_other(0, self.point(t), label[t], label, node_label, &mut best);
+        self.visit_nearest(
+            0,
+            self.point(t),
+            &|node| node_label[node] == own,
+            &|u| label[u] != own,
+            &mut best,
+            &mut 0,
+        );
         best.into_sorted().first().copied()
-    }
-
-    fn visit_other(
-        &self,
-        node: usize,
-        q: &[f64],
-        own: usize,
-        label: &[usize],
-        node_label: &[usize],
-        best: &mut Best,
-    ) {
-        if node_label[node] == own {
-            return;
-        }
-        match self.nodes[node] {
-            Node::Leaf { start, end } => {
-                for (t, &l) in (start..end).zip(&label[start..end]) {
-                    if l != own {
-                        best.offer(sq_dist(self.points.row(t), q), self.order[t]);
-                    }
-                }
-            }
-            Node::Split { left, right } => {
-                for (child, bound) in self.ordered_children(left, right, q) {
-                    if bound <= best.worst() {
-                        self.visit_other(child, q, own, label, node_label, best);
-                    }
-                }
-            }
-        }
     }
 
     /// All points within Euclidean distance `radius` of `q` (`sqrt(d2) <= radius`) as
