@@ -70,7 +70,8 @@ use unfold_graph::knn_query;
 /// Where pseudotime starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Root {
-    /// An end of the tree's diameter over the cells' positions.
+    /// An end of the tree's diameter over the cells' positions (with
+    /// [`Measure::CellTree`], `orderCells`' root: module doc).
     Auto,
     /// This cell (0-based row).
     Cell(usize),
@@ -294,22 +295,22 @@ pub fn order_measured(
         .into_par_iter()
         .map(|i| project(&tree, centres, z, i, centre[i]))
         .collect();
-    let diameter_end = || {
-        let from_first = tree.distances_along(position[0], &position);
-        let e1 = argmax(&from_first);
-        let from_e1 = tree.distances_along(position[e1], &position);
-        let e2 = argmax(&from_e1);
-        e1.min(e2)
-    };
     let cell_tree = match measure {
         Measure::Tree => None,
         Measure::CellTree => Some(CellTree::new(centres, &position)?),
     };
+    // The automatic root, from which root states are numbered too.
+    let auto_root = || match &cell_tree {
+        Some(cells) => cells.monocle_root(&tree, &centre),
+        None => {
+            // An end of the diameter over the positions, by two sweeps.
+            let e1 = argmax(&tree.distances_along(position[0], &position));
+            let e2 = argmax(&tree.distances_along(position[e1], &position));
+            e1.min(e2)
+        }
+    };
     let root_cell = match root {
-        Root::Auto => match &cell_tree {
-            Some(cells) => cells.monocle_root(&tree, &centre),
-            None => diameter_end(),
-        },
+        Root::Auto => auto_root(),
         Root::Cell(i) if i < n => i,
         Root::Cell(i) => {
             return Err(Error::invalid(
@@ -317,10 +318,7 @@ pub fn order_measured(
                 format!("cell {i} is out of range: there are {n} cells (0-based rows)"),
             ))
         }
-        Root::State(s) => {
-            let auto = diameter_end();
-            state_tip(&tree, &position, auto, s)?
-        }
+        Root::State(s) => state_tip(&tree, &position, auto_root(), s)?,
     };
     let pseudotime = match &cell_tree {
         Some(cells) => cells.distances_from(root_cell),
