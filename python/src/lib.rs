@@ -292,7 +292,7 @@ fn fit(
         })?;
         if let Some(fitted) = fitted {
             return Ok(NativeModel {
-                evidence: Some(fitted.model.evidence()),
+                evidence: Some(fitted.report.evidence),
                 seconds: Some(fitted.report.seconds),
                 model: fitted.model,
             });
