@@ -36,18 +36,21 @@ use crate::traits::{check_fit_input, Embedding};
 use crate::trajectory::{Measure, Root, Trajectory};
 #[cfg(test)]
 use assign::soft_assign_to;
-use assign::{nearest_centres, soft_assign, soft_assign_reusing, tree_order, Assignment, DataRows};
+use assign::{
+    nearest_centres, soft_assign, soft_assign_reusing, tree_order, Assignment, DataRows, Products,
+};
 use faer::linalg::matmul::matmul;
 use faer::Accum;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use std::ops::Range;
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_eval::{kmeans_with, EmptyClusters, KMeansInit, KMeansOptions};
 use unfold_graph::{minimum_spanning_tree_dense, Laplacian, NeighbourGraph};
-use unfold_linalg::gemm::{lower_gram, mul, mul_with, sum_lower_and_mirror, tr_mul, tr_mul_self};
+use unfold_linalg::gemm::{
+    centred_tr_mul_self, lower_gram, mul, mul_with, sum_lower_and_mirror, tr_mul, tr_mul_self,
+};
 use unfold_linalg::view::{as_faer, as_faer_mut};
 use unfold_linalg::{
     largest_eigenpairs, pairwise_sq_dists, sq_dists_to, symmetrised, Cholesky, SymEigen, SymMatrix,
@@ -157,13 +160,14 @@ impl DdrTreeParams {
             Compat::Paper => DVector::from_fn(y.ncols(), |j, _| y.column(j).mean()),
             Compat::R => DVector::zeros(y.ncols()),
         };
-        let yc = match self.compat {
-            Compat::Paper => Cow::Owned(DMatrix::from_fn(n, y.ncols(), |i, j| y[(i, j)] - mean[j])),
-            Compat::R => Cow::Borrowed(y),
+        // The paper's centring is never formed (no second N x D matrix): the problem
+        // subtracts the mean inside its products.
+        let problem = match self.compat {
+            Compat::Paper => Problem::centred(y, &mean, lambda, self.sigma, self.gamma, self.dim),
+            Compat::R => Problem::new(y, lambda, self.sigma, self.gamma, self.dim),
         };
-        let problem = Problem::new(&yc, lambda, self.sigma, self.gamma, self.dim);
         let w = top_eigenvectors(&problem.yty, self.dim)?;
-        let z = mul(&yc, &w);
+        let z = problem.y_mul(&w);
         let c = if k == n {
             z.clone()
         } else {
@@ -307,9 +311,13 @@ enum ResidualPlan {
     Directions(SymEigen),
 }
 
-/// The data and parameters of one fit.
+/// The data and parameters of one fit. The data are `Y - 1 mu^T` for the stored `mean`
+/// (the paper's centred data) or `Y` itself (`mean` `None`, the R package's); every
+/// product subtracts the mean's share, so the centred N x D matrix is never formed.
 pub(crate) struct Problem<'a> {
     pub(crate) y: &'a DMatrix<f64>,
+    /// The column means `mu` subtracted from the rows of `y`, if any.
+    mean: Option<&'a DVector<f64>>,
     /// The rows of `Y` laid out for `R^T Y`.
     pub(crate) y_rows: DataRows<'a>,
     pub(crate) yty: DMatrix<f64>,
@@ -375,11 +383,11 @@ impl<'a> Problem<'a> {
         match plan {
             Some(ResidualPlan::Value(v)) => Ok(v),
             Some(ResidualPlan::Directions(eig)) => {
-                let yv = yv.unwrap_or_else(|| mul(self.y, &eig.vectors));
+                let yv = yv.unwrap_or_else(|| self.y_mul(&eig.vectors));
                 let ev = yv - mul(z, &tr_mul(w, &eig.vectors));
                 Ok(residual_term_of_u(&ev, &eig.values))
             }
-            None => r_residual_term_of(self.y, z, w, self.dim),
+            None => r_residual_term_of(self.y, self.mean, z, w, self.dim),
         }
     }
 
@@ -390,15 +398,84 @@ impl<'a> Problem<'a> {
         gamma: f64,
         dim: usize,
     ) -> Self {
+        Problem::with_mean(y, None, lambda, sigma, gamma, dim)
+    }
+
+    /// The problem on `Y - 1 mean^T`, which is not formed: `Yc^T Yc` is summed over
+    /// blocks of centred rows, and the linear products take the mean's rank-one share
+    /// away (`Yc B = Y B - 1 (mean^T B)`, `R^T Yc = R^T Y - (R^T 1) mean^T`), which loses
+    /// no more than centring each entry first.
+    pub(crate) fn centred(
+        y: &'a DMatrix<f64>,
+        mean: &'a DVector<f64>,
+        lambda: f64,
+        sigma: f64,
+        gamma: f64,
+        dim: usize,
+    ) -> Self {
+        Problem::with_mean(y, Some(mean), lambda, sigma, gamma, dim)
+    }
+
+    fn with_mean(
+        y: &'a DMatrix<f64>,
+        mean: Option<&'a DVector<f64>>,
+        lambda: f64,
+        sigma: f64,
+        gamma: f64,
+        dim: usize,
+    ) -> Self {
+        let yty = match mean {
+            Some(mean) => centred_tr_mul_self(as_faer(y), mean.as_slice()),
+            None => tr_mul_self(y),
+        };
         Problem {
             y,
+            mean,
             y_rows: DataRows::new(y),
-            yty: tr_mul_self(y),
+            yty,
             lambda,
             sigma,
             gamma,
             dim,
         }
+    }
+
+    /// `Yc B` for the problem's data `Yc` (N x D) and `B` (D x m).
+    pub(crate) fn y_mul(&self, b: &DMatrix<f64>) -> DMatrix<f64> {
+        let mut out = mul(self.y, b);
+        if let Some(mean) = self.mean {
+            let shift = b.tr_mul(mean);
+            for (mut col, &s) in out.column_iter_mut().zip(shift.iter()) {
+                col.add_scalar_mut(-s);
+            }
+        }
+        out
+    }
+
+    /// `R^T Yc`, `R^T R` and `R^T 1` ([`Assignment::products`] on the problem's data).
+    fn products(&self, r: &Assignment) -> Products {
+        let mut products = r.products(&self.y_rows);
+        if let Some(mean) = self.mean {
+            let mass = DVector::from_column_slice(&products.col_sums);
+            for (mut col, &m) in products.tr_mul.column_iter_mut().zip(mean.iter()) {
+                col.axpy(-m, &mass, 1.0);
+            }
+        }
+        products
+    }
+
+    /// `||Yc - Z W^T||_F^2`, summed over fixed blocks of rows in order (the N x D
+    /// residual is never formed).
+    fn reconstruction_error(&self, z: &DMatrix<f64>, w: &DMatrix<f64>) -> f64 {
+        let n = self.y.nrows();
+        let blocks: Vec<Range<usize>> = (0..n.div_ceil(RESIDUAL_ROWS))
+            .map(|b| b * RESIDUAL_ROWS..((b + 1) * RESIDUAL_ROWS).min(n))
+            .collect();
+        let parts: Vec<f64> = blocks
+            .par_iter()
+            .map(|rows| residual_block(self.y, self.mean, z, w, rows).norm_squared())
+            .collect();
+        parts.iter().sum()
     }
 
     /// Algorithm 2 with the paper's objective, checked after every iteration.
@@ -512,7 +589,7 @@ impl<'a> Problem<'a> {
         r_objective: bool,
     ) -> Result<(State, Option<f64>)> {
         let g = self.gamma;
-        let products = r.products(&self.y_rows);
+        let products = self.products(r);
         let m = self.centre_system(lap, &products.col_sums);
         let gram = products.gram;
         let mut a = gram.clone();
@@ -543,13 +620,13 @@ impl<'a> Problem<'a> {
                 let mut wv = DMatrix::zeros(w.nrows(), d + q);
                 wv.columns_mut(0, d).copy_from(&w);
                 wv.columns_mut(d, q).copy_from(&eig.vectors);
-                let ywv = mul(self.y, &wv);
+                let ywv = self.y_mul(&wv);
                 (
                     ywv.columns(0, d).into_owned(),
                     Some(ywv.columns(d, q).into_owned()),
                 )
             }
-            _ => (mul(self.y, &w), None),
+            _ => (self.y_mul(&w), None),
         };
         let mut z = yw + r.mul(&gw);
         z *= s;
@@ -588,7 +665,7 @@ impl<'a> Problem<'a> {
         assign: &Assignment,
         dist: &DMatrix<f64>,
     ) -> Vec<(String, f64)> {
-        let fit = (self.y - &state.z * state.w.transpose()).norm_squared();
+        let fit = self.reconstruction_error(&state.z, &state.w);
         let cluster = assign.dot(dist) + assign.neg_entropy;
         vec![
             ("reconstruction".into(), fit),
@@ -634,9 +711,36 @@ pub fn r_residual_term(residual: &DMatrix<f64>, dim: usize) -> Result<f64> {
     residual_term_from(n.min(p), dim, &tr_mul_self(residual), |v| mul(residual, v))
 }
 
-/// [`r_residual_term`] of `E = Y - Z W^T`, formed by small blocks of rows.
+/// The rows `rows` of `E = Y - 1 mean^T - Z W^T` (no mean: `Y - Z W^T`).
+fn residual_block(
+    y: &DMatrix<f64>,
+    mean: Option<&DVector<f64>>,
+    z: &DMatrix<f64>,
+    w: &DMatrix<f64>,
+    rows: &Range<usize>,
+) -> DMatrix<f64> {
+    let mut e = DMatrix::zeros(rows.len(), y.ncols());
+    as_faer_mut(&mut e).copy_from(as_faer(y).subrows(rows.start, rows.len()));
+    if let Some(mean) = mean {
+        for (mut col, &m) in e.column_iter_mut().zip(mean.iter()) {
+            col.add_scalar_mut(-m);
+        }
+    }
+    matmul(
+        as_faer_mut(&mut e),
+        Accum::Add,
+        as_faer(z).subrows(rows.start, rows.len()),
+        as_faer(w).transpose(),
+        -1.0,
+        faer::Par::Seq,
+    );
+    e
+}
+
+/// [`r_residual_term`] of `E = Y - 1 mean^T - Z W^T`, formed by small blocks of rows.
 fn r_residual_term_of(
     y: &DMatrix<f64>,
+    mean: Option<&DVector<f64>>,
     z: &DMatrix<f64>,
     w: &DMatrix<f64>,
     dim: usize,
@@ -645,23 +749,10 @@ fn r_residual_term_of(
     let blocks: Vec<Range<usize>> = (0..n.div_ceil(RESIDUAL_ROWS))
         .map(|b| b * RESIDUAL_ROWS..((b + 1) * RESIDUAL_ROWS).min(n))
         .collect();
-    let residual = |rows: &Range<usize>| {
-        let mut e = DMatrix::zeros(rows.len(), y.ncols());
-        as_faer_mut(&mut e).copy_from(as_faer(y).subrows(rows.start, rows.len()));
-        matmul(
-            as_faer_mut(&mut e),
-            Accum::Add,
-            as_faer(z).subrows(rows.start, rows.len()),
-            as_faer(w).transpose(),
-            -1.0,
-            faer::Par::Seq,
-        );
-        e
-    };
     let (residuals, parts): (Vec<DMatrix<f64>>, Vec<DMatrix<f64>>) = blocks
         .par_iter()
         .map(|rows| {
-            let e = residual(rows);
+            let e = residual_block(y, mean, z, w, rows);
             let gram = lower_gram(as_faer(&e));
             (e, gram)
         })
@@ -1053,6 +1144,45 @@ pub(crate) mod tests {
     fn centred(y: DMatrix<f64>) -> DMatrix<f64> {
         let mean = y.row_mean();
         DMatrix::from_fn(y.nrows(), y.ncols(), |i, j| y[(i, j)] - mean[j])
+    }
+
+    /// The paper's centring done inside the products ([`Problem::centred`]) gives what the
+    /// centred copy gives: `Y^T Y`, the update (31) and the objective's terms, to
+    /// round-off, on data far from the origin, through both layouts of `R^T Y` (lanes for
+    /// narrow data, dense blocks from `DENSE_PRODUCT_COLS` columns on).
+    #[test]
+    fn implicit_centring_matches_the_centred_copy() {
+        for p in [5, assign::DENSE_PRODUCT_COLS + 4] {
+            let y = branching(240, p, 7).add_scalar(40.0) + noise(240, p, 8) * 0.05;
+            let mean = y.row_mean().transpose();
+            let yc = centred(y.clone());
+            let (copy, (edges, lap, assign)) = first_iteration(&yc, 10, 0.2);
+            let implicit = Problem::centred(&y, &mean, copy.lambda, 0.2, copy.gamma, 2);
+            let close = |a: &DMatrix<f64>, b: &DMatrix<f64>, what: &str| {
+                let rel = (a - b).amax() / b.amax();
+                assert!(rel < 1e-11, "p = {p}, {what}: relative difference {rel:e}");
+            };
+            close(&implicit.yty, &copy.yty, "Y^T Y");
+            let w = top_eigenvectors(&copy.yty, 2).unwrap();
+            close(&implicit.y_mul(&w), &(&yc * &w), "Y W");
+            let want = copy.update_wzc(&lap, &assign, false).unwrap().0;
+            let got = implicit.update_wzc(&lap, &assign, false).unwrap().0;
+            close(&got.w, &want.w, "W");
+            close(&got.z, &want.z, "Z");
+            close(&got.c, &want.c, "C");
+            let terms = |problem: &Problem<'_>| {
+                let d = sq_dists_to(&want.c, &want.z);
+                problem.objective_terms(&want, &edges, &assign, &d)
+            };
+            let residual = (&yc - &want.z * want.w.transpose()).norm_squared();
+            for ((name, a), (_, b)) in terms(&implicit).iter().zip(terms(&copy).iter()) {
+                assert!(
+                    (a - b).abs() <= 1e-11 * b.abs(),
+                    "p = {p}, {name}: {a} vs {b}"
+                );
+            }
+            assert!((terms(&implicit)[0].1 - residual).abs() <= 1e-11 * residual);
+        }
     }
 
     #[test]
