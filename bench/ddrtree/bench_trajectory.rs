@@ -3,10 +3,12 @@
 //! and defaults (`Compat::R`, lambda = 5 N, sigma = 1e-3, gamma = 10, 20 iterations,
 //! tol 1e-3) with K centres, as `ddrtree-python` is run on the same file.
 //!
-//! `cargo run --release --example bench_trajectory -- DATA.npy K EDGES_OUT.csv`
+//! `cargo run --release --example bench_trajectory -- DATA.npy K EDGES_OUT.csv [r|paper]`
 //! prints one JSON line: the fit's seconds (the fit only, as the peer is timed), the
 //! ordering's seconds, the iterations, the states and branch points of the ordering and
-//! the process's peak resident memory (MiB; data included); writes the tree's edges.
+//! the process's peak resident memory (MiB; data included); writes the tree's edges. The
+//! optional last argument picks the conventions: `r` (the default, as the peer runs) or
+//! `paper` (unfold's default, `Compat::Paper`), for `bench/ddrtree/scale.sh`.
 
 use std::time::Instant;
 use unfold::models::regularised::ddrtree::{Compat, DdrTreeParams};
@@ -18,15 +20,22 @@ use peak_memory::peak_mib;
 
 fn main() -> unfold::core::Result<()> {
     let a: Vec<String> = std::env::args().skip(1).collect();
-    let [data, k, edges_out] = &a[..] else {
-        eprintln!("usage: bench_trajectory DATA.npy K EDGES_OUT.csv");
-        std::process::exit(2);
+    let (data, k, edges_out, compat) = match &a[..] {
+        [data, k, edges_out] => (data, k, edges_out, Compat::R),
+        [data, k, edges_out, c] if c == "r" || c == "paper" => {
+            let compat = if c == "r" { Compat::R } else { Compat::Paper };
+            (data, k, edges_out, compat)
+        }
+        _ => {
+            eprintln!("usage: bench_trajectory DATA.npy K EDGES_OUT.csv [r|paper]");
+            std::process::exit(2);
+        }
     };
     let y = unfold::data::read_npy(std::path::Path::new(data))?;
     let k: usize = k.parse().expect("K is a whole number");
     let params = DdrTreeParams {
         ncenters: Some(k),
-        compat: Compat::R,
+        compat,
         ..DdrTreeParams::new(2)
     };
     let start = Instant::now();

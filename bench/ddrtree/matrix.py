@@ -1,10 +1,11 @@
 """DDRTree over a matrix of data sets: unfold (fit, then the ordering) against the PyPI
 port `ddrtree-python`, both on the same `.npy` file with the R package's defaults.
 
-Run through `bench/ddrtree/matrix.sh`. Each cell is a seeded branching trajectory (a
-trunk into one branch point, BRANCHES arms spread over 240 degrees, a random orthonormal
-map into D dimensions plus isotropic noise of standard deviation NOISE; the same design as
-`unfold_data::synthetic::branching`, written here in NumPy so both sides read one file).
+Run through `bench/ddrtree/matrix.sh`. Each cell is a seeded branching trajectory
+(`branching.py`: a trunk into one branch point, BRANCHES arms spread over 240 degrees, a
+random orthonormal map into D dimensions plus isotropic noise of standard deviation NOISE;
+the same design as `unfold_data::synthetic::branching`, in NumPy so both sides read one
+file).
 Times are the fit only (no I/O), one run each; the peer runs in its own process (its
 peak memory is reported too). K = 200 centres (the R package's automatic K at these N is
 about 100-150; 200 is what the earlier table used).
@@ -17,6 +18,8 @@ import sys
 import time
 
 import numpy as np
+
+from branching import branching
 
 OUT, BIN = sys.argv[1], sys.argv[2]
 CELLS = [
@@ -53,22 +56,6 @@ def peer_limits():
     if PEER_MEMORY_MIB:
         limit = PEER_MEMORY_MIB * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
-def branching(n, d, branches, noise, seed):
-    rng = np.random.default_rng(seed)
-    seg = rng.integers(0, branches + 1, n)
-    s = rng.uniform(0, 1, n)
-    trunk_dir = np.array([1.0, 0.0])
-    angles = np.deg2rad(-120 + 240 * (np.arange(branches) + 0.5) / branches)
-    arms = np.stack([np.cos(angles), np.sin(angles)], axis=1)
-    plane = np.where(
-        (seg == 0)[:, None],
-        (s - 1)[:, None] * trunk_dir,
-        s[:, None] * arms[np.maximum(seg - 1, 0)],
-    )
-    basis, _ = np.linalg.qr(rng.standard_normal((d, 2)))
-    return plane @ basis.T + noise * rng.standard_normal((n, d))
 
 
 PEER = r"""
