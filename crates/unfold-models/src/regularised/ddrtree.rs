@@ -34,11 +34,9 @@ mod assign;
 use crate::regularised::alternating_convergence;
 use crate::traits::{check_fit_input, Embedding};
 use crate::trajectory::{Measure, Root, Trajectory};
+use assign::{nearest_centres, soft_assign_reusing, tree_order, Assignment, DataRows, Products};
 #[cfg(test)]
-use assign::soft_assign_to;
-use assign::{
-    nearest_centres, soft_assign, soft_assign_reusing, tree_order, Assignment, DataRows, Products,
-};
+use assign::{soft_assign, soft_assign_to};
 use faer::linalg::matmul::matmul;
 use faer::Accum;
 use nalgebra::{DMatrix, DVector};
@@ -51,9 +49,11 @@ use unfold_graph::{minimum_spanning_tree_dense, Laplacian, NeighbourGraph};
 use unfold_linalg::gemm::{
     centred_tr_mul_self, lower_gram, mul, mul_with, sum_lower_and_mirror, tr_mul, tr_mul_self,
 };
+#[cfg(test)]
+use unfold_linalg::sq_dists_to;
 use unfold_linalg::view::{as_faer, as_faer_mut};
 use unfold_linalg::{
-    largest_eigenpairs, pairwise_sq_dists, sq_dists_to, symmetrised, Cholesky, SymEigen, SymMatrix,
+    largest_eigenpairs, pairwise_sq_dists, symmetrised, Cholesky, SymEigen, SymMatrix,
 };
 
 /// Which conventions a DDRTree fit follows.
@@ -480,7 +480,8 @@ impl<'a> Problem<'a> {
 
     /// Algorithm 2 with the paper's objective, checked after every iteration.
     fn run_paper(&self, mut state: State, max_iter: usize, tol: f64) -> Result<Run> {
-        let mut dist = sq_dists_to(&state.c, &state.z);
+        // The previous iteration's assignments, whose buffers the next one reuses.
+        let mut spare = None;
         let mut history: Vec<f64> = Vec::new();
         let mut terms = Vec::new();
         let mut edges = Vec::new();
@@ -488,10 +489,9 @@ impl<'a> Problem<'a> {
             edges = spanning_tree(&state.c)?;
             let lap = tree_laplacian(&edges, state.c.nrows());
             let order = tree_order(&edges, state.c.nrows());
-            let assign = soft_assign(&dist, self.sigma, order);
+            let assign = soft_assign_reusing(&state.z, &state.c, self.sigma, order, spare.take());
             state = self.update_wzc(&lap, &assign, false)?.0;
-            dist = sq_dists_to(&state.c, &state.z);
-            terms = self.objective_terms(&state, &edges, &assign, &dist);
+            terms = self.objective_terms(&state, &edges, &assign);
             let f = sum_terms(&terms);
             if let Some(&prev) = history.last() {
                 if f > prev + OBJECTIVE_SLACK * prev.abs().max(1.0) {
@@ -653,20 +653,18 @@ impl<'a> Problem<'a> {
         Ok(chol.solve(rtz))
     }
 
-    /// The terms of the paper's objective (31) at `state`, tree `edges`, assignments
-    /// `assign` and `dist[(k, i)] = ||z_i - c_k||^2` (K x N): `reconstruction`
-    /// `||Y - Z W^T||^2`, `tree` `lambda sum_(a,b) ||c_a - c_b||^2` and `assignment`
-    /// `gamma (sum r_ik d_ik + sigma sum r_ik log r_ik)`; the objective is their sum in
-    /// this order ([`sum_terms`]).
+    /// The terms of the paper's objective (31) at `state`, tree `edges` and assignments
+    /// `assign`, with `d_ik = ||z_i - c_k||^2`: `reconstruction` `||Y - Z W^T||^2`, `tree`
+    /// `lambda sum_(a,b) ||c_a - c_b||^2` and `assignment` `gamma (sum r_ik d_ik + sigma
+    /// sum r_ik log r_ik)`; the objective is their sum in this order ([`sum_terms`]).
     pub(crate) fn objective_terms(
         &self,
         state: &State,
         edges: &[(usize, usize, f64)],
         assign: &Assignment,
-        dist: &DMatrix<f64>,
     ) -> Vec<(String, f64)> {
         let fit = self.reconstruction_error(&state.z, &state.w);
-        let cluster = assign.dot(dist) + assign.neg_entropy;
+        let cluster = assign.dot_to(&state.z, &state.c) + assign.neg_entropy;
         vec![
             ("reconstruction".into(), fit),
             ("tree".into(), self.lambda * tree_energy(&state.c, edges)),
@@ -1170,10 +1168,7 @@ pub(crate) mod tests {
             close(&got.w, &want.w, "W");
             close(&got.z, &want.z, "Z");
             close(&got.c, &want.c, "C");
-            let terms = |problem: &Problem<'_>| {
-                let d = sq_dists_to(&want.c, &want.z);
-                problem.objective_terms(&want, &edges, &assign, &d)
-            };
+            let terms = |problem: &Problem<'_>| problem.objective_terms(&want, &edges, &assign);
             let residual = (&yc - &want.z * want.w.transpose()).norm_squared();
             for ((name, a), (_, b)) in terms(&implicit).iter().zip(terms(&copy).iter()) {
                 assert!(
@@ -1232,9 +1227,7 @@ pub(crate) mod tests {
         let y = centred(branching(40, 6, 2));
         let (problem, (edges, lap, assign)) = first_iteration(&y, 8, 0.3);
         let best = problem.update_wzc(&lap, &assign, false).unwrap().0;
-        let f = |s: &State| {
-            sum_terms(&problem.objective_terms(s, &edges, &assign, &sq_dists_to(&s.c, &s.z)))
-        };
+        let f = |s: &State| sum_terms(&problem.objective_terms(s, &edges, &assign));
         let f0 = f(&best);
         let eps = 1e-3;
         for trial in 0..4u64 {
@@ -1397,6 +1390,10 @@ pub(crate) mod tests {
             close(a.mul(&wide), &r * &wide);
             let want = r.transpose().dot(&dist);
             assert!((a.dot(&dist) - want).abs() < 1e-12 * want);
+            // The same sum with the distances of points and centres, entry by entry.
+            let (z, c) = (noise(n, 3, 18), noise(k, 3, 19));
+            let want = r.transpose().dot(&sq_dists_to(&c, &z));
+            assert!((a.dot_to(&z, &c) - want).abs() < 1e-12 * want);
         }
     }
 

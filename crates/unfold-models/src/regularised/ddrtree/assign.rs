@@ -363,7 +363,9 @@ fn breadth_first(
     }
 }
 
-/// Lemma 1 (32) from `dist[(k, i)] = ||z_i - c_k||^2` (K x N), centres stored in `order`.
+/// Lemma 1 (32) from `dist[(k, i)] = ||z_i - c_k||^2` (K x N), centres stored in `order`:
+/// the reference the fits' [`soft_assign_reusing`] is tested against.
+#[cfg(test)]
 pub(crate) fn soft_assign(dist: &DMatrix<f64>, sigma: f64, order: Vec<usize>) -> Assignment {
     let (k, n) = dist.shape();
     assert_eq!(order.len(), k, "one position per centre");
@@ -841,7 +843,40 @@ impl Assignment {
         out_t.transpose()
     }
 
+    /// `sum_ik r_ik ||z_i - c_k||^2` for the points `z` (N x d) and centres `c` (K x d),
+    /// each distance computed for the stored entries only, as `||z_i||^2 + ||c_k||^2 -
+    /// 2 z_i . c_k` clamped at 0 (no K x N matrix); blocks summed in order.
+    pub(crate) fn dot_to(&self, z: &DMatrix<f64>, c: &DMatrix<f64>) -> f64 {
+        assert_eq!(z.nrows(), self.n, "one row of Z per point");
+        let rows = self.block_rows;
+        let zt = z.transpose();
+        let ct = c.transpose();
+        let sq = |v: nalgebra::DVectorView<'_, f64>| v.iter().fold(0.0, |s, x| s + x * x);
+        let cn: Vec<f64> = ct.column_iter().map(|col| sq(col.as_view())).collect();
+        let parts: Vec<f64> = self
+            .blocks
+            .par_iter()
+            .enumerate()
+            .map(|(bi, b)| {
+                let mut sum = 0.0;
+                for (i, &point) in b.point.iter().enumerate() {
+                    let zi = zt.column(bi * rows + point as usize);
+                    let zn = sq(zi.as_view());
+                    let (pos, val) = b.row(i);
+                    for (&q, &v) in pos.iter().zip(val) {
+                        let k = self.order[q as usize];
+                        let d = (zn + cn[k] - 2.0 * zi.dot(&ct.column(k))).max(0.0);
+                        sum += v * d;
+                    }
+                }
+                sum
+            })
+            .collect();
+        parts.iter().sum()
+    }
+
     /// `sum_ik r_ik dist[(k, i)]` for `dist` K x N.
+    #[cfg(test)]
     pub(crate) fn dot(&self, dist: &DMatrix<f64>) -> f64 {
         let rows = self.block_rows;
         let parts: Vec<f64> = self
