@@ -34,8 +34,36 @@ use unfold_core::{Error, Result};
 /// `opts.label_column` applies to CSV only.
 pub fn read_points(spec: &Path, opts: &CsvOptions) -> Result<Dataset> {
     let (path, array) = split_array_name(spec);
+    if array.is_none() && opts.label_column.is_none() && is_plain_npy(path) {
+        // Read piece by piece into the matrix, never whole ([`read_npy`]).
+        let name = path
+            .file_stem()
+            .map_or_else(|| "data".to_string(), |s| s.to_string_lossy().into_owned());
+        let points = npy::read_npy(path)?;
+        return array_points(points, &name, &path.display().to_string());
+    }
     let raw = read_file(path).map_err(|e| Error::io(path, e))?;
     parse_points(raw, path, array, opts)
+}
+
+/// Whether `path` holds an uncompressed `.npy` array (by its first bytes) and is not named
+/// as gzip (which [`parse_points`] refuses with its own message).
+fn is_plain_npy(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 6];
+    let gz = path
+        .extension()
+        .is_some_and(|x| x.eq_ignore_ascii_case("gz"));
+    !gz && std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && magic == npy::MAGIC
+}
+
+/// The data set `name` of an array read from `source`, its values checked finite.
+fn array_points(points: nalgebra::DMatrix<f64>, name: &str, source: &str) -> Result<Dataset> {
+    unfold_core::check_finite(&points, &format!("the data in {source}"))?;
+    Ok(Dataset::from_points(name, points))
 }
 
 /// The bytes of a file, read in parallel pieces of at least [`READ_PIECE`] bytes: the copy
@@ -148,8 +176,7 @@ pub fn parse_points(
         data.name = name;
         return Ok(data);
     };
-    unfold_core::check_finite(&points, &format!("the data in {source}"))?;
-    Ok(Dataset::from_points(&name, points))
+    array_points(points, &name, &source)
 }
 
 /// `file.npz:NAME` as the file and the array's name; a path that exists as given is never
