@@ -6,10 +6,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-if [ ! -x "$here/.venv/bin/python" ]; then
-  python3 -m venv "$here/.venv"
-  "$here/.venv/bin/pip" install -q ddrtree-python
-fi
+. "$here/venv.sh"
 (cd "$root" && cargo build --release -q -p unfold-models --example ddrtree_bench)
 out="${OUT:-${TMPDIR:-/tmp}/unfold-ddrtree-bench}"
 mkdir -p "$out"

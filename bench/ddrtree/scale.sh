@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
 # DDRTree plus ordering at N = 100,000 in both conventions (scale.py says what is timed);
-# the table goes to $OUT/scale.md (default /tmp/unfold-ddrtree-scale). Uses the virtual
-# environment of matrix.sh (bench/ddrtree/.venv) for NumPy.
+# the table goes to $OUT/scale.md (default /tmp/unfold-ddrtree-scale), with NumPy from
+# the benches' virtual environment (venv.sh).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-if [ ! -x "$here/.venv/bin/python" ]; then
-  python3 -m venv "$here/.venv"
-  "$here/.venv/bin/pip" install -q ddrtree-python
-fi
+. "$here/venv.sh"
 (cd "$root" && cargo build --release -q --example bench_trajectory)
 out="${OUT:-${TMPDIR:-/tmp}/unfold-ddrtree-scale}"
 mkdir -p "$out"

@@ -845,39 +845,23 @@ impl Assignment {
 
     /// `sum_ik r_ik ||z_i - c_k||^2` for the points `z` (N x d) and centres `c` (K x d),
     /// each distance computed for the stored entries only, as `||z_i||^2 + ||c_k||^2 -
-    /// 2 z_i . c_k` clamped at 0 (no K x N matrix); blocks summed in order.
+    /// 2 z_i . c_k` clamped at 0 (no K x N matrix).
     pub(crate) fn dot_to(&self, z: &DMatrix<f64>, c: &DMatrix<f64>) -> f64 {
         assert_eq!(z.nrows(), self.n, "one row of Z per point");
-        let rows = self.block_rows;
-        let zt = z.transpose();
-        let ct = c.transpose();
-        let sq = |v: nalgebra::DVectorView<'_, f64>| v.iter().fold(0.0, |s, x| s + x * x);
-        let cn: Vec<f64> = ct.column_iter().map(|col| sq(col.as_view())).collect();
-        let parts: Vec<f64> = self
-            .blocks
-            .par_iter()
-            .enumerate()
-            .map(|(bi, b)| {
-                let mut sum = 0.0;
-                for (i, &point) in b.point.iter().enumerate() {
-                    let zi = zt.column(bi * rows + point as usize);
-                    let zn = sq(zi.as_view());
-                    let (pos, val) = b.row(i);
-                    for (&q, &v) in pos.iter().zip(val) {
-                        let k = self.order[q as usize];
-                        let d = (zn + cn[k] - 2.0 * zi.dot(&ct.column(k))).max(0.0);
-                        sum += v * d;
-                    }
-                }
-                sum
-            })
-            .collect();
-        parts.iter().sum()
+        let (zt, ct) = (z.transpose(), c.transpose());
+        let sq = |m: &DMatrix<f64>| -> Vec<f64> { m.column_iter().map(|v| v.dot(&v)).collect() };
+        let (zn, cn) = (sq(&zt), sq(&ct));
+        self.weighted_sum(|i, k| (zn[i] + cn[k] - 2.0 * zt.column(i).dot(&ct.column(k))).max(0.0))
     }
 
     /// `sum_ik r_ik dist[(k, i)]` for `dist` K x N.
     #[cfg(test)]
     pub(crate) fn dot(&self, dist: &DMatrix<f64>) -> f64 {
+        self.weighted_sum(|i, k| dist[(k, i)])
+    }
+
+    /// `sum_ik r_ik d(i, k)` over the stored entries, blocks summed in order.
+    fn weighted_sum(&self, d: impl Fn(usize, usize) -> f64 + Sync) -> f64 {
         let rows = self.block_rows;
         let parts: Vec<f64> = self
             .blocks
@@ -886,10 +870,10 @@ impl Assignment {
             .map(|(bi, b)| {
                 let mut sum = 0.0;
                 for (i, &point) in b.point.iter().enumerate() {
-                    let col = dist.column(bi * rows + point as usize);
+                    let point = bi * rows + point as usize;
                     let (pos, val) = b.row(i);
                     for (&q, &v) in pos.iter().zip(val) {
-                        sum += v * col[self.order[q as usize]];
+                        sum += v * d(point, self.order[q as usize]);
                     }
                 }
                 sum
