@@ -11,7 +11,7 @@ use crate::view::{as_faer, as_faer_mut, par_for};
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, MatRef, Par};
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -66,6 +66,29 @@ pub fn centred_tr_mul_self(a: MatRef<'_, f64>, m: &[f64]) -> DMatrix<f64> {
         }
     })
 }
+
+/// `Yc z` for `Yc = Y - 1 mean^T` without forming `Yc`: `Y z - 1 (mean^T z)`. `y` may have
+/// any layout. Rows stored contiguously (a C-order array) with at least
+/// [`WIDE_ROWS`] columns are multiplied as `(z^T Y^T)^T`, where faer reads them as the
+/// columns of `Y^T` (measured at n x p = 10,000 x 500 and 50,000 x 1000 with 50 and 30
+/// columns in `z`: 0.70x and 0.56x the time of the direct product; at 100,000 x 50 it was
+/// 1.2x, so narrow rows keep the direct one).
+pub fn centred_mul(y: MatRef<'_, f64>, mean: &DVector<f64>, z: &DMatrix<f64>) -> DMatrix<f64> {
+    let par = par_for(y.nrows());
+    let mut out = if y.col_stride() == 1 && y.row_stride() != 1 && y.ncols() >= WIDE_ROWS {
+        mul_with(as_faer(z).transpose(), y.transpose(), par).transpose()
+    } else {
+        mul_with(y, as_faer(z), par)
+    };
+    let shift = z.tr_mul(mean);
+    for (mut col, &s) in out.column_iter_mut().zip(shift.iter()) {
+        col.add_scalar_mut(-s);
+    }
+    out
+}
+
+/// Columns from which [`centred_mul`] multiplies contiguous rows in transposed form.
+pub(crate) const WIDE_ROWS: usize = 200;
 
 /// The lower Gram matrices of the fixed row blocks of `0..n` ([`gram_blocks`]) summed in
 /// block order and mirrored: the blocks run [`GRAM_WAVE`] at a time, so that at most that

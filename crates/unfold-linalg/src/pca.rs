@@ -22,7 +22,7 @@
 //! many components (`q >= 0.8 min(n, p)`), and randomized otherwise.
 
 use crate::dense_eigen::sym_eigen;
-use crate::gemm::{centred_tr_mul_self, mul, mul_with, tr_mul};
+use crate::gemm::{centred_mul, centred_tr_mul_self, mul, mul_with, tr_mul};
 use crate::view::{as_faer, par_for, to_nalgebra};
 use crate::{column_means, fix_signs, largest_eigenpairs, SymMatrix};
 use faer::MatRef;
@@ -204,28 +204,6 @@ fn exact(y: MatRef<'_, f64>, mean: &DVector<f64>, q: usize) -> Result<DMatrix<f6
     Ok(components)
 }
 
-/// `Yc z` without forming `Yc`. Rows stored contiguously (a C-order array) with at least
-/// [`WIDE_ROWS`] columns are multiplied as `(z^T Y^T)^T`, where faer reads them as the
-/// columns of `Y^T` (measured at n x p = 10,000 x 500 and 50,000 x 1000 with 50 and 30
-/// columns in `z`: 0.70x and 0.56x the time of the direct product; at 100,000 x 50 it was
-/// 1.2x, so narrow rows keep the direct one).
-fn centred_mul(y: MatRef<'_, f64>, mean: &DVector<f64>, z: &DMatrix<f64>) -> DMatrix<f64> {
-    let par = par_for(y.nrows());
-    let mut out = if y.col_stride() == 1 && y.row_stride() != 1 && y.ncols() >= WIDE_ROWS {
-        mul_with(as_faer(z).transpose(), y.transpose(), par).transpose()
-    } else {
-        mul_with(y, as_faer(z), par)
-    };
-    let shift = z.tr_mul(mean);
-    for (mut col, &s) in out.column_iter_mut().zip(shift.iter()) {
-        col.add_scalar_mut(-s);
-    }
-    out
-}
-
-/// Columns from which [`centred_mul`] multiplies contiguous rows in transposed form.
-const WIDE_ROWS: usize = 200;
-
 /// `Yc^T w` without forming `Yc`.
 fn centred_tr_mul(y: MatRef<'_, f64>, mean: &DVector<f64>, w: &DMatrix<f64>) -> DMatrix<f64> {
     let mut out = mul_with(y.transpose(), as_faer(w), par_for(y.nrows()));
@@ -274,6 +252,7 @@ fn randomized(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gemm::WIDE_ROWS;
 
     /// Points with a known spectrum: `U diag(s) W^T + noise`, singular values decaying
     /// geometrically, so the top axes are well separated.

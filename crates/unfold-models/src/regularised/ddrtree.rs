@@ -47,7 +47,8 @@ use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_eval::{kmeans_with, EmptyClusters, KMeansInit, KMeansOptions};
 use unfold_graph::{minimum_spanning_tree_dense, Laplacian, NeighbourGraph};
 use unfold_linalg::gemm::{
-    centred_tr_mul_self, lower_gram, mul, mul_with, sum_lower_and_mirror, tr_mul, tr_mul_self,
+    centred_mul, centred_tr_mul_self, lower_gram, mul, mul_with, sum_lower_and_mirror, tr_mul,
+    tr_mul_self,
 };
 #[cfg(test)]
 use unfold_linalg::sq_dists_to;
@@ -442,14 +443,10 @@ impl<'a> Problem<'a> {
 
     /// `Yc B` for the problem's data `Yc` (N x D) and `B` (D x m).
     pub(crate) fn y_mul(&self, b: &DMatrix<f64>) -> DMatrix<f64> {
-        let mut out = mul(self.y, b);
-        if let Some(mean) = self.mean {
-            let shift = b.tr_mul(mean);
-            for (mut col, &s) in out.column_iter_mut().zip(shift.iter()) {
-                col.add_scalar_mut(-s);
-            }
+        match self.mean {
+            Some(mean) => centred_mul(as_faer(self.y), mean, b),
+            None => mul(self.y, b),
         }
-        out
     }
 
     /// `R^T Yc`, `R^T R` and `R^T 1` ([`Assignment::products`] on the problem's data).
@@ -467,11 +464,7 @@ impl<'a> Problem<'a> {
     /// `||Yc - Z W^T||_F^2`, summed over fixed blocks of rows in order (the N x D
     /// residual is never formed).
     fn reconstruction_error(&self, z: &DMatrix<f64>, w: &DMatrix<f64>) -> f64 {
-        let n = self.y.nrows();
-        let blocks: Vec<Range<usize>> = (0..n.div_ceil(RESIDUAL_ROWS))
-            .map(|b| b * RESIDUAL_ROWS..((b + 1) * RESIDUAL_ROWS).min(n))
-            .collect();
-        let parts: Vec<f64> = blocks
+        let parts: Vec<f64> = residual_blocks(self.y.nrows())
             .par_iter()
             .map(|rows| residual_block(self.y, self.mean, z, w, rows).norm_squared())
             .collect();
@@ -744,9 +737,7 @@ fn r_residual_term_of(
     dim: usize,
 ) -> Result<f64> {
     let (n, p) = y.shape();
-    let blocks: Vec<Range<usize>> = (0..n.div_ceil(RESIDUAL_ROWS))
-        .map(|b| b * RESIDUAL_ROWS..((b + 1) * RESIDUAL_ROWS).min(n))
-        .collect();
+    let blocks = residual_blocks(n);
     let (residuals, parts): (Vec<DMatrix<f64>>, Vec<DMatrix<f64>>) = blocks
         .par_iter()
         .map(|rows| {
@@ -767,6 +758,13 @@ fn r_residual_term_of(
         }
         u
     })
+}
+
+/// The fixed blocks of [`RESIDUAL_ROWS`] rows of `0..n`.
+fn residual_blocks(n: usize) -> Vec<Range<usize>> {
+    (0..n.div_ceil(RESIDUAL_ROWS))
+        .map(|b| b * RESIDUAL_ROWS..((b + 1) * RESIDUAL_ROWS).min(n))
+        .collect()
 }
 
 /// Rows per block of the residual in [`r_residual_term_of`] (small blocks stay in cache

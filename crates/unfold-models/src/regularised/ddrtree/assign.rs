@@ -465,6 +465,20 @@ impl Geometry {
         Geometry { cpt, cn, zt, zn }
     }
 
+    /// `||z_i||^2 + ||c_p||^2 - 2 z_i . c_p`, clamped at 0: one entry of
+    /// [`Geometry::sq_dists`], with the same operations in the same order (so the same
+    /// bits).
+    fn sq_dist(&self, i: usize, p: usize) -> f64 {
+        let k = self.cn.len();
+        let dot = self
+            .zt
+            .column(i)
+            .iter()
+            .enumerate()
+            .fold(0.0, |s, (j, &zij)| s + self.cpt[j * k + p] * zij);
+        (-2.0 * dot + self.cn[p] + self.zn[i]).max(0.0)
+    }
+
     /// `d[p] = ||z_i||^2 + ||c_p||^2 - 2 z_i . c_p`, clamped at 0; returns the smallest.
     #[inline(always)]
     fn sq_dists(&self, i: usize, d: &mut [f64]) -> f64 {
@@ -844,23 +858,22 @@ impl Assignment {
     }
 
     /// `sum_ik r_ik ||z_i - c_k||^2` for the points `z` (N x d) and centres `c` (K x d),
-    /// each distance computed for the stored entries only, as `||z_i||^2 + ||c_k||^2 -
-    /// 2 z_i . c_k` clamped at 0 (no K x N matrix).
+    /// each distance computed for the stored entries only, with the bits the assignments
+    /// were computed from ([`Geometry::sq_dist`]; no K x N matrix).
     pub(crate) fn dot_to(&self, z: &DMatrix<f64>, c: &DMatrix<f64>) -> f64 {
         assert_eq!(z.nrows(), self.n, "one row of Z per point");
-        let (zt, ct) = (z.transpose(), c.transpose());
-        let sq = |m: &DMatrix<f64>| -> Vec<f64> { m.column_iter().map(|v| v.dot(&v)).collect() };
-        let (zn, cn) = (sq(&zt), sq(&ct));
-        self.weighted_sum(|i, k| (zn[i] + cn[k] - 2.0 * zt.column(i).dot(&ct.column(k))).max(0.0))
+        let g = Geometry::new(z, c, &self.order);
+        self.weighted_sum(|i, p| g.sq_dist(i, p))
     }
 
     /// `sum_ik r_ik dist[(k, i)]` for `dist` K x N.
     #[cfg(test)]
     pub(crate) fn dot(&self, dist: &DMatrix<f64>) -> f64 {
-        self.weighted_sum(|i, k| dist[(k, i)])
+        self.weighted_sum(|i, p| dist[(self.order[p], i)])
     }
 
-    /// `sum_ik r_ik d(i, k)` over the stored entries, blocks summed in order.
+    /// `sum r_ip d(i, p)` over the stored entries (point `i`, centre at position `p`),
+    /// blocks summed in order.
     fn weighted_sum(&self, d: impl Fn(usize, usize) -> f64 + Sync) -> f64 {
         let rows = self.block_rows;
         let parts: Vec<f64> = self
@@ -873,7 +886,7 @@ impl Assignment {
                     let point = bi * rows + point as usize;
                     let (pos, val) = b.row(i);
                     for (&q, &v) in pos.iter().zip(val) {
-                        sum += v * d(point, self.order[q as usize]);
+                        sum += v * d(point, q as usize);
                     }
                 }
                 sum
@@ -1104,6 +1117,29 @@ mod tests {
         DMatrix::from_fn(n, d, |i, j| {
             (((i + shift) * 7 + j * 13) as f64 * 0.37).sin()
         })
+    }
+
+    /// One distance ([`Geometry::sq_dist`], for the objective) has the bits of its entry in
+    /// the row the assignments are computed from, in the latent dimensions 2 (its own
+    /// loop) and 3.
+    #[test]
+    fn one_distance_has_the_bits_of_its_row() {
+        for dim in [2, 3] {
+            let (z, c) = (points(300, dim, 0), points(40, dim, 5000));
+            let order: Vec<usize> = (0..40).rev().collect();
+            let g = Geometry::new(&z, &c, &order);
+            let mut row = vec![0.0; 40];
+            for i in 0..300 {
+                g.sq_dists(i, &mut row);
+                for (p, d) in row.iter().enumerate() {
+                    assert_eq!(
+                        g.sq_dist(i, p).to_bits(),
+                        d.to_bits(),
+                        "dim {dim}, {i}, {p}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
