@@ -1,7 +1,9 @@
-"""DDRTree and the ordering at N = 100,000 cells in both of unfold's conventions: the R
+"""DDRTree and the ordering at up to N = 100,000 cells in both of unfold's conventions: the R
 package's (`--compat r`, as the peer is run in `matrix.py`) and the paper's (the default of
-`unfold fit --method ddrtree`, `unfold.DDRTree` and `unfold.tl.ddrtree`), on the two
-N = 100,000 cells of `matrix.py` (3 branches, noise 0.05, D = 50 and 2000, K = 200).
+`unfold fit --method ddrtree`, `unfold.DDRTree` and `unfold.tl.ddrtree`): the two
+N = 100,000 cells of `matrix.py` (3 branches, noise 0.05, D = 50 and 2000) and two other
+generators (6 branches, noise 0.1, D = 500, N = 100,000; 2 branches, noise 0.2, D = 1000,
+N = 50,000), K = 200.
 
 Run through `bench/ddrtree/scale.sh`. One run per row, each in its own process: the fit's
 seconds (the fit only), the ordering's seconds and the process's peak resident memory
@@ -17,7 +19,13 @@ import numpy as np
 from branching import branching
 
 OUT, BIN = sys.argv[1], sys.argv[2]
-CELLS = [(3, 0.05, 50, 100000), (3, 0.05, 2000, 100000)]
+CELLS = [
+    (3, 0.05, 50, 100000),
+    (3, 0.05, 2000, 100000),
+    # Other generators: more branches and noise, fewer branches and a middle D and N.
+    (6, 0.1, 500, 100000),
+    (2, 0.2, 1000, 50000),
+]
 K = 200
 
 rows = []
