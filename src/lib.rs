@@ -23,6 +23,7 @@ pub use unfold_core::{Error, Evidence, EvidenceKind, Result};
 /// the registry's `Method` and `Model`, the family traits, the fitted-model traits, the
 /// graph builders and the common result types. `examples/custom_model/main.rs` uses it.
 pub mod prelude {
+    pub use unfold_core::Observer;
     pub use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
     pub use unfold_graph::{knn_query, GraphSpec, Laplacian, NeighbourGraph, Weighting};
     pub use unfold_models::grf::{
@@ -33,5 +34,4 @@ pub mod prelude {
         decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Registry, Settings,
     };
     pub use unfold_models::{embedding, Embedding, OutOfSample, Projection};
-    pub use unfold_vem::Observer;
 }

@@ -144,7 +144,7 @@ fn write_model_fixtures() {
                 method,
                 &FitData::points(&y),
                 &settings,
-                &unfold::vem::Silent,
+                &unfold::core::Silent,
             )
             .unwrap_or_else(|e| panic!("{method}: {e}"));
         let model = fitted.model;
@@ -167,7 +167,12 @@ fn preprocessed_model() -> Vec<u8> {
     let registry = Registry::builtin();
     let settings = fixture_settings(&registry, "meu");
     let model = registry
-        .fit("meu", &FitData::points(&z), &settings, &unfold::vem::Silent)
+        .fit(
+            "meu",
+            &FitData::points(&z),
+            &settings,
+            &unfold::core::Silent,
+        )
         .unwrap()
         .model;
     Registry::to_bytes_with(model.as_ref(), &pipeline).unwrap()
@@ -193,7 +198,7 @@ fn a_model_keeps_its_preprocessing_and_new_points_go_through_it() {
             "meu",
             &FitData::points(&z),
             &fixture_settings(&registry, "meu"),
-            &unfold::vem::Silent,
+            &unfold::core::Silent,
         )
         .unwrap()
         .model;

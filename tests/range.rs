@@ -6,8 +6,8 @@
 //! refused as well, since its kernel is then trivial.
 
 use nalgebra::DMatrix;
+use unfold::core::Silent;
 use unfold::models::registry::{FitData, Registry, Settings};
-use unfold::vem::Silent;
 
 /// A noisy curved sheet: 50 points in 3-D.
 fn data() -> DMatrix<f64> {

@@ -6,9 +6,9 @@
 
 use nalgebra::DMatrix;
 use unfold::core::EvidenceKind;
+use unfold::core::Silent;
 use unfold::models::registry::{FitData, Registry, Settings};
 use unfold::select::{Plan, Score, Sweep};
-use unfold::vem::Silent;
 
 /// A noisy curved sheet in 3-D.
 fn data(n: usize) -> DMatrix<f64> {

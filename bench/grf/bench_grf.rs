@@ -78,7 +78,7 @@ fn eval_seconds(field: &MeuField, lambda: &[f64]) -> f64 {
 /// progress of a long fit, in its log).
 struct Progress(Instant);
 
-impl unfold::vem::Observer for Progress {
+impl unfold::core::Observer for Progress {
     fn iteration(&self, _restart: usize, evaluation: usize, evidence: &unfold::Evidence) {
         eprintln!(
             "evaluation {evaluation} at {:.1} s: {} {:.6e}",

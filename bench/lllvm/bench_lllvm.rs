@@ -10,11 +10,12 @@
 //! batch of new points (default 100) drawn from the same roll with another seed.
 
 use std::time::Instant;
+use unfold::core::Silent;
 use unfold::data::synthetic::swiss_roll;
 use unfold::models::lvm::lllvm::{LlLvmParams, LlLvmProblem};
 use unfold::models::GraphSpec;
 use unfold::vem::LatentVariableModel;
-use unfold::vem::{run_from, Silent, VemOptions};
+use unfold::vem::{run_from, VemOptions};
 
 /// The authors' MATLAB code under Octave on this kind of machine (fixture README, k = 9).
 fn reference_seconds(n: usize) -> Option<f64> {

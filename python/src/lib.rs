@@ -288,7 +288,7 @@ fn fit(
         let (n, p) = (x.shape()[0], x.shape()[1]);
         let fitted = compute(py, || {
             let rows = Rows::new(values, n, p)?;
-            registry().fit_rows(method, rows, &settings, &unfold_vem::Silent)
+            registry().fit_rows(method, rows, &settings, &unfold_core::Silent)
         })?;
         if let Some(fitted) = fitted {
             return Ok(NativeModel {
@@ -305,7 +305,7 @@ fn fit(
             y: &y,
             graph: graph.as_ref(),
         };
-        let fitted = registry().fit(method, &data, &settings, &unfold_vem::Silent)?;
+        let fitted = registry().fit(method, &data, &settings, &unfold_core::Silent)?;
         // The evidence on the training data, while they are here (Laplacian eigenmaps and
         // LLE compute theirs on demand; the others return the fit's own).
         let evidence = fitted.model.evidence_on(&y)?;

@@ -55,7 +55,7 @@ fn fit_with(
     settings: &Settings,
     y: &DMatrix<f64>,
 ) -> Result<Fitted> {
-    registry.fit(method, &FitData::points(y), settings, &unfold_vem::Silent)
+    registry.fit(method, &FitData::points(y), settings, &unfold_core::Silent)
 }
 
 fn spectral_section(registry: &Registry, a: &DemoArgs) -> Result<String> {

@@ -5,10 +5,10 @@ use crate::plot::{scatter_over_svg, Colouring};
 use crate::report::Report;
 use indicatif::{ProgressBar, ProgressStyle};
 use nalgebra::DMatrix;
+use unfold_core::Observer;
 use unfold_core::{Evidence, Result};
 use unfold_data::{to_csv_string, write_csv};
 use unfold_models::registry::{FitData, Fitted, Registry, Settings};
-use unfold_vem::Observer;
 
 /// The header of an embedding CSV: `x1,...,xQ`.
 pub fn coord_header(dim: usize) -> Vec<String> {

@@ -10,7 +10,7 @@
 //! # impl unfold_models::registry::Method for MyMethod {
 //! #     fn info(&self) -> unfold_models::registry::MethodInfo { unimplemented!() }
 //! #     fn fit(&self, _: &unfold_models::registry::FitData<'_>, _: &unfold_models::registry::Settings,
-//! #            _: &dyn unfold_vem::Observer) -> unfold_core::Result<Box<dyn unfold_models::registry::Model>> { unimplemented!() }
+//! #            _: &dyn unfold_core::Observer) -> unfold_core::Result<Box<dyn unfold_models::registry::Model>> { unimplemented!() }
 //! #     fn decode(&self, _: &[u8]) -> unfold_core::Result<Box<dyn unfold_models::registry::Model>> { unimplemented!() }
 //! # }
 //! let registry = Registry::builtin().with(Box::new(MyMethod)).expect("a new name");

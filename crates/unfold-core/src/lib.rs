@@ -10,6 +10,7 @@ mod evidence;
 pub mod fuzz;
 pub mod io;
 mod memory;
+mod observe;
 mod validate;
 
 pub use convergence::Convergence;
@@ -23,6 +24,7 @@ pub use memory::{
     parse_size, ByteSize, Footprint, LimitSource, MemoryLimit, MemoryRefusal, ASSUMED_MEMORY,
     MAX_MEMORY_ENV,
 };
+pub use observe::{Observer, Silent, Stop};
 pub use validate::{
     check_dim, check_finite, check_finite_values, check_k, check_point_values, check_points, Order,
     MAX_MAGNITUDE, MIN_MAGNITUDE,

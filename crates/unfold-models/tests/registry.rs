@@ -5,10 +5,10 @@
 
 use nalgebra::DMatrix;
 use std::path::Path;
+use unfold_core::Silent;
 use unfold_models::registry::{
     DefaultValue, FitData, Interval, ParamKind, ParamSpec, Registry, Settings, Value,
 };
-use unfold_vem::Silent;
 
 /// A noisy curved sheet: 50 points in 3-D.
 fn data() -> DMatrix<f64> {
@@ -241,7 +241,7 @@ fn registering_a_taken_name_or_a_clashing_parameter_is_refused() {
             &self,
             _: &FitData<'_>,
             _: &Settings,
-            _: &dyn unfold_vem::Observer,
+            _: &dyn unfold_core::Observer,
         ) -> unfold_core::Result<Box<dyn unfold_models::registry::Model>> {
             unreachable!("never fitted")
         }

@@ -234,7 +234,7 @@ impl<'a> Sweep<'a> {
                 graph,
             };
             self.registry
-                .fit(self.info.name, &data, &settings, &unfold_vem::Silent)
+                .fit(self.info.name, &data, &settings, &unfold_core::Silent)
         };
         let fitted = match c.setting.graph {
             GraphSource::Knn => fit(None),

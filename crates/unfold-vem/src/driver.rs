@@ -2,7 +2,7 @@
 
 use crate::LatentVariableModel;
 use rayon::prelude::*;
-use unfold_core::{seeded_rng, Error, Evidence, EvidenceKind, Result};
+use unfold_core::{seeded_rng, Error, Evidence, EvidenceKind, Observer, Result, Stop};
 
 /// Settings of a variational EM fit.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -58,30 +58,6 @@ impl VemOptions {
         Ok(())
     }
 }
-
-/// Why a run stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Stop {
-    /// The bound changed by less than `abs_tol`.
-    AbsTol,
-    /// The bound changed by less than `rel_tol * |bound|`.
-    RelTol,
-    /// `max_iter` iterations were run without meeting a tolerance.
-    MaxIter,
-}
-
-/// Receives progress from the driver. Runs of different restarts call it concurrently.
-pub trait Observer: Sync {
-    /// Called after iteration `iteration` (1-based) of restart `restart` with its bound.
-    fn iteration(&self, _restart: usize, _iteration: usize, _evidence: &Evidence) {}
-    /// Called once when restart `restart` stops.
-    fn finished(&self, _restart: usize, _stop: Stop, _evidence: &Evidence) {}
-}
-
-/// An observer that ignores everything.
-pub struct Silent;
-
-impl Observer for Silent {}
 
 /// One EM run: the final posterior and hyperparameters with the bound after every iteration.
 #[derive(Clone, Debug)]

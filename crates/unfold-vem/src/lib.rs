@@ -20,7 +20,8 @@
 //! #         Ok(Evidence::new(EvidenceKind::Elbo, -(q - 1.0).powi(2)))
 //! #     }
 //! # }
-//! use unfold_vem::{fit, Silent, VemOptions};
+//! use unfold_core::Silent;
+//! use unfold_vem::{fit, VemOptions};
 //! let options = VemOptions { restarts: 3, abs_tol: 1e-12, ..VemOptions::default() };
 //! let best = fit(&Toy, &options, &Silent).unwrap();
 //! assert!(best.best().evidence.value > -1e-6);
@@ -29,5 +30,5 @@
 mod driver;
 mod model;
 
-pub use driver::{fit, run_from, Fit, Observer, Run, Silent, Stop, VemOptions};
+pub use driver::{fit, run_from, Fit, Run, VemOptions};
 pub use model::LatentVariableModel;

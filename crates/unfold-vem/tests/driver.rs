@@ -2,8 +2,9 @@
 
 use std::sync::Mutex;
 use unfold_core::{Evidence, EvidenceKind, Result, Rng};
+use unfold_core::{Observer, Silent, Stop};
 use unfold_vem::LatentVariableModel;
-use unfold_vem::{fit, run_from, Observer, Silent, Stop, VemOptions};
+use unfold_vem::{fit, run_from, VemOptions};
 
 /// Coordinate ascent on the concave bound -(a - b)^2 - (a - 1)^2 - 0.1 (b - 2)^2 with the
 /// "posterior" a and the "hyperparameter" b. Each step maximises over one variable exactly;

@@ -259,7 +259,7 @@ mod registration {
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::EvidenceKind;
-    use unfold_vem::Observer;
+    use unfold_core::Observer;
 
     const ABOUT: &str =
         "acyclic locally linear embedding: an exact field from regressions on later points";

@@ -332,8 +332,8 @@ mod registration {
         decode, DefaultValue, Family, FitData, Interval, Method, MethodInfo, Model, ParamKind,
         ParamSpec, Settings, Table,
     };
+    use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
-    use unfold_vem::Observer;
 
     const ABOUT: &str =
         "dimensionality reduction by L1-penalised likelihood (the graphical lasso on points)";

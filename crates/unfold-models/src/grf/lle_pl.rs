@@ -139,7 +139,7 @@ mod registration {
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::EvidenceKind;
-    use unfold_vem::Observer;
+    use unfold_core::Observer;
 
     const ABOUT: &str = "LLE as a field fitted by pseudo-likelihood";
 

@@ -31,9 +31,9 @@ use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Footprint, MemoryLimit, Result};
+use unfold_core::{Observer, Silent};
 use unfold_graph::{duplicate_pairs, knn_query, GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_linalg::{Cholesky, CsrMatrix, SparseCholesky};
-use unfold_vem::{Observer, Silent};
 
 /// Settings of [`Meu`].
 #[derive(Clone, Debug, PartialEq)]

@@ -523,7 +523,7 @@ pub trait GaussianRandomField {
     /// The first error the field returned during the search (e.g. a precision that is not
     /// positive definite), or invalid options.
     fn fit(&self, theta0: &[f64], opts: &FieldFitOptions) -> Result<FieldFit> {
-        self.fit_observed(theta0, opts, &unfold_vem::Silent)
+        self.fit_observed(theta0, opts, &unfold_core::Silent)
     }
 
     /// [`GaussianRandomField::fit`], reporting the log-likelihood of every evaluation of
@@ -532,7 +532,7 @@ pub trait GaussianRandomField {
         &self,
         theta0: &[f64],
         opts: &FieldFitOptions,
-        observer: &dyn unfold_vem::Observer,
+        observer: &dyn unfold_core::Observer,
     ) -> Result<FieldFit> {
         let mut evaluations = 0;
         let scale = self.param_scale();

@@ -35,9 +35,10 @@ use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result, Rng};
+use unfold_core::{Observer, Silent};
 use unfold_graph::{GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_linalg::Cholesky;
-use unfold_vem::{LatentVariableModel, Observer, Silent, VemOptions};
+use unfold_vem::{LatentVariableModel, VemOptions};
 
 /// How the precision `alpha` of the prior on x is set in the M-step (spec §3.4).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -576,9 +577,9 @@ impl LlLvmProblem {
         k: usize,
     ) -> LlLvm {
         let stopped_by = match run.stop {
-            unfold_vem::Stop::AbsTol => "abs_tol",
-            unfold_vem::Stop::RelTol => "rel_tol",
-            unfold_vem::Stop::MaxIter => "max_iterations",
+            unfold_core::Stop::AbsTol => "abs_tol",
+            unfold_core::Stop::RelTol => "rel_tol",
+            unfold_core::Stop::MaxIter => "max_iterations",
         };
         let convergence = Convergence::iterative(run.bounds(), run.converged(), stopped_by);
         let q = run.posterior;
@@ -867,8 +868,8 @@ mod registration {
         decode, DefaultValue, Family, FitData, Interval, Method, MethodInfo, Model, ParamKind,
         ParamSpec, Settings, Value,
     };
+    use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
-    use unfold_vem::Observer;
 
     /// The locally linear latent variable model.
     pub struct LlLvmMethod;

@@ -5,10 +5,10 @@ use super::params::{ParamSpec, Settings};
 use crate::traits::{Embedding, OutOfSample};
 use nalgebra::DMatrix;
 use serde::{de::DeserializeOwned, Serialize};
+use unfold_core::Observer;
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_data::Preprocessing;
 use unfold_graph::NeighbourGraph;
-use unfold_vem::Observer;
 
 /// The family a method belongs to (its folder in unfold-models).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,12 +13,12 @@
 //! let y = unfold_data::synthetic::swiss_roll(200, 0.0, 0).unwrap().points;
 //! let registry = Registry::builtin();
 //! let settings = Settings::new().with("k", 8usize);
-//! let fitted = registry.fit("meu", &FitData::points(&y), &settings, &unfold_vem::Silent).unwrap();
+//! let fitted = registry.fit("meu", &FitData::points(&y), &settings, &unfold_core::Silent).unwrap();
 //! assert!(fitted.report.iterations > 0 && fitted.report.converged);
 //! assert_eq!(fitted.model.coords().shape(), (200, 2));
 //! // Bad values are refused with the parameter's name and range, before any work.
 //! let bad = Settings::new().with("gamma", -1.0);
-//! let err = registry.fit("meu", &FitData::points(&y), &bad, &unfold_vem::Silent).err().unwrap();
+//! let err = registry.fit("meu", &FitData::points(&y), &bad, &unfold_core::Silent).err().unwrap();
 //! assert!(err.to_string().contains("`gamma`"));
 //! ```
 
@@ -34,10 +34,10 @@ pub use params::{DefaultValue, Interval, ParamKind, ParamSpec, Settings, Value};
 use crate::GraphSpec;
 use std::path::Path;
 use std::time::Instant;
+use unfold_core::Observer;
 use unfold_core::{Error, Result};
 use unfold_data::Preprocessing;
 use unfold_graph::Symmetrisation;
-use unfold_vem::Observer;
 
 /// A fitted model with the report of its fit.
 pub struct Fitted {

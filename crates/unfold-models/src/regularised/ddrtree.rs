@@ -866,8 +866,8 @@ mod registration {
         decode, Family, FitData, Interval, Method, MethodInfo, Model, Overlay, ParamSpec, Settings,
         Table,
     };
+    use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
-    use unfold_vem::Observer;
 
     const ABOUT: &str = "discriminative dimensionality reduction with a tree over K centres (reversed graph embedding, as in Monocle 2)";
 

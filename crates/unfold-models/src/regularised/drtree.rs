@@ -210,8 +210,8 @@ mod registration {
     use crate::registry::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
+    use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
-    use unfold_vem::Observer;
 
     const ABOUT: &str = "dimensionality reduction with a spanning tree over the embedded points (lambda = 0 is PCA)";
 

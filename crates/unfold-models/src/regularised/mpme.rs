@@ -769,8 +769,8 @@ mod registration {
     use crate::registry::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
+    use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
-    use unfold_vem::Observer;
 
     const ABOUT: &str = "maximum posterior manifold embedding: a graph learned over all pairs with a log-determinant prior";
 

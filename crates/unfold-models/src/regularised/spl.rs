@@ -624,8 +624,8 @@ mod registration {
     use crate::registry::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
+    use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
-    use unfold_vem::Observer;
 
     const ABOUT: &str =
         "structure-preserving learning: a posterior regularised by expected kNN distances";

@@ -112,7 +112,7 @@ pub use registration::CmdsMethod;
 mod registration {
     use super::*;
     use crate::registry::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
-    use unfold_vem::Observer;
+    use unfold_core::Observer;
 
     /// Classical MDS.
     pub struct CmdsMethod;

@@ -121,7 +121,7 @@ mod registration {
     use crate::registry::{
         decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
     };
-    use unfold_vem::Observer;
+    use unfold_core::Observer;
 
     /// Isomap.
     pub struct IsomapMethod;

@@ -129,7 +129,7 @@ mod registration {
     use crate::registry::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
-    use unfold_vem::Observer;
+    use unfold_core::Observer;
 
     /// Kernel PCA (RBF kernel).
     pub struct KernelPcaMethod;

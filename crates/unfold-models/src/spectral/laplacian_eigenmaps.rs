@@ -210,7 +210,7 @@ mod registration {
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::EvidenceKind;
-    use unfold_vem::Observer;
+    use unfold_core::Observer;
 
     /// Laplacian eigenmaps.
     pub struct LaplacianEigenmapsMethod;

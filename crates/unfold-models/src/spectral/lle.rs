@@ -207,7 +207,7 @@ mod registration {
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::EvidenceKind;
-    use unfold_vem::Observer;
+    use unfold_core::Observer;
 
     const ABOUT: &str =
         "locally linear embedding (evidence: the field s M + gamma I with s fitted)";

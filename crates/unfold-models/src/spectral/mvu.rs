@@ -353,7 +353,7 @@ mod registration {
         decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::Convergence;
-    use unfold_vem::Observer;
+    use unfold_core::Observer;
 
     /// Maximum variance unfolding.
     pub struct MvuMethod;

@@ -101,7 +101,7 @@ mod registration {
     use crate::registry::{
         decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Rows, Settings,
     };
-    use unfold_vem::Observer;
+    use unfold_core::Observer;
 
     const ABOUT: &str = "principal component analysis";
 
@@ -201,7 +201,7 @@ mod tests {
         let y = sample();
         let values: Vec<f64> = y.transpose().as_slice().to_vec();
         let registry = Registry::builtin();
-        let silent = &unfold_vem::Silent;
+        let silent = &unfold_core::Silent;
         let rows = Rows::new(&values, 60, 3).unwrap();
         let a = registry
             .fit("pca", &FitData::points(&y), &Settings::new(), silent)

@@ -1,8 +1,9 @@
 use super::moments::row_by_edge_sums;
 use super::*;
 use crate::traits::{Embedding, OutOfSample};
+use unfold_core::Silent;
 use unfold_linalg::symmetrised;
-use unfold_vem::{run_from, Silent};
+use unfold_vem::run_from;
 
 fn csv(text: &str) -> DMatrix<f64> {
     let rows: Vec<Vec<f64>> = text

@@ -1,0 +1,30 @@
+//! Progress of an iterative fit: the [`Observer`] a fit reports each iteration to, and why
+//! an EM run stopped ([`Stop`]). Every iterative fit of unfold (EM, the field searches,
+//! DDRTree's alternations) reports through this one trait, so the command line's progress
+//! bars and the Python package's progress follow any model.
+
+use crate::Evidence;
+
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Stop {
+    /// The bound changed by less than `abs_tol`.
+    AbsTol,
+    /// The bound changed by less than `rel_tol * |bound|`.
+    RelTol,
+    /// `max_iter` iterations were run without meeting a tolerance.
+    MaxIter,
+}
+
+/// Receives progress from an iterative fit. Runs of different restarts call it concurrently.
+pub trait Observer: Sync {
+    /// Called after iteration `iteration` (1-based) of restart `restart` with its bound.
+    fn iteration(&self, _restart: usize, _iteration: usize, _evidence: &Evidence) {}
+    /// Called once when restart `restart` stops.
+    fn finished(&self, _restart: usize, _stop: Stop, _evidence: &Evidence) {}
+}
+
+/// An observer that ignores everything.
+pub struct Silent;
+
+impl Observer for Silent {}
