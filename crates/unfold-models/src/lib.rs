@@ -15,8 +15,13 @@
 // Vector instructions come from unfold-linalg's SIMD layer (`unfold_linalg::simd`).
 #![forbid(unsafe_code)]
 
+pub mod field;
 pub mod grf;
+
+#[doc(hidden)]
+pub use unfold_core as __core;
 pub mod lvm;
+pub mod method;
 pub mod optimise;
 pub mod registry;
 pub mod regularised;

@@ -255,7 +255,7 @@ pub use registration::AlleMethod;
 /// ALLE in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
+    use crate::method::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::EvidenceKind;
@@ -320,7 +320,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;
             let (n, q) = self.coords.shape();
             matrix("the training points", &self.train, Some(n), None)?;
@@ -331,7 +331,7 @@ mod registration {
             neighbours(self.k, n)?;
             non_negative("reg", self.reg)?;
             permutation("the order", &self.order, n)?;
-            regressions(&self.regressions, n)
+            self.regressions.validate(n)
         }
 
         fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {

@@ -328,7 +328,7 @@ pub use registration::DrillMethod;
 /// DRILL in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
+    use crate::method::{
         decode, DefaultValue, Family, FitData, Interval, Method, MethodInfo, Model, ParamKind,
         ParamSpec, Settings, Table,
     };
@@ -376,7 +376,7 @@ mod registration {
             params.graph = if s.flag("all_pairs")? {
                 None
             } else {
-                Some(crate::registry::knn_graph(s)?)
+                Some(crate::method::knn_graph(s)?)
             };
             let rhos = s
                 .reals_opt("rho")?
@@ -403,7 +403,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;
             let (n, q) = self.coords.shape();
             square("the precision", &self.precision, n)?;

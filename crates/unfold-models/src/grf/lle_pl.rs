@@ -135,7 +135,7 @@ pub use registration::LlePlMethod;
 /// LLE as a pseudo-likelihood in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
+    use crate::method::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::EvidenceKind;
@@ -178,7 +178,7 @@ mod registration {
         ) -> Result<Box<dyn Model>> {
             let params = LlePlParams {
                 dim: s.count("dim")?,
-                graph: crate::registry::knn_graph(s)?,
+                graph: crate::method::knn_graph(s)?,
                 reg: s.real("reg")?,
                 precision: if s.flag("unit_precision")? {
                     PrecisionRule::Unit
@@ -201,7 +201,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;
             let (n, q) = self.coords.shape();
             matrix("the training points", &self.train, Some(n), None)?;
@@ -211,7 +211,7 @@ mod registration {
             graph("the graph", &self.graph, n)?;
             neighbours(self.k, n)?;
             non_negative("reg", self.reg)?;
-            regressions(&self.regressions, n)
+            self.regressions.validate(n)
         }
 
         fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {

@@ -20,12 +20,14 @@
 //! smallest non-zero eigenvalues of `L` (spec §2.6). Out-of-sample projection: see
 //! [`Meu::project`] and `docs/methods/meu.md`.
 
-use crate::grf::grounded::{EdgeEngine, GroundedLaplacian, SparseOrdering};
+use crate::field::grounded::{EdgeEngine, GroundedLaplacian, SparseOrdering};
+use crate::field::{DEFAULT_GAMMA, SCALING_HELP, SOLVER_HELP};
 use crate::grf::{
     laplacian_embedding, latent_scales, new_node_mean, FieldFactor, FieldFitOptions,
     FieldFitReport, FieldScaling, GaussianRandomField, Precision, PrecisionDerivative, Solver,
     LOG_TAU,
 };
+use crate::method::{Checked, Declared, Field, Interval, ParamSpec, Rule, Settings};
 use crate::optimise::{maximise, Search};
 use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
@@ -35,48 +37,70 @@ use unfold_core::{Observer, Silent};
 use unfold_graph::{duplicate_pairs, knn_query, GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_linalg::{Cholesky, CsrMatrix, SparseCholesky};
 
-/// Settings of [`Meu`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct MeuParams {
-    pub dim: usize,
-    pub graph: GraphSpec,
-    /// Precision of the base density; `1e-4` by default, `0` for the pseudo-inverse.
-    pub gamma: f64,
-    pub scaling: FieldScaling,
-    pub fit: FieldFitOptions,
-    /// Dense or sparse factorisation of the field (by size by default).
-    pub solver: Solver,
+crate::params! {
+    /// Settings of [`Meu`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct MeuParams {
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        pub graph: GraphSpec = GraphSpec::knn(10) => Rule::group(),
+        /// Precision of the base density; `1e-4` by default, `0` for the pseudo-inverse.
+        pub gamma: f64 = DEFAULT_GAMMA => Rule::within(
+            Interval::NON_NEGATIVE,
+            "meu: precision of the base density, L + gamma I (0 for the pseudo-inverse)",
+        ),
+        pub scaling: FieldScaling = FieldScaling::UnitVariance => Rule::help(SCALING_HELP),
+        /// Dense or sparse factorisation of the field (by size by default).
+        pub solver: Solver = Solver::Auto => Rule::help(SOLVER_HELP),
+        /// The stopping rules of the likelihood's search (`pgtol`, `factr`).
+        pub search: FieldFitOptions = FieldFitOptions::default() => Rule::group(),
+    }
+}
+
+/// MEU's parameters `pgtol` and `factr`, the stopping rules of its search.
+impl Field for FieldFitOptions {
+    fn field_specs(_: &'static str, _: &Rule, default: &Self) -> Vec<ParamSpec> {
+        let pgtol = Rule::within(
+            Interval::POSITIVE,
+            "meu: stop when the largest projected gradient entry of the scaled multipliers \
+             is at most this",
+        );
+        let factr = Rule::within(
+            Interval::NON_NEGATIVE,
+            "meu: also stop when an iteration changes the log-likelihood by less than \
+             factr x 2.2e-16 relative (SciPy's default is 1e7; 0 runs to pgtol)",
+        );
+        [
+            f64::field_specs("pgtol", &pgtol, &default.pgtol),
+            f64::field_specs("factr", &factr, &default.factr),
+        ]
+        .concat()
+    }
+
+    fn read_into(&mut self, _: &'static str, settings: &Settings) -> Result<()> {
+        self.pgtol.read_into("pgtol", settings)?;
+        self.factr.read_into("factr", settings)
+    }
+
+    fn write(&self, _: &'static str, settings: &mut Settings) {
+        self.pgtol.write("pgtol", settings);
+        self.factr.write("factr", settings);
+    }
 }
 
 impl MeuParams {
+    /// MEU in `dim` dimensions on the union kNN graph with `k` neighbours, the other
+    /// parameters at their defaults.
     pub fn new(dim: usize, k: usize) -> Self {
         MeuParams {
             dim,
             graph: GraphSpec::knn(k),
-            gamma: DEFAULT_GAMMA,
-            scaling: FieldScaling::UnitVariance,
-            fit: FieldFitOptions::default(),
-            solver: Solver::Auto,
+            ..MeuParams::default()
         }
     }
 
-    pub fn solver(mut self, solver: Solver) -> Self {
-        self.solver = solver;
-        self
-    }
-
-    pub fn gamma(mut self, gamma: f64) -> Self {
-        self.gamma = gamma;
-        self
-    }
-
-    pub fn scaling(mut self, scaling: FieldScaling) -> Self {
-        self.scaling = scaling;
-        self
-    }
-
+    /// These parameters with the search's gradient tolerance `pgtol`.
     pub fn pgtol(mut self, pgtol: f64) -> Self {
-        self.fit.pgtol = pgtol;
+        self.search.pgtol = pgtol;
         self
     }
 
@@ -85,7 +109,7 @@ impl MeuParams {
     /// `pgtol`. At 10^6 points this ends the search where the likelihood's digits stop
     /// moving (`bench/results/grf.md`).
     pub fn factr(mut self, factr: f64) -> Self {
-        self.fit.factr = factr;
+        self.search.factr = factr;
         self
     }
 
@@ -97,6 +121,29 @@ impl MeuParams {
 
     /// [`MeuParams::fit`] on the kNN graph (`graph = None`) or [`MeuParams::fit_graph`],
     /// reporting every log-likelihood evaluation of the search to `observer` (progress).
+    pub fn fit_observed(
+        &self,
+        y: &DMatrix<f64>,
+        graph: Option<&NeighbourGraph>,
+        observer: &dyn Observer,
+    ) -> Result<Meu> {
+        self.clone().check()?.fit_observed(y, graph, observer)
+    }
+
+    /// Fits MEU on a given connected graph instead of the kNN graph (an epsilon-ball graph,
+    /// a graph learned by DRILL or MPME): one precision weight per edge of `graph`. The
+    /// kNN size `k` of the settings is kept for out-of-sample projection only.
+    ///
+    /// # Errors
+    /// As [`MeuParams::fit`], a graph on a different number of points, a disconnected
+    /// graph, or two connected points at distance zero.
+    pub fn fit_graph(&self, y: &DMatrix<f64>, graph: &NeighbourGraph) -> Result<Meu> {
+        self.fit_observed(y, Some(graph), &Silent)
+    }
+}
+
+impl Checked<MeuParams> {
+    /// [`MeuParams::fit_observed`] with the parameters checked.
     pub fn fit_observed(
         &self,
         y: &DMatrix<f64>,
@@ -116,7 +163,6 @@ impl MeuParams {
     /// The kNN graph of the settings, refusing duplicate points.
     fn knn_graph(&self, y: &DMatrix<f64>) -> Result<NeighbourGraph> {
         check_fit_input(y, self.dim, "MEU")?;
-        check_gamma(self.gamma)?;
         let (nn, graph) = self.graph.build(y, Weighting::Binary, "MEU")?;
         if let Some(&(a, b)) = duplicate_pairs(&nn).first() {
             return Err(Error::DuplicatePoints {
@@ -130,21 +176,9 @@ impl MeuParams {
         Ok(graph)
     }
 
-    /// Fits MEU on a given connected graph instead of the kNN graph (an epsilon-ball graph,
-    /// a graph learned by DRILL or MPME): one precision weight per edge of `graph`. The
-    /// kNN size `k` of the settings is kept for out-of-sample projection only.
-    ///
-    /// # Errors
-    /// As [`MeuParams::fit`], a graph on a different number of points, a disconnected
-    /// graph, or two connected points at distance zero.
-    pub fn fit_graph(&self, y: &DMatrix<f64>, graph: &NeighbourGraph) -> Result<Meu> {
-        self.fit_observed(y, Some(graph), &Silent)
-    }
-
     /// Checks a given graph against the data.
     fn check_graph(&self, y: &DMatrix<f64>, graph: &NeighbourGraph) -> Result<()> {
         check_fit_input(y, self.dim, "MEU")?;
-        check_gamma(self.gamma)?;
         if graph.n() != y.nrows() {
             return Err(Error::DimensionMismatch(format!(
                 "the graph has {} vertices but the data {} points",
@@ -188,7 +222,7 @@ impl MeuParams {
         let (yc, mean) = unfold_data::centre(y);
         let edges: Vec<(usize, usize)> = graph.edges().iter().map(|&(i, j, _)| (i, j)).collect();
         let field = MeuField::new(&yc, edges, self.gamma).with_solver(self.solver);
-        let fit = field.fit_observed(&field.initial(), &self.fit, observer)?;
+        let fit = field.fit_observed(&field.initial(), &self.search, observer)?;
         let lambda = fit.theta;
         let evidence = field.evidence(&lambda)?;
         let laplacian = field.laplacian(&lambda, 0.0);
@@ -212,16 +246,6 @@ impl MeuParams {
             coords: emb.coords,
         })
     }
-}
-
-fn check_gamma(gamma: f64) -> Result<()> {
-    if !(gamma.is_finite() && gamma >= 0.0) {
-        return Err(Error::invalid(
-            "gamma",
-            format!("must be finite and >= 0 (1e-4 is the paper's value), got {gamma}"),
-        ));
-    }
-    Ok(())
 }
 
 /// The MEU Gaussian random field of centred data on a fixed edge set: one parameter
@@ -268,7 +292,7 @@ impl MeuField {
 
     /// The field's sparse engine ordered by `ordering` ([`SparseOrdering::Auto`] by
     /// default: the cheaper of minimum degree and nested dissection by the points
-    /// from [`DISSECTION_MIN_N`](crate::grf::grounded::DISSECTION_MIN_N) points on).
+    /// from [`DISSECTION_MIN_N`](crate::field::grounded::DISSECTION_MIN_N) points on).
     pub fn with_ordering(mut self, ordering: SparseOrdering) -> Self {
         self.engine = EdgeEngine::with_ordering(ordering);
         self
@@ -677,18 +701,12 @@ impl NewPointField {
     }
 }
 
-/// The paper's base precision `gamma` of `L + gamma I` (also the base of the field
-/// likelihoods of Laplacian eigenmaps and LLE).
-pub const DEFAULT_GAMMA: f64 = 1e-4;
-
 pub use registration::MeuMethod;
 
 /// MEU in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
-        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model};
     use unfold_core::{Convergence, EvidenceKind};
 
     const ABOUT: &str = "maximum entropy unfolding: a field with one precision per kNN edge, fitted by maximum likelihood";
@@ -699,33 +717,7 @@ mod registration {
     impl Method for MeuMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("meu", Family::RandomField, ABOUT)
-                .params([
-                    ParamSpec::k(),
-                    ParamSpec::graph(),
-                    ParamSpec::real(
-                        "gamma",
-                        DEFAULT_GAMMA,
-                        Interval::NON_NEGATIVE,
-                        "meu: precision of the base density, L + gamma I (0 for the \
-                         pseudo-inverse)",
-                    ),
-                    crate::grf::scaling_param(),
-                    crate::grf::solver_param(),
-                    ParamSpec::real(
-                        "pgtol",
-                        FieldFitOptions::default().pgtol,
-                        Interval::POSITIVE,
-                        "meu: stop when the largest projected gradient entry of the scaled \
-                         multipliers is at most this",
-                    ),
-                    ParamSpec::real(
-                        "factr",
-                        FieldFitOptions::default().factr,
-                        Interval::NON_NEGATIVE,
-                        "meu: also stop when an iteration changes the log-likelihood by less \
-                         than factr x 2.2e-16 relative (SciPy's default is 1e7; 0 runs to pgtol)",
-                    ),
-                ])
+                .params(MeuParams::specs())
                 .evidence(EvidenceKind::LogLikelihood)
                 .projects()
                 .takes_graph()
@@ -737,13 +729,7 @@ mod registration {
             s: &Settings,
             observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            let mut params = MeuParams::new(s.count("dim")?, 1)
-                .gamma(s.real("gamma")?)
-                .scaling(crate::grf::scaling_setting(s)?)
-                .solver(crate::grf::solver_setting(s)?)
-                .pgtol(s.real("pgtol")?)
-                .factr(s.real("factr")?);
-            params.graph = crate::registry::knn_graph(s)?;
+            let params = MeuParams::read_checked(s)?;
             Ok(Box::new(params.fit_observed(data.y, data.graph, observer)?))
         }
 
@@ -758,7 +744,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;
             let (n, q) = self.coords.shape();
             matrix("the training points", &self.train, Some(n), None)?;
@@ -971,7 +957,7 @@ mod tests {
         let uniform = field.laplacian(&vec![1.0; meu.lambda.len()], 0.0);
         let (yc, _) = unfold_data::centre(&y);
         let (s, best_uniform) =
-            crate::grf::fixed_shape_evidence(&uniform, meu.gamma, &yc, "t").unwrap();
+            crate::field::fixed_shape_evidence(&uniform, meu.gamma, &yc, "t").unwrap();
         let direct = field.log_likelihood(&vec![s; meu.lambda.len()]).unwrap();
         assert!((direct.value - best_uniform.value).abs() < 1e-8 * direct.value.abs());
         assert!(meu.evidence.value > best_uniform.value + 1.0);

@@ -10,11 +10,11 @@
 //! (pseudo-)likelihood. A point with no parents (the root of an ALLE ordering) is
 //! regressed on the zero mean of the centred data.
 
+use crate::field::reconstruction::{cost_matrix, reconstruction_weights};
 use crate::grf::{
     field_log_likelihood, FieldScaling, GaussianRandomField, Precision, PrecisionDerivative,
     LOG_TAU,
 };
-use crate::spectral::lle::{cost_matrix, reconstruction_weights};
 use crate::traits::Projection;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
@@ -46,6 +46,30 @@ pub struct LocalRegressions {
 }
 
 impl LocalRegressions {
+    /// The local regressions of `n` points: parents below `n` with one finite weight each, a
+    /// finite residual and a finite precision per point.
+    pub(crate) fn validate(&self, n: usize) -> Result<()> {
+        use crate::method::validate::*;
+        let r = self;
+        length("the parent lists", r.parents.len(), n)?;
+        length("the regression weights", r.weights.len(), n)?;
+        length("the residuals", r.sq_residuals.len(), n)?;
+        length("the precisions", r.precisions.len(), n)?;
+        for (i, (parents, weights)) in r.parents.iter().zip(&r.weights).enumerate() {
+            indices("a parent of a point", parents, n)?;
+            ensure(weights.len() == parents.len(), || {
+                format!(
+                    "point {i} has {} parents but {} weights",
+                    parents.len(),
+                    weights.len()
+                )
+            })?;
+            finite("the regression weights", weights)?;
+        }
+        finite("the residuals", &r.sq_residuals)?;
+        finite("the precisions", &r.precisions)
+    }
+
     /// Fits the regressions of the rows of the centred data `y` on `parents` with the
     /// relative ridge `reg` (see [`crate::Lle`]).
     pub fn fit(
@@ -246,5 +270,28 @@ impl GaussianRandomField for RegressionField<'_> {
             EvidenceKind::PseudoLogLikelihood,
             terms,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_refuses_bad_regressions() {
+        let r = LocalRegressions {
+            parents: vec![vec![1], vec![]],
+            weights: vec![vec![1.0], vec![]],
+            sq_residuals: vec![0.5, 0.5],
+            precisions: vec![1.0, 1.0],
+        };
+        assert!(r.validate(2).is_ok());
+        let mut bad = r.clone();
+        bad.parents[0] = vec![2];
+        assert!(bad.validate(2).is_err());
+        let mut bad = r;
+        bad.weights[0] = vec![1.0, 0.0];
+        let msg = bad.validate(2).unwrap_err().to_string();
+        assert!(msg.contains("point 0 has 1 parents but 2 weights"), "{msg}");
     }
 }

@@ -864,7 +864,7 @@ pub use registration::LlLvmMethod;
 /// LL-LVM in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
+    use crate::method::{
         decode, DefaultValue, Family, FitData, Interval, Method, MethodInfo, Model, ParamKind,
         ParamSpec, Settings, Value,
     };
@@ -955,7 +955,7 @@ mod registration {
                 })
                 .restarts(s.count("restarts")?, s.count("seed")? as u64)
                 .max_iter(s.count("max_iter")?);
-            params.graph = crate::registry::knn_graph(s)?;
+            params.graph = crate::method::knn_graph(s)?;
             Ok(Box::new(match data.graph {
                 None => params.fit_observed(data.y, observer)?,
                 Some(g) => params.fit_graph_observed(data.y, g, observer)?,
@@ -973,7 +973,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;
             let (n, dx) = self.coords.shape();
             let ndx = n

@@ -862,7 +862,7 @@ pub use registration::DdrTreeMethod;
 /// DDRTree in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
+    use crate::method::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, Overlay, ParamSpec, Settings,
         Table,
     };
@@ -987,7 +987,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             matrix("the latent points", &self.coords, None, None)?;
             let (n, d) = self.coords.shape();
             matrix("the projection W", &self.w, None, Some(d))?;

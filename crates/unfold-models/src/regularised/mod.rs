@@ -20,8 +20,8 @@ pub mod drtree;
 pub mod mpme;
 pub mod spl;
 
+use crate::method::Model;
 use crate::optimise::{maximise, Search};
-use crate::registry::Model;
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, Result};

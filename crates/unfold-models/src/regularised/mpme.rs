@@ -17,8 +17,8 @@
 //! `phi_ij > 2d / lambda` is zero at the optimum (screening rule, spec §2.8) and gets no
 //! variable.
 
-use crate::grf::grounded::EdgeEngine;
-use crate::grf::{laplacian_embedding, FieldScaling, Solver};
+use crate::field::grounded::EdgeEngine;
+use crate::field::{laplacian_embedding, FieldScaling, Solver};
 use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
     weighted_pairs, DualSolution, PairDual,
@@ -766,7 +766,7 @@ pub use registration::MpmeMethod;
 /// MPME in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
+    use crate::method::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::Observer;
@@ -795,7 +795,7 @@ mod registration {
                         "spl, mpme: the bound C on the dual variables (slack penalty; \
                          inf for hard constraints)",
                     ),
-                    crate::grf::solver_param(),
+                    crate::field::solver_param(),
                 ])
                 .evidence(EvidenceKind::Objective)
         }
@@ -809,7 +809,7 @@ mod registration {
             let mut params = MpmeParams::new(s.count("dim")?);
             params.lambda = s.real("lambda")?;
             params.c = s.real("C")?;
-            params.solver = crate::grf::solver_setting(s)?;
+            params.solver = crate::field::solver_setting(s)?;
             Ok(Box::new(params.fit(data.y)?))
         }
 
@@ -824,7 +824,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;
             let n = self.coords.nrows();
             graph("the learned graph", &self.graph, n)?;

@@ -20,7 +20,7 @@
 //! `(1/2) Tr(X^T 4Q X) - gamma Tr(X^T Y W)` (the paper's (21) prints `+ gamma`, a sign typo);
 //! for `gamma = 0` kernel PCA on `(4L + I)^{-1}` (23).
 
-use crate::grf::{laplacian_embedding, FieldScaling};
+use crate::field::{laplacian_embedding, FieldScaling};
 use crate::regularised::mpme::DistanceScale;
 use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
@@ -621,7 +621,7 @@ pub use registration::SplMethod;
 /// SPL in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
+    use crate::method::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::Observer;
@@ -663,7 +663,7 @@ mod registration {
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
             let mut params = SplParams::new(s.count("dim")?);
-            params.graph = crate::registry::knn_graph(s)?;
+            params.graph = crate::method::knn_graph(s)?;
             params.gamma = s.real("gamma")?;
             params.c = s.real("C")?;
             Ok(Box::new(params.fit(data.y)?))
@@ -680,7 +680,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;
             let n = self.coords.nrows();
             graph("the learned graph", &self.graph, n)?;

@@ -111,7 +111,7 @@ pub use registration::CmdsMethod;
 /// Classical MDS in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
     use unfold_core::Observer;
 
     /// Classical MDS.
@@ -147,7 +147,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             kernel(&self.kernel)?;
             let (n, q) = self.kernel.vectors.shape();
             if let Some(train) = &self.train {

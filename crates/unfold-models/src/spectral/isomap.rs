@@ -118,9 +118,7 @@ pub use registration::IsomapMethod;
 /// Isomap in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
-        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings};
     use unfold_core::Observer;
 
     /// Isomap.
@@ -145,7 +143,7 @@ mod registration {
         ) -> Result<Box<dyn Model>> {
             let params = IsomapParams {
                 dim: s.count("dim")?,
-                graph: crate::registry::knn_graph(s)?,
+                graph: crate::method::knn_graph(s)?,
             };
             Ok(Box::new(params.fit(data.y)?))
         }
@@ -161,7 +159,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             kernel(&self.kernel)?;
             let (n, q) = self.kernel.vectors.shape();
             matrix("the training points", &self.train, Some(n), None)?;

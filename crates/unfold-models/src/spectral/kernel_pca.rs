@@ -126,7 +126,7 @@ pub use registration::KernelPcaMethod;
 /// Kernel PCA in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
+    use crate::method::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::Observer;
@@ -174,7 +174,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             kernel(&self.kernel)?;
             let (n, q) = self.kernel.vectors.shape();
             positive("gamma", self.gamma)?;

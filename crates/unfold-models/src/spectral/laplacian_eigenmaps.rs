@@ -166,7 +166,7 @@ impl LaplacianEigenmaps {
     /// of the centred training data `y` under the precision `s Lhat + gamma I`, with the
     /// normalised Laplacian `Lhat = D^{-1/2} L D^{-1/2}` of the fitted graph (whose
     /// eigenproblem this embedding solves) fixed and the scale `s` fitted by maximum
-    /// likelihood ([`crate::grf::fixed_shape_evidence`]), comparable with MEU's and
+    /// likelihood ([`crate::field::fixed_shape_evidence`]), comparable with MEU's and
     /// ALLE's likelihoods. `y` must be the data the model was fitted on.
     pub fn field_evidence(&self, y: &DMatrix<f64>, gamma: f64) -> Result<unfold_core::Evidence> {
         if y.nrows() != self.graph.n() {
@@ -184,10 +184,13 @@ impl LaplacianEigenmaps {
             .collect();
         let shape = self.graph.laplacian_sparse().scale_symmetric(&scale);
         let (yc, _) = unfold_data::centre(y);
-        Ok(
-            crate::grf::fixed_shape_evidence(&shape, gamma, &yc, "Laplacian eigenmaps as a field")?
-                .1,
-        )
+        Ok(crate::field::fixed_shape_evidence(
+            &shape,
+            gamma,
+            &yc,
+            "Laplacian eigenmaps as a field",
+        )?
+        .1)
     }
 }
 
@@ -206,7 +209,7 @@ pub use registration::LaplacianEigenmapsMethod;
 /// Laplacian eigenmaps in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
+    use crate::method::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::EvidenceKind;
@@ -253,7 +256,7 @@ mod registration {
             let sigma = s.real_opt("sigma")?;
             let params = LaplacianEigenmapsParams {
                 dim: s.count("dim")?,
-                graph: crate::registry::knn_graph(s)?,
+                graph: crate::method::knn_graph(s)?,
                 weights: match s.choice("weights")? {
                     "heat" => LeWeights::Heat { sigma },
                     _ => LeWeights::Binary,
@@ -276,7 +279,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;
             let (n, q) = self.coords.shape();
             vector("the eigenvalues", &self.eigenvalues, Some(q))?;
@@ -286,7 +289,7 @@ mod registration {
         /// The exact likelihood of the field with the eigenmap's Laplacian and a fitted
         /// scale, with MEU's base precision.
         fn evidence_on(&self, y: &DMatrix<f64>) -> Result<unfold_core::Evidence> {
-            self.field_evidence(y, crate::grf::meu::DEFAULT_GAMMA)
+            self.field_evidence(y, crate::field::DEFAULT_GAMMA)
         }
     }
 }

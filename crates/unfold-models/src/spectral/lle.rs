@@ -8,13 +8,14 @@
 //! `X^T X / n = I`. A new point is placed at `sum_j w_j x_j` with its weights computed the
 //! same way from its k nearest training points.
 
+use crate::field::reconstruction::{cost_matrix, reconstruction_weights};
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
 use unfold_graph::{knn_query, GraphSpec, NeighbourGraph, Weighting};
-use unfold_linalg::{fix_signs, smallest_eigenpairs, CsrMatrix, SymMatrix};
+use unfold_linalg::{fix_signs, smallest_eigenpairs, SymMatrix};
 
 /// Settings of [`Lle`]. `reg` is the Tikhonov regulariser relative to the trace of the
 /// local Gram matrix (scikit-learn's default 1e-3); it is needed whenever k > p.
@@ -73,72 +74,6 @@ fn all_weights(y: &DMatrix<f64>, nbrs: &[Vec<usize>], reg: f64) -> Result<Vec<Ve
         .collect()
 }
 
-/// Reconstruction weights of `y0` from the rows `nbrs` of `y` (sum to one). `who` names the
-/// point in error messages.
-pub(crate) fn reconstruction_weights(
-    y: &DMatrix<f64>,
-    y0: &DVector<f64>,
-    nbrs: &[usize],
-    reg: f64,
-    who: usize,
-) -> Result<Vec<f64>> {
-    let k = nbrs.len();
-    let z = DMatrix::from_fn(k, y.ncols(), |a, j| y[(nbrs[a], j)] - y0[j]);
-    let mut c = &z * z.transpose();
-    let trace = c.trace();
-    if trace == 0.0 {
-        return Err(Error::DuplicatePoints {
-            first: who,
-            second: nbrs[0],
-            method: format!("LLE (the point coincides with all {k} of its neighbours)"),
-        });
-    }
-    let ridge = if reg > 0.0 { reg * trace } else { 0.0 };
-    for a in 0..k {
-        c[(a, a)] += ridge;
-    }
-    let chol = c.cholesky().ok_or_else(|| Error::NotPositiveDefinite {
-        context: format!("LLE local Gram matrix of point {who}"),
-        pivot: 0,
-        advice: "k exceeds the local dimension of the data; use reg > 0 (e.g. 1e-3)".to_string(),
-    })?;
-    let w = chol.solve(&DVector::from_element(k, 1.0));
-    let total = w.sum();
-    if !(total.is_finite() && total != 0.0) {
-        return Err(Error::numerical(
-            format!("LLE weights of point {who}"),
-            "the local Gram matrix is numerically singular; increase reg",
-        ));
-    }
-    Ok(w.iter().map(|v| v / total).collect())
-}
-
-/// `M = (I - W)^T S (I - W) = sum_i s_i (e_i - w_i)(e_i - w_i)^T` as a sparse matrix, where
-/// row i of W holds `weights[i]` at the columns `nbrs[i]` and `S = diag(scale)` (the
-/// identity when `scale` is `None`). In the paper's column convention this is `M M^T` with
-/// `m_ii^2 = s_i` (spec §4.2).
-pub(crate) fn cost_matrix(
-    nbrs: &[Vec<usize>],
-    weights: &[Vec<f64>],
-    scale: Option<&[f64]>,
-) -> CsrMatrix {
-    let n = nbrs.len();
-    let width = nbrs.iter().map(Vec::len).max().unwrap_or(0);
-    let mut triplets = Vec::with_capacity(n * (1 + width).pow(2));
-    for (i, (idx, w)) in nbrs.iter().zip(weights).enumerate() {
-        let s = scale.map_or(1.0, |s| s[i]);
-        triplets.push((i, i, s));
-        for (&a, &wa) in idx.iter().zip(w) {
-            triplets.push((i, a, -s * wa));
-            triplets.push((a, i, -s * wa));
-            for (&b, &wb) in idx.iter().zip(w) {
-                triplets.push((a, b, s * wa * wb));
-            }
-        }
-    }
-    CsrMatrix::from_triplets(n, n, &triplets)
-}
-
 /// A fitted LLE.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Lle {
@@ -155,13 +90,13 @@ impl Lle {
     /// LLE as a Gaussian random field (spec §4.3): the exact log-likelihood of the centred
     /// training data under the precision `s (I - W)^T (I - W) + gamma I`, with the shape
     /// fixed by the fitted weights and the scale `s` fitted by maximum likelihood
-    /// ([`crate::grf::fixed_shape_evidence`]), comparable with MEU's and ALLE's likelihoods.
+    /// ([`crate::field::fixed_shape_evidence`]), comparable with MEU's and ALLE's likelihoods.
     pub fn field_evidence(&self, gamma: f64) -> Result<unfold_core::Evidence> {
         let nn = unfold_graph::knn(&self.train, self.k)?;
         let weights = all_weights(&self.train, &nn.indices, self.reg)?;
         let shape = cost_matrix(&nn.indices, &weights, None);
         let (yc, _) = unfold_data::centre(&self.train);
-        Ok(crate::grf::fixed_shape_evidence(&shape, gamma, &yc, "LLE as a field")?.1)
+        Ok(crate::field::fixed_shape_evidence(&shape, gamma, &yc, "LLE as a field")?.1)
     }
 }
 
@@ -203,7 +138,7 @@ pub use registration::LleMethod;
 /// LLE in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
+    use crate::method::{
         decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
     };
     use unfold_core::EvidenceKind;
@@ -241,7 +176,7 @@ mod registration {
         ) -> Result<Box<dyn Model>> {
             let params = LleParams {
                 dim: s.count("dim")?,
-                graph: crate::registry::knn_graph(s)?,
+                graph: crate::method::knn_graph(s)?,
                 reg: s.real("reg")?,
             };
             Ok(Box::new(params.fit(data.y)?))
@@ -258,7 +193,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;
             let (n, q) = self.coords.shape();
             vector("the eigenvalues", &self.eigenvalues, Some(q))?;
@@ -275,7 +210,7 @@ mod registration {
         /// The exact likelihood of the field with LLE's precision shape and a fitted scale,
         /// with MEU's base precision.
         fn evidence_on(&self, _y: &DMatrix<f64>) -> Result<unfold_core::Evidence> {
-            self.field_evidence(crate::grf::meu::DEFAULT_GAMMA)
+            self.field_evidence(crate::field::DEFAULT_GAMMA)
         }
     }
 }

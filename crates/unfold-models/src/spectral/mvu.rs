@@ -349,9 +349,7 @@ pub use registration::MvuMethod;
 /// MVU in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
-        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings};
     use unfold_core::Convergence;
     use unfold_core::Observer;
 
@@ -386,7 +384,7 @@ mod registration {
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
             let mut params = MvuParams::new(s.count("dim")?, 1);
-            params.graph = crate::registry::knn_graph(s)?;
+            params.graph = crate::method::knn_graph(s)?;
             params.basis = s.count_opt("mvu_basis")?;
             Ok(Box::new(params.fit(data.y)?))
         }
@@ -402,7 +400,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;
             let n = self.coords.nrows();
             square("the Gram matrix", &self.gram, n)?;

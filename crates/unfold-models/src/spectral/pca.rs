@@ -98,7 +98,7 @@ pub use registration::PcaMethod;
 /// PCA in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::registry::{
+    use crate::method::{
         decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Rows, Settings,
     };
     use unfold_core::Observer;
@@ -164,7 +164,7 @@ mod registration {
         }
 
         fn validate(&self) -> Result<()> {
-            use crate::registry::validate::*;
+            use crate::method::validate::*;
             let (p, q) = self.components.shape();
             matrix("the principal axes", &self.components, None, None)?;
             vector("the mean", &self.mean, Some(p))?;

@@ -152,32 +152,10 @@ pub fn permutation(name: &str, order: &[usize], n: usize) -> Result<()> {
     Ok(())
 }
 
-/// The local regressions of `n` points: parents below `n` with one finite weight each, a
-/// finite residual and a finite precision per point.
-pub fn regressions(r: &crate::LocalRegressions, n: usize) -> Result<()> {
-    length("the parent lists", r.parents.len(), n)?;
-    length("the regression weights", r.weights.len(), n)?;
-    length("the residuals", r.sq_residuals.len(), n)?;
-    length("the precisions", r.precisions.len(), n)?;
-    for (i, (parents, weights)) in r.parents.iter().zip(&r.weights).enumerate() {
-        indices("a parent of a point", parents, n)?;
-        ensure(weights.len() == parents.len(), || {
-            format!(
-                "point {i} has {} parents but {} weights",
-                parents.len(),
-                weights.len()
-            )
-        })?;
-        finite("the regression weights", weights)?;
-    }
-    finite("the residuals", &r.sq_residuals)?;
-    finite("the precisions", &r.precisions)
-}
-
 #[cfg(test)]
 mod tests {
-    use crate::registry::decode;
-    use crate::registry::Encode;
+    use crate::method::decode;
+    use crate::method::Encode;
     use crate::{MeuParams, PcaParams};
     use nalgebra::DMatrix;
 
@@ -272,19 +250,5 @@ mod tests {
         );
         assert!(super::permutation("the order", &[0, 1], 3).is_err());
         assert!(super::permutation("the order", &[0, 1, 7], 3).is_err());
-        let r = crate::LocalRegressions {
-            parents: vec![vec![1], vec![]],
-            weights: vec![vec![1.0], vec![]],
-            sq_residuals: vec![0.5, 0.5],
-            precisions: vec![1.0, 1.0],
-        };
-        assert!(super::regressions(&r, 2).is_ok());
-        let mut bad = r.clone();
-        bad.parents[0] = vec![2];
-        assert!(super::regressions(&bad, 2).is_err());
-        let mut bad = r;
-        bad.weights[0] = vec![1.0, 0.0];
-        let msg = super::regressions(&bad, 2).unwrap_err().to_string();
-        assert!(msg.contains("point 0 has 1 parents but 2 weights"), "{msg}");
     }
 }

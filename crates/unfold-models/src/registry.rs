@@ -22,22 +22,16 @@
 //! assert!(err.to_string().contains("`gamma`"));
 //! ```
 
-mod method;
-mod params;
-pub mod validate;
-
-pub use method::{
-    decode, Encode, Family, FitData, FitReport, Method, MethodInfo, Model, Overlay, Rows, Table,
+pub use crate::method::{
+    decode, knn_graph, validate, DefaultValue, Encode, Family, FitData, FitReport, Interval,
+    Method, MethodInfo, Model, Overlay, ParamKind, ParamSpec, Rows, Settings, Table, Value,
 };
-pub use params::{DefaultValue, Interval, ParamKind, ParamSpec, Settings, Value};
 
-use crate::GraphSpec;
 use std::path::Path;
 use std::time::Instant;
 use unfold_core::Observer;
 use unfold_core::{Error, Result};
 use unfold_data::Preprocessing;
-use unfold_graph::Symmetrisation;
 
 /// A fitted model with the report of its fit.
 pub struct Fitted {
@@ -374,7 +368,7 @@ impl Registry {
         let preprocessing = if parts.transform.is_empty() {
             Preprocessing::default()
         } else {
-            method::decode_preprocessing(parts.transform).map_err(to_file_error)?
+            crate::method::decode_preprocessing(parts.transform).map_err(to_file_error)?
         };
         let model = method.decode(parts.payload).map_err(to_file_error)?;
         Ok(Saved {
@@ -402,15 +396,4 @@ impl Registry {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
         self.from_bytes_expecting(kind, &bytes, path)
     }
-}
-
-/// The kNN graph of the settings `k` and `graph` ([`ParamSpec::k`], [`ParamSpec::graph`]).
-pub fn knn_graph(s: &Settings) -> Result<GraphSpec> {
-    Ok(GraphSpec {
-        k: s.count("k")?,
-        symmetrisation: match s.choice("graph")? {
-            "mutual" => Symmetrisation::Mutual,
-            _ => Symmetrisation::Union,
-        },
-    })
 }

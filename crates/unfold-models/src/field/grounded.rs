@@ -26,7 +26,7 @@
 //! effective resistances, and the pseudo-determinant is `n det G` (the matrix-tree
 //! theorem). In `G`'s indexing the ground node takes the place of the removed point `r`.
 
-use crate::grf::{Covariance, FieldFactor};
+use super::precision::{Covariance, FieldFactor};
 use nalgebra::DMatrix;
 use std::sync::OnceLock;
 use unfold_core::{Error, Footprint, MemoryLimit, Result};
@@ -446,8 +446,8 @@ impl GroundedLaplacian {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::{GaussianRandomField, Solver};
     use crate::grf::meu::MeuField;
-    use crate::grf::{GaussianRandomField, Solver};
     use nalgebra::DMatrix;
     use unfold_graph::{knn, NeighbourGraph, Symmetrisation, Weighting};
 

@@ -1,14 +1,35 @@
 //! The interface every model implements once: [`Method`] (what it is, what it takes, how
-//! it fits and decodes) and [`Model`] (what a fitted model offers).
+//! it fits and decodes) and [`Model`] (what a fitted model offers), with the typed
+//! parameters ([`params`]) and the checks of decoded models ([`validate`]).
+//!
+//! This is the bottom layer of the crate: it depends on no model, family or registry, and
+//! every model depends on it ([`crate::registry`] lists the models at the top).
 
-use super::params::{ParamSpec, Settings};
+mod declare;
+mod params;
+pub mod validate;
+
+pub use declare::{Checked, Choice, Declared, Field, Param, Rule};
+
 use crate::traits::{Embedding, OutOfSample};
 use nalgebra::DMatrix;
+pub use params::{DefaultValue, Interval, ParamKind, ParamSpec, Settings, Value};
 use serde::{de::DeserializeOwned, Serialize};
 use unfold_core::Observer;
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_data::Preprocessing;
 use unfold_graph::NeighbourGraph;
+
+/// The kNN graph of the settings `k` and `graph` ([`ParamSpec::k`], [`ParamSpec::graph`]).
+pub fn knn_graph(s: &Settings) -> Result<unfold_graph::GraphSpec> {
+    Ok(unfold_graph::GraphSpec {
+        k: s.count("k")?,
+        symmetrisation: match s.choice("graph")? {
+            "mutual" => unfold_graph::Symmetrisation::Mutual,
+            _ => unfold_graph::Symmetrisation::Union,
+        },
+    })
+}
 
 /// The family a method belongs to (its folder in unfold-models).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,9 +92,15 @@ impl MethodInfo {
         }
     }
 
-    /// These parameters after `dim`.
+    /// These parameters after `dim` (a parameter named as one already listed, such as
+    /// the `dim` of a [`Declared`](crate::method::Declared) struct, replaces it in place).
     pub fn params(mut self, params: impl IntoIterator<Item = ParamSpec>) -> Self {
-        self.params.extend(params);
+        for p in params {
+            match self.params.iter_mut().find(|q| q.name == p.name) {
+                Some(q) => *q = p,
+                None => self.params.push(p),
+            }
+        }
         self
     }
 
@@ -260,7 +287,7 @@ pub trait Model: Embedding + Encode + Send + Sync {
     /// values are finite, its indices are in range and its parameters in their valid
     /// ranges, so that a damaged or hand-made file is refused as corrupt instead of making
     /// a projection panic. [`decode`] calls it; every built-in model implements it with the
-    /// helpers of [`crate::registry::validate`] (`docs/model-files.md` lists the checks).
+    /// helpers of [`crate::method::validate`] (`docs/model-files.md` lists the checks).
     fn validate(&self) -> Result<()> {
         Ok(())
     }

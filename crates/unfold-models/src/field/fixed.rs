@@ -1,0 +1,194 @@
+//! Fields without free parameters or with a fixed shape: the evidence of models fitted by
+//! other means ([`FixedField`]) and of methods whose precision is fixed up to scale
+//! ([`ScaledShapeField`], [`fixed_shape_evidence`]).
+
+use super::likelihood::{check_rows, GaussianRandomField};
+use super::precision::{FieldFactor, Precision, PrecisionDerivative};
+use nalgebra::DMatrix;
+use std::sync::OnceLock;
+use unfold_core::{Error, Evidence, Result};
+use unfold_linalg::{CsrMatrix, SparseSymbolic};
+
+/// A field at a fixed precision, without free parameters: the evidence of a model whose
+/// precision was fitted by other means (ALLE's regressions, DRILL's graphical lasso) goes
+/// through [`GaussianRandomField::evidence`] like every other field's.
+pub struct FixedField<'a> {
+    precision: Precision,
+    y: &'a DMatrix<f64>,
+}
+
+impl<'a> FixedField<'a> {
+    /// The field of precision `precision` over the rows of the centred data `y`.
+    pub fn new(precision: Precision, y: &'a DMatrix<f64>) -> Result<Self> {
+        check_rows(&precision, y)?;
+        Ok(FixedField { precision, y })
+    }
+}
+
+impl GaussianRandomField for FixedField<'_> {
+    fn data(&self) -> &DMatrix<f64> {
+        self.y
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        Vec::new()
+    }
+    fn precision(&self, _: &[f64]) -> Result<Precision> {
+        Ok(self.precision.clone())
+    }
+    fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
+        Ok(Vec::new())
+    }
+}
+
+/// The one-parameter field `s S + gamma I` of centred data `y`, where the shape `S` is
+/// fixed by a method (Laplacian eigenmaps, LLE: spec §3 and §4.3, "once the parameters of
+/// the Laplacian have been set CMDS is being performed") and only the scale `s` is fitted
+/// by maximum likelihood, so that every method of the family reports a comparable number.
+/// The log-likelihood is concave in `s`; its maximum lies in `[1e-6 s0, s0]`,
+/// `s0 = p (n - 1) / tr(S Y Y^T)` (the optimum as `gamma -> 0`, an upper bound of it).
+pub struct ScaledShapeField<'a> {
+    shape: &'a CsrMatrix,
+    gamma: f64,
+    y: &'a DMatrix<f64>,
+    /// `tr(S Y Y^T)`.
+    spread: f64,
+    /// The sparse analysis of `s S + gamma I`, whose pattern does not change with `s`.
+    analysis: OnceLock<SparseSymbolic>,
+}
+
+impl<'a> ScaledShapeField<'a> {
+    /// The field `s shape + gamma I` over the rows of `y`.
+    ///
+    /// # Errors
+    /// A shape of the wrong size, `gamma <= 0`, or data without variance under the shape.
+    pub fn new(
+        shape: &'a CsrMatrix,
+        gamma: f64,
+        y: &'a DMatrix<f64>,
+        context: &str,
+    ) -> Result<Self> {
+        let n = y.nrows();
+        if shape.nrows() != n || !(gamma.is_finite() && gamma > 0.0) {
+            return Err(Error::invalid(
+                "shape",
+                format!("needs an {n} x {n} precision shape and gamma > 0 (got gamma = {gamma})"),
+            ));
+        }
+        let spread = Precision::Sparse(shape.clone()).quadratic_trace(y);
+        if !(spread > 0.0 && spread.is_finite()) {
+            return Err(Error::numerical(
+                context,
+                "the data have no variance under this precision, so its scale cannot be fitted",
+            ));
+        }
+        Ok(ScaledShapeField {
+            shape,
+            gamma,
+            y,
+            spread,
+            analysis: OnceLock::new(),
+        })
+    }
+
+    /// `s0 = p (n - 1) / tr(S Y Y^T)`, the upper end of the search.
+    pub fn upper_scale(&self) -> f64 {
+        self.y.ncols() as f64 * (self.y.nrows() as f64 - 1.0) / self.spread
+    }
+}
+
+impl GaussianRandomField for ScaledShapeField<'_> {
+    fn data(&self) -> &DMatrix<f64> {
+        self.y
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        let s0 = self.upper_scale();
+        vec![(1e-6 * s0, s0)]
+    }
+    fn precision(&self, s: &[f64]) -> Result<Precision> {
+        let scaled = self
+            .shape
+            .scale_symmetric(&vec![s[0].sqrt(); self.y.nrows()]);
+        Ok(Precision::Sparse(scaled.add_to_diagonal(self.gamma)))
+    }
+    /// `dP/ds = S`.
+    fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
+        let mut entries = Vec::with_capacity(self.shape.nnz());
+        for i in 0..self.shape.nrows() {
+            let (cols, vals) = self.shape.row(i);
+            entries.extend(
+                cols.iter()
+                    .zip(vals)
+                    .filter(|(&j, _)| j >= i)
+                    .map(|(&j, &v)| (i, j, v)),
+            );
+        }
+        Ok(vec![PrecisionDerivative::new(entries)])
+    }
+    /// `-1/2 tr(S Y Y^T)`, computed once.
+    fn data_gradient(&self, _: &[PrecisionDerivative], grad: &mut [f64]) {
+        grad[0] = -0.5 * self.spread;
+    }
+    fn param_scale(&self) -> Option<Vec<f64>> {
+        Some(vec![self.upper_scale()])
+    }
+    /// On the sparse path, the analysis of the first factorisation serves every scale.
+    fn factor(&self, s: &[f64]) -> Result<FieldFactor> {
+        const WHAT: &str = "the field's precision";
+        let prec = self.precision(s)?;
+        match &prec {
+            Precision::Sparse(m) if self.solver().sparse_for(m.nrows()) => {
+                let analysis = match self.analysis.get() {
+                    Some(a) => a,
+                    None => {
+                        let a = SparseSymbolic::analyse(m, WHAT)?;
+                        self.analysis.get_or_init(|| a)
+                    }
+                };
+                Ok(FieldFactor::sparse(analysis.factorise(m, WHAT)?))
+            }
+            _ => FieldFactor::new(&prec, self.solver(), WHAT),
+        }
+    }
+}
+
+/// The exact log-likelihood of the centred data `y` under the field `s shape + gamma I`
+/// with the scale fitted ([`ScaledShapeField`]; its evidence through the field trait).
+/// Returns `(s, evidence)`.
+///
+/// The log-likelihood is concave in `s`; it is maximised by golden-section search on
+/// `log s` within the field's bounds `[1e-6 s0, s0]`, each step one sparse Cholesky
+/// factorisation of `s S + gamma I`. The trait's gradient would need `tr((s S + gamma
+/// I)^{-1} S)`, the diagonal of a dense inverse (O(n^3) per step) until a selected
+/// inversion is available; the one-dimensional search needs only the likelihood.
+///
+/// # Errors
+/// As [`ScaledShapeField::new`], or a failed factorisation.
+pub fn fixed_shape_evidence(
+    shape: &CsrMatrix,
+    gamma: f64,
+    y: &DMatrix<f64>,
+    context: &str,
+) -> Result<(f64, Evidence)> {
+    let field = ScaledShapeField::new(shape, gamma, y, context)?;
+    let at = |log_s: f64| field.log_likelihood(&[log_s.exp()]);
+    let (lo, hi) = field.bounds()[0];
+    let (mut lo, mut hi) = (lo.ln(), hi.ln());
+    let ratio = (5f64.sqrt() - 1.0) / 2.0;
+    let (mut a, mut b) = (hi - ratio * (hi - lo), lo + ratio * (hi - lo));
+    let (mut fa, mut fb) = (at(a)?.value, at(b)?.value);
+    while hi - lo > 1e-10 {
+        if fa >= fb {
+            hi = b;
+            (b, fb) = (a, fa);
+            a = hi - ratio * (hi - lo);
+            fa = at(a)?.value;
+        } else {
+            lo = a;
+            (a, fa) = (b, fb);
+            b = lo + ratio * (hi - lo);
+            fb = at(b)?.value;
+        }
+    }
+    let best = 0.5 * (lo + hi);
+    Ok((best.exp(), field.evidence(&[best.exp()])?))
+}
