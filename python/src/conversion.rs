@@ -1,0 +1,107 @@
+//! Conversion between Python and Rust: NumPy arrays and matrices, edge arrays and graphs,
+//! unfold errors and panics as Python exceptions.
+
+use nalgebra::DMatrix;
+use numpy::ndarray::{Array2, ShapeBuilder};
+use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use unfold_core::Error;
+use unfold_graph::NeighbourGraph;
+
+/// An unfold error as the Python exception of its kind.
+pub(crate) fn to_py(e: Error) -> PyErr {
+    let message = e.to_string();
+    match e {
+        Error::Io { .. } => PyOSError::new_err(message),
+        Error::OverMemoryLimit(_) => PyMemoryError::new_err(message),
+        Error::Numerical { .. } | Error::NotConverged { .. } => PyRuntimeError::new_err(message),
+        _ => PyValueError::new_err(message),
+    }
+}
+
+/// Runs `work` without the GIL, turning an unfold error into its Python exception and a
+/// panic into a `RuntimeError`.
+pub(crate) fn compute<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> unfold_core::Result<T> + Send,
+) -> PyResult<T> {
+    py.detach(|| catch_unwind(AssertUnwindSafe(work)))
+        .map_err(|panic| {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".to_string());
+            PyRuntimeError::new_err(format!(
+                "internal error in unfold (a bug; please report it with the input): {what}"
+            ))
+        })?
+        .map_err(to_py)
+}
+
+/// A float64 array (n x p, any memory order) as an n x p matrix: one pass over the data,
+/// a copy for C order (nalgebra stores columns), a plain copy for Fortran order, and an
+/// element-wise copy for strided or unaligned arrays (e.g. one received by a Dask worker).
+pub(crate) fn matrix(x: &PyReadonlyArray2<'_, f64>) -> DMatrix<f64> {
+    let shape = x.shape();
+    let (n, p) = (shape[0], shape[1]);
+    match x.as_slice() {
+        Ok(data) if x.is_fortran_contiguous() => DMatrix::from_column_slice(n, p, data),
+        Ok(data) if x.is_c_contiguous() => {
+            unfold_linalg::from_rows(n, p, |i| &data[i * p..(i + 1) * p])
+        }
+        _ => {
+            let view = x.as_array();
+            DMatrix::from_fn(n, p, |i, j| view[(i, j)])
+        }
+    }
+}
+
+/// A matrix as a Fortran-order NumPy array that takes over its storage (no copy).
+pub(crate) fn array<'py>(py: Python<'py>, m: DMatrix<f64>) -> Bound<'py, PyArray2<f64>> {
+    let (n, q) = m.shape();
+    let data: Vec<f64> = m.data.into();
+    Array2::from_shape_vec((n, q).f(), data)
+        .expect("the matrix's length is n * q")
+        .into_pyarray(py)
+}
+
+/// A graph on `n` points from the edge arrays `(i, j)` (0-based; weights are the method's
+/// own).
+pub(crate) fn graph_of(
+    n: usize,
+    edges: (Vec<i64>, Vec<i64>),
+) -> unfold_core::Result<NeighbourGraph> {
+    let (i, j) = edges;
+    if i.len() != j.len() {
+        return Err(Error::invalid(
+            "graph",
+            format!(
+                "the edge lists have different lengths ({} and {})",
+                i.len(),
+                j.len()
+            ),
+        ));
+    }
+    let mut list = Vec::with_capacity(i.len());
+    for (&a, &b) in i.iter().zip(&j) {
+        if a < 0 || b < 0 || a as usize >= n || b as usize >= n || a == b {
+            return Err(Error::invalid(
+                "graph",
+                format!("({a}, {b}) is not a pair of distinct point indices 0..{n}"),
+            ));
+        }
+        list.push((a as usize, b as usize, 1.0));
+    }
+    NeighbourGraph::from_edges(n, &list)
+}
+
+/// Panics on purpose: the test that a panic reaches Python as a `RuntimeError`.
+#[pyfunction]
+pub(crate) fn _panic_for_tests(py: Python<'_>) -> PyResult<()> {
+    compute(py, || -> unfold_core::Result<()> {
+        panic!("a deliberate panic")
+    })
+}
