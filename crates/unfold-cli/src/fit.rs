@@ -8,7 +8,7 @@ use nalgebra::DMatrix;
 use unfold_core::Observer;
 use unfold_core::{Evidence, Result};
 use unfold_data::{to_csv_string, write_csv};
-use unfold_models::registry::{FitData, Fitted, Registry, Settings};
+use unfold_models::registry::{FitData, Fitted, Registry, Resolved};
 
 /// The header of an embedding CSV: `x1,...,xQ`.
 pub fn coord_header(dim: usize) -> Vec<String> {
@@ -43,13 +43,14 @@ impl Observer for Progress {
     }
 }
 
-pub fn run(registry: &Registry, method: &str, settings: &Settings, a: &FitArgs) -> Result<()> {
-    // Checked before the data are read, so a bad setting fails at once.
-    let resolved = registry.resolve(method, settings)?;
+/// Fits with the settings the command line resolved (checked before the data are read, so
+/// a bad setting fails at once).
+pub fn run(registry: &Registry, resolved: &Resolved, a: &FitArgs) -> Result<()> {
+    let method = resolved.method();
     let (data, preprocessing) =
         crate::input::load(&a.input, a.label_column.as_deref(), a.preprocess.as_deref())?;
     let progress = Progress::new(method);
-    let fitted = registry.fit(method, &FitData::points(&data.points), settings, &progress);
+    let fitted = registry.fit_resolved(resolved, &FitData::points(&data.points), &progress);
     progress.bar.finish_and_clear();
     let Fitted { model, report } = fitted?;
     let x = model.coords();

@@ -34,7 +34,7 @@ mod select;
 use clap::FromArgMatches;
 use std::process::ExitCode;
 use unfold_core::Result;
-use unfold_models::registry::{Registry, Settings};
+use unfold_models::registry::{Registry, Resolved, Settings};
 
 /// Runs the command line with unfold's own methods and the process arguments.
 pub fn main() -> ExitCode {
@@ -79,8 +79,7 @@ where
 pub(crate) enum Invocation {
     Demo(args::DemoArgs),
     Fit {
-        method: String,
-        settings: Settings,
+        settings: Resolved,
         args: args::FitArgs,
     },
     Project(args::ProjectArgs),
@@ -101,10 +100,8 @@ pub(crate) fn parse(registry: &Registry, matches: &clap::ArgMatches) -> Result<I
         Some(("fit", m)) => {
             let method = method_name(m);
             let settings = args::read_settings(m, registry, method, &[])?;
-            registry.resolve(method, &settings)?;
             Invocation::Fit {
-                method: method.to_string(),
-                settings,
+                settings: registry.resolve(method, &settings)?,
                 args: from(m)?,
             }
         }
@@ -132,11 +129,7 @@ fn dispatch(registry: &Registry, matches: &clap::ArgMatches) -> Result<()> {
     args::apply_max_memory(matches);
     match parse(registry, matches)? {
         Invocation::Demo(a) => demo::run(registry, &a),
-        Invocation::Fit {
-            method,
-            settings,
-            args,
-        } => fit::run(registry, &method, &settings, &args),
+        Invocation::Fit { settings, args } => fit::run(registry, &settings, &args),
         Invocation::Project(a) => project::run(registry, &a),
         Invocation::Select {
             method,

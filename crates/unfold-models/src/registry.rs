@@ -57,6 +57,28 @@ impl Fitted {
     }
 }
 
+/// Settings checked against one method's parameters, with its defaults filled in
+/// ([`Registry::resolve`]); they read as [`Settings`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    method: String,
+    settings: Settings,
+}
+
+impl Resolved {
+    /// The method the settings were resolved for.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+}
+
+impl std::ops::Deref for Resolved {
+    type Target = Settings;
+    fn deref(&self) -> &Settings {
+        &self.settings
+    }
+}
+
 /// What a model file holds: the model, and the preprocessing (the fitted steps of `unfold
 /// fit --preprocess`) that new points go through before the model projects them; empty
 /// for a model fitted on the data as given.
@@ -197,7 +219,7 @@ impl Registry {
 
     /// Checks `given` against the parameters of `name` (every name known, every value of
     /// its type and in its range) and fills in the defaults.
-    pub fn resolve(&self, name: &str, given: &Settings) -> Result<Settings> {
+    pub fn resolve(&self, name: &str, given: &Settings) -> Result<Resolved> {
         let params = self.params(name)?;
         let mut settings = Settings::new();
         for (key, value) in given.iter() {
@@ -219,7 +241,10 @@ impl Registry {
                 settings.set(p.name, v.clone());
             }
         }
-        Ok(settings)
+        Ok(Resolved {
+            method: name.to_string(),
+            settings,
+        })
     }
 
     /// Fits the method `name` with the settings `given` (checked first) and reports how
@@ -231,9 +256,20 @@ impl Registry {
         given: &Settings,
         observer: &dyn Observer,
     ) -> Result<Fitted> {
+        self.fit_resolved(&self.resolve(name, given)?, data, observer)
+    }
+
+    /// Fits with settings already resolved ([`Registry::resolve`]), so that a command
+    /// that checks its settings before reading the data checks them once.
+    pub fn fit_resolved(
+        &self,
+        settings: &Resolved,
+        data: &FitData<'_>,
+        observer: &dyn Observer,
+    ) -> Result<Fitted> {
+        let name = settings.method();
         let method = self.get(name)?;
         let info = method.info();
-        let settings = self.resolve(name, given)?;
         if data.graph.is_some() && !info.takes_graph {
             return Err(Error::invalid(
                 "method",
@@ -244,7 +280,7 @@ impl Registry {
             ));
         }
         let start = Instant::now();
-        let model = method.fit(data, &settings, observer)?;
+        let model = method.fit(data, settings, observer)?;
         Ok(Fitted::reported(name, model, start))
     }
 

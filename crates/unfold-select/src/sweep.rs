@@ -323,6 +323,7 @@ impl<'a> Sweep<'a> {
         let resolved = self
             .registry
             .resolve(self.info.name, &self.settings)
+            .map(|r| Settings::clone(&r))
             .unwrap_or_else(|_| self.settings.clone());
         for (name, value) in resolved.iter() {
             if !["dim", "seed", "k", "graph"].contains(&name) {
