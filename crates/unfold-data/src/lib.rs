@@ -6,6 +6,7 @@
 pub mod bundled;
 mod csv;
 mod dataset;
+mod decimal;
 mod npy;
 mod npz;
 mod preprocess;
