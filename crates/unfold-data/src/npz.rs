@@ -1,22 +1,21 @@
 //! NumPy `.npz` archives: a zip file of `.npy` members, written by `numpy.savez` (stored)
 //! or `numpy.savez_compressed` (deflate).
 //!
-//! Only what those two functions write is read: the central directory at the end of the
-//! file (with its ZIP64 forms, which NumPy uses), members stored or deflated, each checked
-//! against its CRC-32. Sizes in the archive are trusted only as far as the file's own length
-//! allows: nothing is allocated from a claimed size.
+//! The zip container (the central directory at the end of the file, with the ZIP64 forms
+//! NumPy uses) is read by the `zip` crate, with stored and deflated members only; each
+//! member is checked against its size and its CRC-32 as it is read. Nothing is allocated
+//! from a size the archive claims: a member grows only as its bytes arrive, and one that
+//! inflates beyond its claim is caught one byte past it.
 
 use crate::npy::parse_npy;
 use nalgebra::DMatrix;
-use std::io::Read;
+use std::io::{Cursor, Read};
 use unfold_core::{Error, Result};
+use zip::result::ZipError;
+use zip::{CompressionMethod, ZipArchive};
 
 /// The local file header's signature, which also opens every zip archive.
 pub(crate) const MAGIC: &[u8; 4] = b"PK\x03\x04";
-const CENTRAL: u32 = 0x0201_4b50;
-const END: u32 = 0x0605_4b50;
-const END64: u32 = 0x0606_4b50;
-const END64_LOCATOR: u32 = 0x0706_4b50;
 
 fn corrupt(source: &str, message: impl Into<String>) -> Error {
     Error::Parse {
@@ -26,181 +25,53 @@ fn corrupt(source: &str, message: impl Into<String>) -> Error {
     }
 }
 
-/// Little-endian reads that fail, instead of panicking, past the end of the bytes.
-struct Bytes<'a>(&'a [u8]);
-
-impl Bytes<'_> {
-    fn u16(&self, at: usize) -> Option<u64> {
-        let b = self.0.get(at..at.checked_add(2)?)?;
-        Some(u16::from_le_bytes([b[0], b[1]]) as u64)
-    }
-
-    fn u32(&self, at: usize) -> Option<u64> {
-        let b = self.0.get(at..at.checked_add(4)?)?;
-        Some(u32::from_le_bytes(b.try_into().ok()?) as u64)
-    }
-
-    fn u64(&self, at: usize) -> Option<u64> {
-        let b = self.0.get(at..at.checked_add(8)?)?;
-        Some(u64::from_le_bytes(b.try_into().ok()?))
-    }
-}
-
-/// One member of the archive, from its central directory entry.
-struct Member {
-    name: String,
-    method: u64,
-    crc: u32,
-    compressed: u64,
-    size: u64,
-    local_header: u64,
-}
-
-/// The central directory's entries.
-fn members(bytes: &[u8], source: &str) -> Result<Vec<Member>> {
-    let b = Bytes(bytes);
-    let bad = |m: &str| corrupt(source, m);
-    // The end record is the last 22 bytes plus a comment of at most 65,535 bytes.
-    let lowest = bytes.len().saturating_sub(22 + 65_535);
-    let end = (lowest..=bytes.len().saturating_sub(22))
-        .rev()
-        .find(|&at| b.u32(at) == Some(END as u64))
-        .ok_or_else(|| bad("no end of central directory record (truncated?)"))?;
-    let mut count = b.u16(end + 10).ok_or_else(|| bad("truncated end record"))?;
-    let mut start = b.u32(end + 16).ok_or_else(|| bad("truncated end record"))?;
-    if (count == 0xffff || start == 0xffff_ffff) && end >= 20 {
-        // ZIP64: a locator just before the end record points at the ZIP64 end record.
-        if b.u32(end - 20) == Some(END64_LOCATOR as u64) {
-            let at = b
-                .u64(end - 12)
-                .ok_or_else(|| bad("truncated ZIP64 locator"))? as usize;
-            if b.u32(at) != Some(END64 as u64) {
-                return Err(bad("the ZIP64 end record is missing"));
-            }
-            count = b
-                .u64(at + 32)
-                .ok_or_else(|| bad("truncated ZIP64 end record"))?;
-            start = b
-                .u64(at + 48)
-                .ok_or_else(|| bad("truncated ZIP64 end record"))?;
-        }
-    }
-    let mut at = usize::try_from(start).map_err(|_| bad("central directory out of range"))?;
-    let mut out = Vec::new();
-    for _ in 0..count {
-        let field = |off: usize, width: u8| {
-            let v = match width {
-                2 => b.u16(at + off),
-                _ => b.u32(at + off),
-            };
-            v.ok_or_else(|| bad("truncated central directory"))
-        };
-        if field(0, 4)? != CENTRAL as u64 {
-            return Err(bad("a central directory entry has a bad signature"));
-        }
-        let (name_len, extra_len, comment_len) = (
-            field(28, 2)? as usize,
-            field(30, 2)? as usize,
-            field(32, 2)? as usize,
-        );
-        let name = bytes
-            .get(at + 46..at + 46 + name_len)
-            .ok_or_else(|| bad("truncated member name"))?;
-        let mut member = Member {
-            name: String::from_utf8_lossy(name).into_owned(),
-            method: field(10, 2)?,
-            crc: field(16, 4)? as u32,
-            compressed: field(20, 4)?,
-            size: field(24, 4)?,
-            local_header: field(42, 4)?,
-        };
-        let extra = bytes
-            .get(at + 46 + name_len..at + 46 + name_len + extra_len)
-            .ok_or_else(|| bad("truncated extra field"))?;
-        read_zip64_extra(extra, &mut member);
-        out.push(member);
-        at += 46 + name_len + extra_len + comment_len;
-    }
-    Ok(out)
-}
-
-/// Replaces the 32-bit sizes and offset saturated at `0xffffffff` by the 64-bit values
-/// of the ZIP64 extra field (id 1), which holds exactly the saturated ones, in order.
-fn read_zip64_extra(extra: &[u8], m: &mut Member) {
-    let e = Bytes(extra);
-    let mut at = 0;
-    while let (Some(id), Some(len)) = (e.u16(at), e.u16(at + 2)) {
-        if id == 1 {
-            let mut field = at + 4;
-            for value in [&mut m.size, &mut m.compressed, &mut m.local_header] {
-                if *value == 0xffff_ffff {
-                    if let Some(v) = e.u64(field) {
-                        *value = v;
-                    }
-                    field += 8;
-                }
-            }
-        }
-        at += 4 + len as usize;
-    }
-}
-
 /// The names of the arrays in an archive (member names without `.npy`).
 fn array_name(member: &str) -> &str {
     member.strip_suffix(".npy").unwrap_or(member)
 }
 
-/// The decompressed bytes of one member, checked against its CRC-32.
-fn member_bytes(bytes: &[u8], m: &Member, source: &str) -> Result<Vec<u8>> {
-    let b = Bytes(bytes);
-    let bad = |msg: String| corrupt(source, format!("member {}: {msg}", m.name));
-    let at = usize::try_from(m.local_header).map_err(|_| bad("offset out of range".into()))?;
-    if b.u32(at) != Some(u32::from_le_bytes(*MAGIC) as u64) {
-        return Err(bad("its local header is missing".into()));
-    }
-    let (name_len, extra_len) = (b.u16(at + 26), b.u16(at + 28));
-    let (Some(name_len), Some(extra_len)) = (name_len, extra_len) else {
-        return Err(bad("truncated local header".into()));
-    };
-    let start = at + 30 + name_len as usize + extra_len as usize;
-    let data = usize::try_from(m.compressed)
-        .ok()
-        .and_then(|len| bytes.get(start..start.checked_add(len)?))
-        .ok_or_else(|| {
-            bad(format!(
-                "{} compressed bytes claimed past the end of the file",
-                m.compressed
-            ))
-        })?;
-    let out = match m.method {
-        0 => data.to_vec(),
-        8 => {
-            let mut out = Vec::new();
-            // At most the claimed size plus one byte is inflated, so a member that inflates
-            // beyond its claim is caught without inflating all of it.
-            flate2::read::DeflateDecoder::new(data)
-                .take(m.size.saturating_add(1))
-                .read_to_end(&mut out)
-                .map_err(|e| bad(format!("its deflate stream is corrupt ({e})")))?;
-            out
-        }
-        other => {
-            return Err(bad(format!(
-                "compression method {other} is not supported (numpy.savez and savez_compressed write 0 and 8)"
-            )))
-        }
-    };
-    if out.len() as u64 != m.size {
+/// The decompressed bytes of member `index`, checked against its size and CRC-32.
+fn member_bytes(
+    archive: &mut ZipArchive<Cursor<&[u8]>>,
+    index: usize,
+    source: &str,
+) -> Result<Vec<u8>> {
+    let name = archive
+        .name_for_index(index)
+        .unwrap_or_default()
+        .to_string();
+    let bad = |msg: String| corrupt(source, format!("member {name}: {msg}"));
+    let method = archive
+        .by_index_raw(index)
+        .map_err(|e| bad(format!("its local header cannot be read ({e})")))?
+        .compression();
+    if method != CompressionMethod::Stored && method != CompressionMethod::Deflated {
         return Err(bad(format!(
-            "{} bytes where the archive says {}",
-            out.len(),
-            m.size
+            "compression method {method} is not supported (numpy.savez and savez_compressed write Stored and Deflated)"
         )));
     }
-    let mut crc = flate2::Crc::new();
-    crc.update(&out);
-    if crc.sum() != m.crc {
-        return Err(bad("CRC-32 mismatch: the archive is corrupt".into()));
+    let mut member = archive
+        .by_index(index)
+        .map_err(|e| bad(format!("its local header cannot be read ({e})")))?;
+    let size = member.size();
+    let mut out = Vec::new();
+    // At most the claimed size plus one byte is read, so a member that inflates beyond its
+    // claim is caught without inflating all of it; the CRC-32 is checked at the end.
+    (&mut member)
+        .take(size.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| {
+            if e.to_string().contains("checksum") {
+                bad("CRC-32 mismatch: the archive is corrupt".into())
+            } else {
+                bad(format!("its data are corrupt ({e})"))
+            }
+        })?;
+    if out.len() as u64 != size {
+        return Err(bad(format!(
+            "{} bytes where the archive says {size}",
+            out.len()
+        )));
     }
     Ok(out)
 }
@@ -208,11 +79,25 @@ fn member_bytes(bytes: &[u8], m: &Member, source: &str) -> Result<Vec<u8>> {
 /// Reads one array of a `.npz` archive: the one named `name`, or the only one when
 /// `name` is `None`. `source` names the input in messages.
 pub fn parse_npz(bytes: &[u8], source: &str, name: Option<&str>) -> Result<DMatrix<f64>> {
-    let members = members(bytes, source)?;
-    let names: Vec<&str> = members.iter().map(|m| array_name(&m.name)).collect();
-    let member = match name {
-        Some(want) => members.iter().find(|m| array_name(&m.name) == want),
-        None if members.len() == 1 => members.first(),
+    let mut archive = ZipArchive::new(Cursor::new(bytes)).map_err(|e| {
+        let reason = match e {
+            ZipError::Io(e) => format!("it ends early ({e})"),
+            e => e.to_string(),
+        };
+        corrupt(
+            source,
+            format!(
+                "no valid end of central directory record and directory (truncated?): {reason}"
+            ),
+        )
+    })?;
+    let names: Vec<String> = archive
+        .file_names()
+        .map(|n| array_name(n).to_string())
+        .collect();
+    let index = match name {
+        Some(want) => names.iter().position(|n| n == want),
+        None if names.len() == 1 => Some(0),
         None => {
             return Err(Error::invalid(
                 "input",
@@ -238,13 +123,16 @@ pub fn parse_npz(bytes: &[u8], source: &str, name: Option<&str>) -> Result<DMatr
             ),
         )
     })?;
-    let npy = member_bytes(bytes, member, source)?;
-    parse_npy(&npy, &format!("{source}:{}", array_name(&member.name)))
+    let npy = member_bytes(&mut archive, index, source)?;
+    parse_npy(&npy, &format!("{source}:{}", names[index]))
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    const CENTRAL: u32 = 0x0201_4b50;
+    const END: u32 = 0x0605_4b50;
 
     /// A zip archive of `(name, bytes)` members, stored (method 0) or deflated (8), with
     /// the sizes in ZIP64 extra fields when `zip64` (as `numpy.savez` writes them).
@@ -386,5 +274,28 @@ pub(crate) mod tests {
         flipped[last_data] ^= 0x01;
         let e = parse_npz(&flipped, "t.npz", None).unwrap_err().to_string();
         assert!(e.contains("CRC-32 mismatch"), "{e}");
+        // A member compressed otherwise than stored or deflated (12: bzip2).
+        let mut bzip2 = stored.clone();
+        let central = bzip2.len() - 22 - 46 - 5;
+        bzip2[8..10].copy_from_slice(&12u16.to_le_bytes());
+        bzip2[central + 10..central + 12].copy_from_slice(&12u16.to_le_bytes());
+        let e = parse_npz(&bzip2, "t.npz", None).unwrap_err().to_string();
+        assert!(
+            e.contains("member X.npy: compression method") && e.contains("not supported"),
+            "{e}"
+        );
+        // A stored member whose claimed size is larger than its bytes.
+        let mut short = stored.clone();
+        let size = (npy(&a).len() as u32 + 8).to_le_bytes();
+        short[22..26].copy_from_slice(&size);
+        short[central + 24..central + 28].copy_from_slice(&size);
+        let e = parse_npz(&short, "t.npz", None).unwrap_err().to_string();
+        assert!(e.contains("bytes where the archive says"), "{e}");
+        // An archive of no members.
+        let empty = archive(&[], false, false);
+        let e = parse_npz(&empty, "t.npz", Some("X"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("it holds: nothing"), "{e}");
     }
 }
