@@ -11,8 +11,8 @@
 
 use unfold::data::synthetic::branching;
 use unfold::eval::{clustering_accuracy, spearman};
+use unfold::graph::trajectory::Root;
 use unfold::models::regularised::ddrtree::DdrTreeParams;
-use unfold::models::trajectory::Root;
 
 #[path = "support/branching_truth.rs"]
 mod branching_truth;

@@ -39,8 +39,8 @@ use nalgebra::DMatrix;
 use std::f64::consts::PI;
 use unfold::data::synthetic::branching;
 use unfold::eval::{clustering_accuracy, spearman};
+use unfold::graph::trajectory::Root;
 use unfold::models::regularised::ddrtree::DdrTreeParams;
-use unfold::models::trajectory::Root;
 
 #[path = "support/branching_truth.rs"]
 mod branching_truth;
@@ -331,7 +331,7 @@ fn main() -> unfold::core::Result<()> {
 /// The `--diag` lines of one fit.
 fn diagnose(
     d: &Diagnosis,
-    order: &unfold::models::trajectory::Trajectory,
+    order: &unfold::graph::trajectory::Trajectory,
     edges: &[(usize, usize, f64)],
     true_pt: &[f64],
     plane: &DMatrix<f64>,

@@ -4,8 +4,8 @@
 //!
 //! `cargo run --release --example krumsiek11`
 
+use unfold::graph::trajectory::Root;
 use unfold::models::regularised::ddrtree::DdrTreeParams;
-use unfold::models::trajectory::Root;
 
 fn main() -> unfold::core::Result<()> {
     let data = unfold::data::bundled::krumsiek11();

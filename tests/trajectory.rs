@@ -4,8 +4,8 @@
 
 use unfold::data::synthetic::branching;
 use unfold::eval::{clustering_accuracy, spearman};
+use unfold::graph::trajectory::Root;
 use unfold::models::regularised::ddrtree::DdrTreeParams;
-use unfold::models::trajectory::Root;
 
 /// With lambda = N / 10 (docs/methods/ddrtree.md), rooted at the earliest cell:
 /// pseudotime follows the true time (Spearman >= 0.95) and the states are the true

@@ -11,8 +11,8 @@
 //! `paper` (unfold's default, `Compat::Paper`), for `bench/ddrtree/scale.sh`.
 
 use std::time::Instant;
+use unfold::graph::trajectory::Root;
 use unfold::models::regularised::ddrtree::{Compat, DdrTreeParams};
-use unfold::models::trajectory::Root;
 
 #[path = "../peak_memory.rs"]
 mod peak_memory;

@@ -6,7 +6,9 @@
 //! [`Weighting`] 0/1, heat kernel or edge length), then what the models need from it:
 //! connected components, the Laplacian `L = diag(W 1) - W` (dense or CSR), minimum
 //! spanning trees (of graphs, and [`euclidean_mst`] of a point set), shortest-path
-//! distances, and acyclic orderings.
+//! distances, acyclic orderings, a depth-first order of a tree's nodes ([`tree_order`]), and
+//! the ordering of points along a tree over centres ([`trajectory`]: pseudotime, branch
+//! points, states).
 //!
 //! Conventions (DESIGN.md): one weight per unordered pair, stored in both directions; no
 //! self loops; all weights finite and positive. See `docs/graph.md`.
@@ -23,6 +25,8 @@ mod mst;
 mod order;
 mod paths;
 mod rows;
+pub mod trajectory;
+mod tree_order;
 mod union_find;
 mod weights;
 
@@ -38,4 +42,5 @@ pub use laplacian::Laplacian;
 pub use mst::{minimum_spanning_forest, minimum_spanning_tree, minimum_spanning_tree_dense};
 pub use order::acyclic_parents;
 pub use paths::{shortest_paths, shortest_paths_from};
+pub use tree_order::tree_order;
 pub use weights::{Symmetrisation, Weighting};

@@ -20,6 +20,8 @@
 //! - [`CentredKernel`]: the top eigenpairs of a doubly centred kernel and the Nyström
 //!   projection of new points (classical MDS, kernel PCA, Isomap).
 //! - [`gemm`]: dense products (`A B`, `A^T B`, `A^T A`, tall-skinny blocks) on faer.
+//! - [`soft_assign`]: soft assignments of points to centres (a sparse softmax over
+//!   distances, DDRTree's `R`) and the products with them (`R^T R`, `R^T X`, `R G`).
 //! - [`simd`]: the one SIMD layer (runtime dispatch through `pulp` with the same bits on
 //!   every path, the vectorisable [`exp`], the [`lane_sum`]).
 //!
@@ -60,6 +62,7 @@ pub mod packed;
 pub mod pca;
 pub mod selected_inverse;
 pub mod simd;
+pub mod soft_assign;
 pub mod sparse;
 pub mod sparse_cholesky;
 #[cfg(test)]

@@ -54,7 +54,7 @@
 //! changes no rounding, and reductions are split into a fixed number of partial sums
 //! ([`LANES`], [`lane_sum`]) that does not depend on the register width. Results are
 //! therefore bitwise identical on every path; the tests of each kernel (here, in
-//! `packed.rs`, in DDRTree's `assign.rs`) run it on every level of [`Level::available`] and
+//! `packed.rs`, in `soft_assign`) run it on every level of [`Level::available`] and
 //! compare the bits. DDRTree relies on this: its fits are the same on every processor.
 //!
 //! # Safety

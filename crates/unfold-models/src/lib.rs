@@ -27,7 +27,10 @@ pub mod registry;
 pub mod regularised;
 pub mod spectral;
 pub mod traits;
-pub mod trajectory;
+/// The ordering of points along a learned tree (pseudotime, states, branch points), which
+/// lives in `unfold-graph` ([`unfold_graph::trajectory`]); kept here for the paths that
+/// name it `unfold_models::trajectory`.
+pub use unfold_graph::trajectory;
 
 pub use grf::alle::{Alle, AlleParams, Ordering};
 pub use grf::drill::{Drill, DrillParams};
