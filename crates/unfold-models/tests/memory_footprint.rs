@@ -111,7 +111,7 @@ fn measure_footprints() {
         .fit_best(&y6, &[2.0 * rho, rho], |_| Ok(0.0))
         .unwrap();
     MvuParams::new(2, 6).fit(&y).unwrap();
-    MvuParams::new(2, 6).basis(10).fit(&y).unwrap();
+    MvuParams::new(2, 6).mvu_basis(Some(10)).fit(&y).unwrap();
     LlLvmParams::new(2, 6)
         .max_iter(2)
         .restarts(3, 0)
@@ -137,7 +137,7 @@ fn measure_footprints() {
     let (fit, measured) = peak(|| exact.fit(&y).unwrap());
     let m = fit.graph().unwrap().n_edges();
     within_two("MVU exact", exact.footprint(n, m), measured);
-    let basis = MvuParams::new(2, 6).basis(10);
+    let basis = MvuParams::new(2, 6).mvu_basis(Some(10));
     let (_, measured) = peak(|| basis.fit(&y).unwrap());
     within_two("MVU basis", basis.footprint(n, m), measured);
 
@@ -171,7 +171,7 @@ fn measure_footprints() {
             max_points: n,
             ..exact.clone()
         }
-        .memory_limit(limit.clone())
+        .memory_limit(Some(limit.clone()))
         .fit(&y)
         .map(drop)
     });

@@ -5,6 +5,7 @@
 //! On Euclidean distances this equals PCA up to the sign of each axis. New points are
 //! placed by Gower's formula, which is the Nyström projection with the kernel `-D/2`.
 
+use crate::method::{Checked, Declared, Rule};
 use crate::traits::{
     check_dense_memory, check_fit_input, check_new_points, Embedding, OutOfSample, Projection,
 };
@@ -13,18 +14,34 @@ use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
 use unfold_linalg::{sq_dists_to, CentredKernel, PackedSym};
 
-/// Settings of [`Cmds`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct CmdsParams {
-    pub dim: usize,
+crate::params! {
+    /// Settings of [`Cmds`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CmdsParams {
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+    }
 }
 
 impl CmdsParams {
+    /// Classical MDS in `dim` dimensions.
     pub fn new(dim: usize) -> Self {
         CmdsParams { dim }
     }
 
     /// Classical MDS of the Euclidean distances between the rows of `y`.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Cmds> {
+        self.clone().check()?.fit(y)
+    }
+
+    /// Classical MDS of a given symmetric matrix of squared distances (n x n). The fitted
+    /// model cannot project new data points (it has no coordinates to measure from).
+    pub fn fit_sq_distances(&self, d2: &DMatrix<f64>) -> Result<Cmds> {
+        self.clone().check()?.fit_sq_distances(d2)
+    }
+}
+
+impl Checked<CmdsParams> {
+    /// [`CmdsParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Cmds> {
         check_fit_input(y, self.dim, "classical MDS")?;
         // The packed kernel (half of n x n) and the Lanczos blocks.
@@ -46,8 +63,7 @@ impl CmdsParams {
         })
     }
 
-    /// Classical MDS of a given symmetric matrix of squared distances (n x n). The fitted
-    /// model cannot project new data points (it has no coordinates to measure from).
+    /// [`CmdsParams::fit_sq_distances`] with the parameters checked.
     pub fn fit_sq_distances(&self, d2: &DMatrix<f64>) -> Result<Cmds> {
         unfold_core::check_finite(d2, "the distance matrix")?;
         let n = d2.nrows();
@@ -133,7 +149,7 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            Ok(Box::new(CmdsParams::new(s.count("dim")?).fit(data.y)?))
+            Ok(Box::new(CmdsParams::read_checked(s)?.fit(data.y)?))
         }
 
         fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {

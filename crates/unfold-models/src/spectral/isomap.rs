@@ -6,6 +6,7 @@
 //! `g_j = min_a (||y* - y_a|| + G_{a j})` through its k nearest training points `a`, and is
 //! placed by the Nyström (Gower) formula.
 
+use crate::method::{Checked, Declared, Rule};
 use crate::traits::{
     check_dense_memory, check_fit_input, check_new_points, Embedding, OutOfSample, Projection,
 };
@@ -17,14 +18,17 @@ use unfold_graph::{
 };
 use unfold_linalg::CentredKernel;
 
-/// Settings of [`Isomap`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct IsomapParams {
-    pub dim: usize,
-    pub graph: GraphSpec,
+crate::params! {
+    /// Settings of [`Isomap`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct IsomapParams {
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        pub graph: GraphSpec = GraphSpec::knn(10) => Rule::group(),
+    }
 }
 
 impl IsomapParams {
+    /// Isomap in `dim` dimensions on the union kNN graph with `k` neighbours.
     pub fn new(dim: usize, k: usize) -> Self {
         IsomapParams {
             dim,
@@ -33,6 +37,13 @@ impl IsomapParams {
     }
 
     /// Fits Isomap to the rows of `y`.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Isomap> {
+        self.clone().check()?.fit(y)
+    }
+}
+
+impl Checked<IsomapParams> {
+    /// [`IsomapParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Isomap> {
         check_fit_input(y, self.dim, "Isomap")?;
         // The geodesic distances (n x n) and the centred kernel's copy of them.
@@ -118,7 +129,7 @@ pub use registration::IsomapMethod;
 /// Isomap in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings};
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
     use unfold_core::Observer;
 
     /// Isomap.
@@ -131,7 +142,7 @@ mod registration {
                 Family::Spectral,
                 "classical MDS of geodesic distances on the kNN graph",
             )
-            .params([ParamSpec::k(), ParamSpec::graph()])
+            .params(IsomapParams::specs())
             .projects()
         }
 
@@ -141,11 +152,7 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            let params = IsomapParams {
-                dim: s.count("dim")?,
-                graph: crate::method::knn_graph(s)?,
-            };
-            Ok(Box::new(params.fit(data.y)?))
+            Ok(Box::new(IsomapParams::read_checked(s)?.fit(data.y)?))
         }
 
         fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {

@@ -2,6 +2,7 @@
 //! eigenproblem ([`unfold_linalg::CentredKernel`], spec `meu_alle_drill.md` §1.2) of the
 //! RBF kernel matrix, with its Nyström projection of new points.
 
+use crate::method::{Checked, Declared, Interval, Rule};
 use crate::traits::{
     check_dense_memory, check_fit_input, check_new_points, Embedding, OutOfSample, Projection,
 };
@@ -11,34 +12,40 @@ use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Result};
 use unfold_linalg::{exp, sq_dists_to, CentredKernel, PackedSym};
 
-/// Settings of [`KernelPca`]: the RBF kernel `k(y, y') = exp(-gamma ||y - y'||^2)`;
-/// `gamma = None` uses `1/p` (scikit-learn's default).
-#[derive(Clone, Debug, PartialEq)]
-pub struct KernelPcaParams {
-    pub dim: usize,
-    pub gamma: Option<f64>,
+crate::params! {
+    /// Settings of [`KernelPca`]: the RBF kernel `k(y, y') = exp(-gamma ||y - y'||^2)`;
+    /// `gamma = None` uses `1/p` (scikit-learn's default).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct KernelPcaParams {
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        pub gamma: Option<f64> = None => Rule::auto(
+            "1/p",
+            "kpca: the RBF precision in exp(-gamma |y - y'|^2)",
+        )
+        .range(Interval::POSITIVE),
+    }
 }
 
 impl KernelPcaParams {
+    /// Kernel PCA in `dim` dimensions with `gamma = 1/p`.
     pub fn new(dim: usize) -> Self {
-        KernelPcaParams { dim, gamma: None }
-    }
-
-    pub fn gamma(mut self, gamma: f64) -> Self {
-        self.gamma = Some(gamma);
-        self
+        KernelPcaParams {
+            dim,
+            ..KernelPcaParams::default()
+        }
     }
 
     /// Fits kernel PCA to the rows of `y`.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<KernelPca> {
+        self.clone().check()?.fit(y)
+    }
+}
+
+impl Checked<KernelPcaParams> {
+    /// [`KernelPcaParams::fit`] with the parameters checked.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<KernelPca> {
         check_fit_input(y, self.dim, "kernel PCA")?;
         let gamma = self.gamma.unwrap_or(1.0 / y.ncols() as f64);
-        if !(gamma.is_finite() && gamma > 0.0) {
-            return Err(Error::invalid(
-                "gamma",
-                format!("must be positive and finite, got {gamma}"),
-            ));
-        }
         // The packed kernel: half of n x n.
         check_dense_memory(
             "kernel PCA",
@@ -126,9 +133,7 @@ pub use registration::KernelPcaMethod;
 /// Kernel PCA in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{
-        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
     use unfold_core::Observer;
 
     /// Kernel PCA (RBF kernel).
@@ -141,12 +146,7 @@ mod registration {
                 Family::Spectral,
                 "kernel PCA with the RBF kernel exp(-gamma |y - y'|^2)",
             )
-            .params([ParamSpec::real_auto(
-                "gamma",
-                "1/p",
-                Interval::POSITIVE,
-                "kpca: the RBF precision in exp(-gamma |y - y'|^2)",
-            )])
+            .params(KernelPcaParams::specs())
             .projects()
         }
 
@@ -156,11 +156,7 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            let params = KernelPcaParams {
-                dim: s.count("dim")?,
-                gamma: s.real_opt("gamma")?,
-            };
-            Ok(Box::new(params.fit(data.y)?))
+            Ok(Box::new(KernelPcaParams::read_checked(s)?.fit(data.y)?))
         }
 
         fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
@@ -201,7 +197,7 @@ mod tests {
     #[test]
     fn eigenpairs_of_centred_kernel() {
         let y = cloud();
-        let kp = KernelPcaParams::new(2).gamma(0.3).fit(&y).unwrap();
+        let kp = KernelPcaParams::new(2).gamma(Some(0.3)).fit(&y).unwrap();
         // Build H K H directly and check B v = lambda v.
         let n = y.nrows();
         let k = DMatrix::from_fn(n, n, |i, j| {
@@ -229,10 +225,10 @@ mod tests {
             }
             // A gamma matched to the scale gives the unscaled embedding.
             let scaled = KernelPcaParams::new(2)
-                .gamma(0.3 / (scale * scale))
+                .gamma(Some(0.3 / (scale * scale)))
                 .fit(&(&y * scale))
                 .unwrap();
-            let plain = KernelPcaParams::new(2).gamma(0.3).fit(&y).unwrap();
+            let plain = KernelPcaParams::new(2).gamma(Some(0.3)).fit(&y).unwrap();
             assert!((scaled.coords() - plain.coords()).norm() < 1e-8 * plain.coords().norm());
         }
     }
@@ -256,7 +252,7 @@ mod tests {
             let t = 1.5 + 3.0 * i as f64 / n as f64;
             [t * t.cos(), ((i * 37) % 11) as f64 / 2.0, t * t.sin()][j]
         });
-        let kp = KernelPcaParams::new(2).gamma(0.5).fit(&y).unwrap();
+        let kp = KernelPcaParams::new(2).gamma(Some(0.5)).fit(&y).unwrap();
         let k = DMatrix::from_fn(n, n, |i, j| {
             (-0.5 * (y.row(i) - y.row(j)).norm_squared()).exp()
         });
@@ -278,6 +274,13 @@ mod tests {
 
     #[test]
     fn rejects_bad_gamma() {
-        assert!(KernelPcaParams::new(1).gamma(-1.0).fit(&cloud()).is_err());
+        let err = KernelPcaParams::new(1)
+            .gamma(Some(-1.0))
+            .fit(&cloud())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid value for `gamma`: expected a number in (0, inf), got -1"
+        );
     }
 }

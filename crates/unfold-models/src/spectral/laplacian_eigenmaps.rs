@@ -5,6 +5,7 @@
 //! `L f = mu D f`: the eigenvectors of the q smallest non-zero `mu` (the constant vector
 //! with `mu = 0` is dropped), normalised so that `F^T D F = I`.
 
+use crate::method::{Checked, Declared, Field, Interval, ParamSpec, Rule, Settings};
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
@@ -22,12 +23,68 @@ pub enum LeWeights {
     Heat { sigma: Option<f64> },
 }
 
-/// Settings of [`LaplacianEigenmaps`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct LaplacianEigenmapsParams {
-    pub dim: usize,
-    pub graph: GraphSpec,
-    pub weights: LeWeights,
+/// The words of the parameter `weights`: [`LeWeights`] without the heat kernel's width.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kernel {
+    Binary,
+    Heat,
+}
+
+crate::choice!(Kernel { Binary = "binary", Heat = "heat" });
+
+impl LeWeights {
+    /// The kernel's word and the heat kernel's width (`None` for binary weights).
+    fn parts(&self) -> (Kernel, Option<f64>) {
+        match *self {
+            LeWeights::Binary => (Kernel::Binary, None),
+            LeWeights::Heat { sigma } => (Kernel::Heat, sigma),
+        }
+    }
+}
+
+/// Laplacian eigenmaps' parameters `weights` (binary or heat) and `sigma` (the heat
+/// kernel's width, ignored with binary weights), held together by [`LeWeights`].
+impl Field for LeWeights {
+    fn field_specs(_: &'static str, _: &Rule, default: &Self) -> Vec<ParamSpec> {
+        let weights =
+            Rule::help("le: edge weights, binary or the heat kernel exp(-d^2 / (2 sigma^2))");
+        let sigma = Rule::auto("the mean edge length", "le: width of the heat kernel")
+            .range(Interval::POSITIVE);
+        let (kernel, width) = default.parts();
+        [
+            Kernel::field_specs("weights", &weights, &kernel),
+            Option::<f64>::field_specs("sigma", &sigma, &width),
+        ]
+        .concat()
+    }
+
+    fn read_into(&mut self, _: &'static str, settings: &Settings) -> Result<()> {
+        let (mut kernel, mut sigma) = self.parts();
+        kernel.read_into("weights", settings)?;
+        sigma.read_into("sigma", settings)?;
+        *self = match kernel {
+            Kernel::Binary => LeWeights::Binary,
+            Kernel::Heat => LeWeights::Heat { sigma },
+        };
+        Ok(())
+    }
+
+    fn write(&self, _: &'static str, settings: &mut Settings) {
+        let (kernel, sigma) = self.parts();
+        kernel.write("weights", settings);
+        sigma.write("sigma", settings);
+    }
+}
+
+crate::params! {
+    /// Settings of [`LaplacianEigenmaps`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct LaplacianEigenmapsParams {
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        pub graph: GraphSpec = GraphSpec::knn(10) => Rule::group(),
+        /// The edge weights (`weights`, and `sigma` for the heat kernel).
+        pub weights: LeWeights = LeWeights::Binary => Rule::group(),
+    }
 }
 
 impl LaplacianEigenmapsParams {
@@ -36,35 +93,13 @@ impl LaplacianEigenmapsParams {
         LaplacianEigenmapsParams {
             dim,
             graph: GraphSpec::knn(k),
-            weights: LeWeights::Binary,
+            ..LaplacianEigenmapsParams::default()
         }
-    }
-
-    pub fn weights(mut self, weights: LeWeights) -> Self {
-        self.weights = weights;
-        self
     }
 
     /// Fits Laplacian eigenmaps to the rows of `y`.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<LaplacianEigenmaps> {
-        check_fit_input(y, self.dim, "Laplacian eigenmaps")?;
-        let (nn, binary) = self
-            .graph
-            .build(y, Weighting::Binary, "Laplacian eigenmaps")?;
-        let graph = match self.weights {
-            LeWeights::Binary => binary,
-            LeWeights::Heat { sigma } => {
-                let sigma = match sigma {
-                    Some(s) => check_sigma(s)?,
-                    None => {
-                        let all: Vec<f64> = nn.distances.iter().flatten().copied().collect();
-                        all.iter().sum::<f64>() / all.len() as f64
-                    }
-                };
-                binary.reweighted(y, Weighting::Heat { sigma })?
-            }
-        };
-        self.on_graph(graph)
+        self.clone().check()?.fit(y)
     }
 
     /// Laplacian eigenmaps on a given connected graph (an epsilon-ball graph, a graph
@@ -80,32 +115,7 @@ impl LaplacianEigenmapsParams {
         y: &DMatrix<f64>,
         graph: &NeighbourGraph,
     ) -> Result<LaplacianEigenmaps> {
-        check_fit_input(y, self.dim, "Laplacian eigenmaps")?;
-        if graph.n() != y.nrows() {
-            return Err(Error::DimensionMismatch(format!(
-                "the graph has {} vertices but the data {} points",
-                graph.n(),
-                y.nrows()
-            )));
-        }
-        match self.weights {
-            LeWeights::Binary => self.on_graph(graph.clone()),
-            LeWeights::Heat { sigma } => {
-                let sigma = match sigma {
-                    Some(s) => check_sigma(s)?,
-                    None => mean_edge_length(y, graph)?,
-                };
-                self.on_graph(graph.reweighted(y, Weighting::Heat { sigma })?)
-            }
-        }
-    }
-
-    fn on_graph(&self, graph: NeighbourGraph) -> Result<LaplacianEigenmaps> {
-        Self::embed(&graph, self.dim).map(|(coords, eigenvalues)| LaplacianEigenmaps {
-            coords,
-            eigenvalues,
-            graph,
-        })
+        self.clone().check()?.fit_graph(y, graph)
     }
 
     /// The generalised eigenproblem on a given connected graph: the q eigenvectors after
@@ -124,15 +134,63 @@ impl LaplacianEigenmapsParams {
     }
 }
 
-/// A heat-kernel width must be finite and positive.
-fn check_sigma(sigma: f64) -> Result<f64> {
-    if sigma.is_finite() && sigma > 0.0 {
-        Ok(sigma)
-    } else {
-        Err(Error::invalid(
-            "sigma",
-            format!("must be finite and > 0, got {sigma}"),
-        ))
+impl Checked<LaplacianEigenmapsParams> {
+    /// [`LaplacianEigenmapsParams::fit`] with the parameters checked.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<LaplacianEigenmaps> {
+        check_fit_input(y, self.dim, "Laplacian eigenmaps")?;
+        let (nn, binary) = self
+            .graph
+            .build(y, Weighting::Binary, "Laplacian eigenmaps")?;
+        let graph = match self.weights {
+            LeWeights::Binary => binary,
+            LeWeights::Heat { sigma } => {
+                let sigma = match sigma {
+                    Some(s) => s,
+                    None => {
+                        let all: Vec<f64> = nn.distances.iter().flatten().copied().collect();
+                        all.iter().sum::<f64>() / all.len() as f64
+                    }
+                };
+                binary.reweighted(y, Weighting::Heat { sigma })?
+            }
+        };
+        self.on_graph(graph)
+    }
+
+    /// [`LaplacianEigenmapsParams::fit_graph`] with the parameters checked.
+    pub fn fit_graph(
+        &self,
+        y: &DMatrix<f64>,
+        graph: &NeighbourGraph,
+    ) -> Result<LaplacianEigenmaps> {
+        check_fit_input(y, self.dim, "Laplacian eigenmaps")?;
+        if graph.n() != y.nrows() {
+            return Err(Error::DimensionMismatch(format!(
+                "the graph has {} vertices but the data {} points",
+                graph.n(),
+                y.nrows()
+            )));
+        }
+        match self.weights {
+            LeWeights::Binary => self.on_graph(graph.clone()),
+            LeWeights::Heat { sigma } => {
+                let sigma = match sigma {
+                    Some(s) => s,
+                    None => mean_edge_length(y, graph)?,
+                };
+                self.on_graph(graph.reweighted(y, Weighting::Heat { sigma })?)
+            }
+        }
+    }
+
+    fn on_graph(&self, graph: NeighbourGraph) -> Result<LaplacianEigenmaps> {
+        LaplacianEigenmapsParams::embed(&graph, self.dim).map(|(coords, eigenvalues)| {
+            LaplacianEigenmaps {
+                coords,
+                eigenvalues,
+                graph,
+            }
+        })
     }
 }
 
@@ -209,9 +267,7 @@ pub use registration::LaplacianEigenmapsMethod;
 /// Laplacian eigenmaps in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{
-        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model};
     use unfold_core::EvidenceKind;
     use unfold_core::Observer;
 
@@ -226,23 +282,7 @@ mod registration {
                 "Laplacian eigenmaps (evidence: the field s L + gamma I with \
                  s fitted)",
             )
-            .params([
-                ParamSpec::k(),
-                ParamSpec::graph(),
-                ParamSpec::choice(
-                    "weights",
-                    "binary",
-                    &["binary", "heat"],
-                    "le: edge weights, binary or the heat kernel exp(-d^2 / (2 \
-                     sigma^2))",
-                ),
-                ParamSpec::real_auto(
-                    "sigma",
-                    "the mean edge length",
-                    Interval::POSITIVE,
-                    "le: width of the heat kernel",
-                ),
-            ])
+            .params(LaplacianEigenmapsParams::specs())
             .evidence(EvidenceKind::LogLikelihood)
             .takes_graph()
         }
@@ -253,15 +293,7 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            let sigma = s.real_opt("sigma")?;
-            let params = LaplacianEigenmapsParams {
-                dim: s.count("dim")?,
-                graph: crate::method::knn_graph(s)?,
-                weights: match s.choice("weights")? {
-                    "heat" => LeWeights::Heat { sigma },
-                    _ => LeWeights::Binary,
-                },
-            };
+            let params = LaplacianEigenmapsParams::read_checked(s)?;
             Ok(Box::new(match data.graph {
                 None => params.fit(data.y)?,
                 Some(g) => params.fit_graph(data.y, g)?,
@@ -339,6 +371,28 @@ mod tests {
             params.fit_graph(&y, &small),
             Err(Error::DimensionMismatch(_))
         ));
+    }
+
+    /// `weights` and `sigma` are read into one [`LeWeights`] and written back (a width
+    /// without heat weights is ignored); a bad width is refused with its declared range.
+    #[test]
+    fn weights_and_sigma_are_one_field() {
+        use crate::method::Value;
+        let heat = Settings::new().with("weights", "heat").with("sigma", 0.5);
+        let p = LaplacianEigenmapsParams::read(&heat).unwrap();
+        assert_eq!(p.weights, LeWeights::Heat { sigma: Some(0.5) });
+        assert_eq!(p.settings().get("sigma"), Some(&Value::Real(0.5)));
+        let binary = LaplacianEigenmapsParams::read(&Settings::new().with("sigma", 0.5)).unwrap();
+        assert_eq!(binary.weights, LeWeights::Binary);
+        assert!(binary.settings().get("sigma").is_none());
+        let err = LaplacianEigenmapsParams::new(2, 5)
+            .weights(LeWeights::Heat { sigma: Some(-1.0) })
+            .check()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid value for `sigma`: expected a number in (0, inf), got -1"
+        );
     }
 
     #[test]

@@ -9,46 +9,49 @@
 //! same way from its k nearest training points.
 
 use crate::field::reconstruction::{cost_matrix, reconstruction_weights};
+use crate::method::{Checked, Declared, Interval, Rule};
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Result};
+use unfold_core::Result;
 use unfold_graph::{knn_query, GraphSpec, NeighbourGraph, Weighting};
 use unfold_linalg::{fix_signs, smallest_eigenpairs, SymMatrix};
 
-/// Settings of [`Lle`]. `reg` is the Tikhonov regulariser relative to the trace of the
-/// local Gram matrix (scikit-learn's default 1e-3); it is needed whenever k > p.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LleParams {
-    pub dim: usize,
-    pub graph: GraphSpec,
-    pub reg: f64,
+crate::params! {
+    /// Settings of [`Lle`]. `reg` is the Tikhonov regulariser relative to the trace of the
+    /// local Gram matrix (scikit-learn's default 1e-3); it is needed whenever k > p.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct LleParams {
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        pub graph: GraphSpec = GraphSpec::knn(10) => Rule::group(),
+        pub reg: f64 = 1e-3 => Rule::within(
+            Interval::NON_NEGATIVE,
+            "lle, alle, lle-pl: regulariser of the local Gram matrix, relative to its trace",
+        ),
+    }
 }
 
 impl LleParams {
+    /// LLE in `dim` dimensions on the union kNN graph with `k` neighbours.
     pub fn new(dim: usize, k: usize) -> Self {
         LleParams {
             dim,
             graph: GraphSpec::knn(k),
-            reg: 1e-3,
+            ..LleParams::default()
         }
-    }
-
-    pub fn reg(mut self, reg: f64) -> Self {
-        self.reg = reg;
-        self
     }
 
     /// Fits LLE to the rows of `y`.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Lle> {
+        self.clone().check()?.fit(y)
+    }
+}
+
+impl Checked<LleParams> {
+    /// [`LleParams::fit`] with the parameters checked.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Lle> {
         check_fit_input(y, self.dim, "LLE")?;
-        if !(self.reg.is_finite() && self.reg >= 0.0) {
-            return Err(Error::invalid(
-                "reg",
-                format!("must be non-negative, got {}", self.reg),
-            ));
-        }
         let (nn, graph) = self.graph.build(y, Weighting::Binary, "LLE")?;
         let weights = all_weights(y, &nn.indices, self.reg)?;
         let m = cost_matrix(&nn.indices, &weights, None);
@@ -138,9 +141,7 @@ pub use registration::LleMethod;
 /// LLE in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{
-        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
     use unfold_core::EvidenceKind;
     use unfold_core::Observer;
 
@@ -153,17 +154,7 @@ mod registration {
     impl Method for LleMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("lle", Family::Spectral, ABOUT)
-                .params([
-                    ParamSpec::k(),
-                    ParamSpec::graph(),
-                    ParamSpec::real(
-                        "reg",
-                        LleParams::new(2, 10).reg,
-                        Interval::NON_NEGATIVE,
-                        "lle, alle, lle-pl: regulariser of the local Gram matrix, \
-                         relative to its trace",
-                    ),
-                ])
+                .params(LleParams::specs())
                 .evidence(EvidenceKind::LogLikelihood)
                 .projects()
         }
@@ -174,12 +165,7 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            let params = LleParams {
-                dim: s.count("dim")?,
-                graph: crate::method::knn_graph(s)?,
-                reg: s.real("reg")?,
-            };
-            Ok(Box::new(params.fit(data.y)?))
+            Ok(Box::new(LleParams::read_checked(s)?.fit(data.y)?))
         }
 
         fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
@@ -218,6 +204,7 @@ mod registration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use unfold_core::Error;
 
     #[test]
     fn weights_are_barycentric_in_the_plane() {

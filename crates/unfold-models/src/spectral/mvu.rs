@@ -33,6 +33,7 @@ mod exact;
 mod face;
 mod laplacian_basis;
 
+use crate::method::{Checked, Declared, Rule};
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
@@ -44,30 +45,37 @@ use unfold_linalg::{fix_signs, sym_eigen};
 /// the timings in `docs/methods/mvu.md`).
 pub const DEFAULT_MAX_POINTS: usize = 600;
 
-/// Settings of [`Mvu`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct MvuParams {
-    /// Latent dimension q.
-    pub dim: usize,
-    /// The neighbourhood graph whose edge lengths are preserved.
-    pub graph: GraphSpec,
-    /// Largest n the exact SDP accepts (its cost grows like `n^3 + (edges)^3`). Ignored by
-    /// the Laplacian-basis approximation.
-    pub max_points: usize,
-    /// Relative tolerance on primal infeasibility, dual infeasibility and duality gap
-    /// (exact solver) or on the duality gap of the barrier method (basis variant).
-    pub tol: f64,
-    /// Most interior-point (exact) or Newton (basis) iterations.
-    pub max_iter: usize,
-    /// `Some(b)`: the Laplacian-basis approximation with `b` eigenvectors (Weinberger et
-    /// al. 2006); `None`: the exact SDP.
-    pub basis: Option<usize>,
-    /// The penalty `nu` on squared distance violations of the basis variant, in units where
-    /// the mean squared edge length is 1.
-    pub penalty: f64,
-    /// The memory the fit may use; `None`: [`MemoryLimit::from_env_or_machine`]. A fit whose
-    /// [`MvuParams::footprint`] exceeds it is refused before anything large is allocated.
-    pub memory_limit: Option<MemoryLimit>,
+crate::params! {
+    /// Settings of [`Mvu`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct MvuParams {
+        /// Latent dimension q.
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        /// The neighbourhood graph whose edge lengths are preserved.
+        pub graph: GraphSpec = GraphSpec::knn(10) => Rule::group(),
+        /// Largest n the exact SDP accepts (its cost grows like `n^3 + (edges)^3`). Ignored by
+        /// the Laplacian-basis approximation.
+        pub max_points: usize = DEFAULT_MAX_POINTS,
+        /// Relative tolerance on primal infeasibility, dual infeasibility and duality gap
+        /// (exact solver) or on the duality gap of the barrier method (basis variant).
+        pub tol: f64 = 1e-6,
+        /// Most interior-point (exact) or Newton (basis) iterations.
+        pub max_iter: usize = 200,
+        /// `Some(b)`: the Laplacian-basis approximation with `b` eigenvectors (Weinberger et
+        /// al. 2006); `None`: the exact SDP.
+        pub mvu_basis: Option<usize> = None => Rule::auto(
+            "none: the exact SDP",
+            "mvu: solve in the basis of this many bottom Laplacian eigenvectors \
+             (Weinberger et al. 2006) instead of exactly",
+        )
+        .min(1),
+        /// The penalty `nu` on squared distance violations of the basis variant, in units where
+        /// the mean squared edge length is 1.
+        pub penalty: f64 = 10.0,
+        /// The memory the fit may use; `None`: [`MemoryLimit::from_env_or_machine`]. A fit whose
+        /// [`MvuParams::footprint`] exceeds it is refused before anything large is allocated.
+        pub memory_limit: Option<MemoryLimit> = None,
+    }
 }
 
 /// What to use when MVU's dense matrices do not fit.
@@ -79,25 +87,8 @@ impl MvuParams {
         MvuParams {
             dim,
             graph: GraphSpec::knn(k),
-            max_points: DEFAULT_MAX_POINTS,
-            tol: 1e-6,
-            max_iter: 200,
-            basis: None,
-            penalty: 10.0,
-            memory_limit: None,
+            ..MvuParams::default()
         }
-    }
-
-    /// Switches to the Laplacian-basis approximation with `b` eigenvectors.
-    pub fn basis(mut self, b: usize) -> Self {
-        self.basis = Some(b);
-        self
-    }
-
-    /// Refuses fits that need more memory than `limit` (instead of the machine's).
-    pub fn memory_limit(mut self, limit: MemoryLimit) -> Self {
-        self.memory_limit = Some(limit);
-        self
     }
 
     /// The peak memory in bytes of a fit on `n` points whose graph has `m` edges.
@@ -126,7 +117,7 @@ impl MvuParams {
     /// constraint matrix (m x s).
     pub fn footprint(&self, n: usize, m: usize) -> u64 {
         let (n, m) = (n as u128, m as u128);
-        let words = match self.basis {
+        let words = match self.mvu_basis {
             None => 3 * m * m + n * m + 12 * n * n,
             Some(b) => {
                 let s = (b * (b + 1) / 2) as u128;
@@ -139,14 +130,14 @@ impl MvuParams {
     /// Refuses a fit on `n` points with `m` edges whose [`MvuParams::footprint`] exceeds
     /// the memory limit (the largest n that fits keeps the edges per point).
     fn check_memory(&self, n: usize, m: usize) -> Result<()> {
-        let holds = match self.basis {
+        let holds = match self.mvu_basis {
             None => format!(
                 "the interior-point method's m x m Schur complement for m = {m} edges, with n x n iterates"
             ),
             Some(_) => "the n x n Gram matrix and its eigendecomposition".to_string(),
         };
         MemoryLimit::resolve(self.memory_limit.as_ref())?.check(&Footprint {
-            method: match self.basis {
+            method: match self.mvu_basis {
                 None => "MVU (exact SDP)",
                 Some(_) => "MVU (Laplacian basis)",
             },
@@ -174,7 +165,7 @@ impl MvuParams {
                 format!("nu must be finite and positive, got {}", self.penalty),
             ));
         }
-        if let Some(b) = self.basis {
+        if let Some(b) = self.mvu_basis {
             if b < self.dim {
                 return Err(Error::invalid(
                     "basis",
@@ -196,19 +187,26 @@ impl MvuParams {
     /// limit (checked after building the graph, before anything n x n); [`Error::NotConverged`] or [`Error::Numerical`] when the solver stops
     /// short of its tolerance.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mvu> {
+        self.clone().check()?.fit(y)
+    }
+}
+
+impl Checked<MvuParams> {
+    /// [`MvuParams::fit`] with the parameters checked.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mvu> {
         check_fit_input(y, self.dim, "MVU")?;
         self.validate()?;
         let n = y.nrows();
-        if self.basis.is_none() && n > self.max_points {
+        if self.mvu_basis.is_none() && n > self.max_points {
             return Err(Error::invalid(
                 "max_points",
                 format!(
-                    "MVU's exact SDP is limited to {} points (its cost grows like n^3 plus the cube of the edge count) but the data has {n}; subsample the data, raise max_points if you can wait, or use the Laplacian-basis approximation (MvuParams::basis, e.g. 15 eigenvectors)",
+                    "MVU's exact SDP is limited to {} points (its cost grows like n^3 plus the cube of the edge count) but the data has {n}; subsample the data, raise max_points if you can wait, or use the Laplacian-basis approximation (MvuParams::mvu_basis, e.g. 15 eigenvectors)",
                     self.max_points
                 ),
             ));
         }
-        if let Some(b) = self.basis {
+        if let Some(b) = self.mvu_basis {
             if b + 1 >= n {
                 return Err(Error::invalid(
                     "basis",
@@ -229,7 +227,7 @@ impl MvuParams {
         // Work in units of the mean squared edge length.
         let scale = d.iter().sum::<f64>() / d.len() as f64;
         let b: Vec<f64> = d.iter().map(|v| v / scale).collect();
-        let (solution, solver) = match self.basis {
+        let (solution, solver) = match self.mvu_basis {
             None => (
                 exact::solve_exact(
                     face::face_basis(y, &graph)?,
@@ -349,7 +347,7 @@ pub use registration::MvuMethod;
 /// MVU in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Settings};
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
     use unfold_core::Convergence;
     use unfold_core::Observer;
 
@@ -364,17 +362,7 @@ mod registration {
                 "maximum variance unfolding (exact SDP, or in a Laplacian \
                  basis)",
             )
-            .params([
-                ParamSpec::k(),
-                ParamSpec::graph(),
-                ParamSpec::count_auto(
-                    "mvu_basis",
-                    "none: the exact SDP",
-                    1,
-                    "mvu: solve in the basis of this many bottom Laplacian eigenvectors \
-                         (Weinberger et al. 2006) instead of exactly",
-                ),
-            ])
+            .params(MvuParams::specs())
         }
 
         fn fit(
@@ -383,10 +371,7 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            let mut params = MvuParams::new(s.count("dim")?, 1);
-            params.graph = crate::method::knn_graph(s)?;
-            params.basis = s.count_opt("mvu_basis")?;
-            Ok(Box::new(params.fit(data.y)?))
+            Ok(Box::new(MvuParams::read_checked(s)?.fit(data.y)?))
         }
 
         fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
@@ -534,7 +519,7 @@ mod tests {
             other => panic!("expected InvalidParameter, got {other:?}"),
         }
         // The basis variant has no such limit.
-        assert!(params.basis(8).fit(&y).is_ok());
+        assert!(params.mvu_basis(Some(8)).fit(&y).is_ok());
     }
 
     /// Above the memory limit both programs are refused, naming the limit and the
@@ -543,7 +528,7 @@ mod tests {
     fn refuses_n_above_the_memory_limit() {
         let y = swiss_roll(200, 0.0, 1).unwrap().points;
         let limit = MemoryLimit::given(1 << 20, "the test's limit");
-        let exact = MvuParams::new(2, 5).memory_limit(limit.clone());
+        let exact = MvuParams::new(2, 5).memory_limit(Some(limit.clone()));
         let e = exact.fit(&y).unwrap_err();
         let Error::OverMemoryLimit(r) = &e else {
             panic!("{e:?}")
@@ -567,7 +552,7 @@ mod tests {
         ] {
             assert!(text.contains(part), "{part:?} missing: {text}");
         }
-        let text = exact.basis(10).fit(&y).unwrap_err().to_string();
+        let text = exact.mvu_basis(Some(10)).fit(&y).unwrap_err().to_string();
         assert!(
             text.contains("MVU (Laplacian basis) on 200 points") && text.contains("le ("),
             "{text}"
@@ -637,7 +622,7 @@ mod tests {
                     penalty: nu,
                     ..params.clone()
                 }
-                .basis(m)
+                .mvu_basis(Some(m))
                 .fit(y)
                 .unwrap();
                 println!(

@@ -7,6 +7,7 @@
 //! (`solver`: auto, exact, randomized). Projection of a new point is exact:
 //! `x = V^T (y - mu)`.
 
+use crate::method::{Checked, Declared, Rule};
 use crate::traits::{
     check_fit_input, check_fit_values, check_new_points, Embedding, OutOfSample, Projection,
 };
@@ -18,35 +19,54 @@ use unfold_linalg::{
     principal_components, principal_components_of, PcaSolver, PrincipalComponents,
 };
 
-/// Settings of [`Pca`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct PcaParams {
-    pub dim: usize,
-    /// How the components are computed ([`PcaSolver::Auto`] by default).
-    pub solver: PcaSolver,
-    /// Seed of the randomized solver's test matrix.
-    pub seed: u64,
+crate::params! {
+    /// Settings of [`Pca`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct PcaParams {
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        /// How the components are computed ([`PcaSolver::Auto`] by default).
+        pub solver: PcaSolver = PcaSolver::Auto => Rule::help(
+            "pca: exact (covariance or Gram eigenproblem), randomized (Halko et al. \
+             subspace iteration, for large inputs and few components) or auto (by the \
+             data's shape)",
+        ),
+        /// Seed of the randomized solver's test matrix.
+        pub seed: u64 = 0 => Rule::help("seed for every random choice"),
+    }
 }
+
+crate::choice!(PcaSolver { Auto = "auto", Exact = "exact", Randomized = "randomized" });
 
 impl PcaParams {
     /// `dim` components, the solver chosen by the data's shape, seed 0.
     pub fn new(dim: usize) -> Self {
         PcaParams {
             dim,
-            solver: PcaSolver::Auto,
-            seed: 0,
+            ..PcaParams::default()
         }
     }
 
     /// Fits PCA to the rows of `y`.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Pca> {
+        self.clone().check()?.fit(y)
+    }
+
+    /// Fits PCA to n x p points given row after row (a C-order array), read in place:
+    /// the same fit as [`PcaParams::fit`] of the matrix, without its column-major copy.
+    pub fn fit_rows(&self, values: &[f64], n: usize, p: usize) -> Result<Pca> {
+        self.clone().check()?.fit_rows(values, n, p)
+    }
+}
+
+impl Checked<PcaParams> {
+    /// [`PcaParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Pca> {
         check_fit_input(y, self.dim, "PCA")?;
         let pc = principal_components(y, self.dim, self.solver, self.seed)?;
         Ok(Pca::from(pc))
     }
 
-    /// Fits PCA to n x p points given row after row (a C-order array), read in place:
-    /// the same fit as [`PcaParams::fit`] of the matrix, without its column-major copy.
+    /// [`PcaParams::fit_rows`] with the parameters checked.
     pub fn fit_rows(&self, values: &[f64], n: usize, p: usize) -> Result<Pca> {
         check_fit_values(values, (n, p), Order::Rows, self.dim, "PCA")?;
         let y = MatRef::from_row_major_slice(values, n, p);
@@ -98,9 +118,7 @@ pub use registration::PcaMethod;
 /// PCA in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{
-        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Rows, Settings,
-    };
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Rows, Settings};
     use unfold_core::Observer;
 
     const ABOUT: &str = "principal component analysis";
@@ -108,26 +126,10 @@ mod registration {
     /// Principal component analysis.
     pub struct PcaMethod;
 
-    /// The settings as [`PcaParams`].
-    fn params(s: &Settings) -> Result<PcaParams> {
-        Ok(PcaParams {
-            dim: s.count("dim")?,
-            solver: PcaSolver::parse(s.choice("solver")?)?,
-            seed: s.count("seed")? as u64,
-        })
-    }
-
     impl Method for PcaMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("pca", Family::Spectral, ABOUT)
-                .params([ParamSpec::choice(
-                    "solver",
-                    "auto",
-                    &["auto", "exact", "randomized"],
-                    "pca: exact (covariance or Gram eigenproblem), randomized (Halko et al. \
-                     subspace iteration, for large inputs and few components) or auto (by \
-                     the data's shape)",
-                )])
+                .params(PcaParams::specs())
                 .projects()
         }
 
@@ -137,7 +139,7 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            Ok(Box::new(params(s)?.fit(data.y)?))
+            Ok(Box::new(PcaParams::read_checked(s)?.fit(data.y)?))
         }
 
         fn fit_rows(
@@ -148,7 +150,8 @@ mod registration {
         ) -> Option<Result<Box<dyn Model>>> {
             let fit = || -> Result<Box<dyn Model>> {
                 let (n, p) = rows.shape();
-                Ok(Box::new(params(s)?.fit_rows(rows.values(), n, p)?))
+                let params = PcaParams::read_checked(s)?;
+                Ok(Box::new(params.fit_rows(rows.values(), n, p)?))
             };
             Some(fit())
         }

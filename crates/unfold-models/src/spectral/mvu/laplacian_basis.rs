@@ -177,7 +177,7 @@ mod tests {
         // f(Z) = -tr Z + nu ||A(Z) - b||^2 is minimised over Z PSD iff grad f PSD and
         // <grad f, Z> = 0.
         let y = swiss_roll(80, 0.0, 5).unwrap().points;
-        let params = MvuParams::new(2, 6).basis(10);
+        let params = MvuParams::new(2, 6).mvu_basis(Some(10));
         let (_, graph) = params.graph.build(&y, Weighting::Distance, "MVU").unwrap();
         let (edges, d): (Vec<(usize, usize)>, Vec<f64>) = graph
             .edges()
