@@ -51,12 +51,6 @@ pub const SOLVER_HELP: &str = "meu, mpme: factorise the field densely (O(n^3), t
      or sparsely with selected inversion (near-linear for a manifold's kNN graph); auto is \
      sparse from 300 points";
 
-/// The `scaling` parameter of the field models in the method registry
-/// ([`FieldScaling`]).
-pub fn scaling_param() -> ParamSpec {
-    ParamSpec::choice("scaling", "unit", &["unit", "eigen"], SCALING_HELP)
-}
-
 /// The registry parameter `solver` of the random fields with a sparse engine.
 pub fn solver_param() -> ParamSpec {
     ParamSpec::choice("solver", "auto", &["auto", "dense", "sparse"], SOLVER_HELP)
@@ -68,14 +62,6 @@ pub fn solver_setting(s: &Settings) -> Result<Solver> {
         "dense" => Solver::Dense,
         "sparse" => Solver::Sparse,
         _ => Solver::Auto,
-    })
-}
-
-/// The [`FieldScaling`] of the registry's `scaling` setting.
-pub fn scaling_setting(s: &Settings) -> Result<FieldScaling> {
-    Ok(match s.choice("scaling")? {
-        "eigen" => FieldScaling::Eigenvalue,
-        _ => FieldScaling::UnitVariance,
     })
 }
 
