@@ -115,7 +115,7 @@ fn measure_footprints() {
     MvuParams::new(2, 6).basis(10).fit(&y).unwrap();
     LlLvmParams::new(2, 6)
         .max_iter(2)
-        .restarts(3, 0)
+        .restarts(3)
         .fit(&y)
         .unwrap();
 
@@ -144,7 +144,7 @@ fn measure_footprints() {
 
     // LL-LVM: dx = 1 and 2 (n^2 and N^2 terms), and three restarts (finished ones kept).
     for (dx, restarts) in [(1, 1), (2, 1), (2, 3)] {
-        let params = LlLvmParams::new(dx, 6).max_iter(2).restarts(restarts, 0);
+        let params = LlLvmParams::new(dx, 6).max_iter(2).restarts(restarts);
         let (_, measured) = peak(|| params.fit(&y).unwrap());
         within_two(
             &format!("LL-LVM, dx = {dx}, {restarts} restart(s)"),
@@ -165,7 +165,12 @@ fn measure_footprints() {
         println!("{what} allocated {allocated} B before refusing");
         assert!(allocated < one_matrix, "{what}: {allocated} B");
     };
-    let (r, allocated) = peak(|| knn.clone().memory_limit(Some(limit.clone())).fit(&y6).map(drop));
+    let (r, allocated) = peak(|| {
+        knn.clone()
+            .memory_limit(Some(limit.clone()))
+            .fit(&y6)
+            .map(drop)
+    });
     refused(r, "DRILL", allocated);
     let (r, allocated) = peak(|| {
         MvuParams {
@@ -179,7 +184,7 @@ fn measure_footprints() {
     refused(r, "MVU", allocated);
     let (r, allocated) = peak(|| {
         LlLvmParams::new(2, 6)
-            .memory_limit(limit.clone())
+            .memory_limit(Some(limit.clone()))
             .fit(&y)
             .map(drop)
     });
