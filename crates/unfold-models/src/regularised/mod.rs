@@ -20,7 +20,7 @@ pub mod drtree;
 pub mod mpme;
 pub mod spl;
 
-use crate::method::Model;
+use crate::method::{Field, Interval, Model, ParamSpec, Rule, Settings};
 use crate::optimise::{maximise, Search};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
@@ -227,6 +227,31 @@ pub(crate) fn check_slack_and_dim(c: f64, dim: usize) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The slack penalty `C > 0` of SPL and MPME (`f64::INFINITY`: hard constraints, no
+/// slack), their parameter `C`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlackPenalty(pub f64);
+
+/// The parameter `C` of SPL and MPME.
+impl Field for SlackPenalty {
+    fn field_specs(_: &'static str, _: &Rule, default: &Self) -> Vec<ParamSpec> {
+        let rule = Rule::within(
+            Interval::POSITIVE_OR_INF,
+            "spl, mpme: the bound C on the dual variables (slack penalty; inf for hard \
+             constraints)",
+        );
+        f64::field_specs("C", &rule, &default.0)
+    }
+
+    fn read_into(&mut self, _: &'static str, settings: &Settings) -> Result<()> {
+        self.0.read_into("C", settings)
+    }
+
+    fn write(&self, _: &'static str, settings: &mut Settings) {
+        self.0.write("C", settings);
+    }
 }
 
 #[cfg(test)]
