@@ -211,24 +211,6 @@ pub(crate) fn check_weights(s: &[f64], m: usize) -> Result<()> {
     Ok(())
 }
 
-/// The settings every dual of this family shares: the slack penalty `C > 0` (infinity for
-/// hard constraints) and an embedding dimension of at least 1.
-pub(crate) fn check_slack_and_dim(c: f64, dim: usize) -> Result<()> {
-    if c.is_nan() || c <= 0.0 {
-        return Err(Error::invalid(
-            "C",
-            format!("the slack penalty must be > 0 (or infinity), got {c}"),
-        ));
-    }
-    if dim == 0 {
-        return Err(Error::invalid(
-            "dim",
-            "the embedding dimension must be >= 1",
-        ));
-    }
-    Ok(())
-}
-
 /// The slack penalty `C > 0` of SPL and MPME (`f64::INFINITY`: hard constraints, no
 /// slack), their parameter `C`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -253,6 +235,10 @@ impl Field for SlackPenalty {
         self.0.write("C", settings);
     }
 }
+
+/// The help of the parameter `lambda` of MPME, DRTree and DDRTree.
+pub const LAMBDA_HELP: &str = "mpme: the weight of the log-determinant; drtree: the tree \
+     penalty; ddrtree: the weight of the tree term";
 
 #[cfg(test)]
 mod tests {
