@@ -42,7 +42,7 @@ fn main() -> Result<()> {
         truth[(j, 0)]
     );
     let shortcut = graph.with_edge(i, j, 1.0)?;
-    let params = LlLvmParams::new(2, 9).restarts(seeds, 1);
+    let params = LlLvmParams::new(2, 9).restarts(seeds).seed(1);
     let bounds = params.compare_graphs(y, &[graph, shortcut])?;
     println!("| graph | mean bound over {seeds} seeds | per seed |");
     println!("|---|---|---|");

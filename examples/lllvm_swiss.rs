@@ -39,7 +39,8 @@ fn main() -> Result<()> {
         let fit = LlLvmParams::new(2, k)
             .init(init)
             .max_iter(max_iter)
-            .restarts(seeds, 1)
+            .restarts(seeds)
+            .seed(1)
             .fit(y)?;
         let b = &fit.restart_bounds;
         let mean = b.iter().sum::<f64>() / b.len() as f64;

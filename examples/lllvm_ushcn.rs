@@ -44,7 +44,8 @@ fn main() -> Result<()> {
         let t = Instant::now();
         let fit = LlLvmParams::new(2, k)
             .init(init)
-            .restarts(restarts, 1)
+            .restarts(restarts)
+            .seed(1)
             .fit(y)?;
         let note = format!(
             "bound {:.1}, best of {restarts}, {} iterations",

@@ -13,6 +13,7 @@ use std::time::Instant;
 use unfold::core::Silent;
 use unfold::data::synthetic::swiss_roll;
 use unfold::models::lvm::lllvm::{LlLvmParams, LlLvmProblem};
+use unfold::models::method::Declared;
 use unfold::models::GraphSpec;
 use unfold::vem::LatentVariableModel;
 use unfold::vem::{run_from, VemOptions};
@@ -73,7 +74,7 @@ fn main() -> unfold::Result<()> {
         let params = LlLvmParams::new(2, 9);
         let t0 = Instant::now();
         let (_, graph) = GraphSpec::knn(9).build(&y, unfold::graph::Weighting::Binary, "bench")?;
-        let problem = LlLvmProblem::new(&y, &graph, &params)?;
+        let problem = LlLvmProblem::new(&y, &graph, &params.check()?)?;
         let (q, h) = problem.init(&mut unfold_core::seeded_rng(1))?;
         let setup = t0.elapsed().as_secs_f64();
         let options = VemOptions {

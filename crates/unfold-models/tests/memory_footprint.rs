@@ -107,14 +107,15 @@ fn measure_footprints() {
     let (y, y6) = data(40);
     let rho = 0.1 * mean_second_moment(&y6);
     DrillParams::new(2, 6, rho).fit(&y6).unwrap();
-    DrillParams::all_pairs(2, rho)
+    DrillParams::new(2, 6, rho)
+        .all_pairs(true)
         .fit_best(&y6, &[2.0 * rho, rho], |_| Ok(0.0))
         .unwrap();
     MvuParams::new(2, 6).fit(&y).unwrap();
     MvuParams::new(2, 6).mvu_basis(Some(10)).fit(&y).unwrap();
     LlLvmParams::new(2, 6)
         .max_iter(2)
-        .restarts(3, 0)
+        .restarts(3)
         .fit(&y)
         .unwrap();
 
@@ -126,7 +127,7 @@ fn measure_footprints() {
     let knn = DrillParams::new(2, 6, rho);
     let (_, measured) = peak(|| knn.fit(&y6).unwrap());
     within_two("DRILL, kNN graph", knn.footprint(n, 1), measured);
-    let all = DrillParams::all_pairs(2, rho);
+    let all = DrillParams::new(2, 6, rho).all_pairs(true);
     let (_, measured) = peak(|| all.fit(&y6).unwrap());
     within_two("DRILL, all pairs", all.footprint(n, 1), measured);
     let (_, measured) = peak(|| all.fit_best(&y6, &[2.0 * rho, rho], |_| Ok(0.0)).unwrap());
@@ -143,7 +144,7 @@ fn measure_footprints() {
 
     // LL-LVM: dx = 1 and 2 (n^2 and N^2 terms), and three restarts (finished ones kept).
     for (dx, restarts) in [(1, 1), (2, 1), (2, 3)] {
-        let params = LlLvmParams::new(dx, 6).max_iter(2).restarts(restarts, 0);
+        let params = LlLvmParams::new(dx, 6).max_iter(2).restarts(restarts);
         let (_, measured) = peak(|| params.fit(&y).unwrap());
         within_two(
             &format!("LL-LVM, dx = {dx}, {restarts} restart(s)"),
@@ -164,7 +165,12 @@ fn measure_footprints() {
         println!("{what} allocated {allocated} B before refusing");
         assert!(allocated < one_matrix, "{what}: {allocated} B");
     };
-    let (r, allocated) = peak(|| knn.clone().memory_limit(limit.clone()).fit(&y6).map(drop));
+    let (r, allocated) = peak(|| {
+        knn.clone()
+            .memory_limit(Some(limit.clone()))
+            .fit(&y6)
+            .map(drop)
+    });
     refused(r, "DRILL", allocated);
     let (r, allocated) = peak(|| {
         MvuParams {
@@ -178,7 +184,7 @@ fn measure_footprints() {
     refused(r, "MVU", allocated);
     let (r, allocated) = peak(|| {
         LlLvmParams::new(2, 6)
-            .memory_limit(limit.clone())
+            .memory_limit(Some(limit.clone()))
             .fit(&y)
             .map(drop)
     });

@@ -35,9 +35,6 @@ pub use fixed::*;
 pub use likelihood::*;
 pub use precision::*;
 
-use crate::method::{ParamSpec, Settings};
-use unfold_core::Result;
-
 /// The paper's base precision `gamma` of `L + gamma I` (MEU's default, and the base of the
 /// field likelihoods of Laplacian eigenmaps and LLE).
 pub const DEFAULT_GAMMA: f64 = 1e-4;
@@ -50,34 +47,6 @@ pub const SCALING_HELP: &str = "meu, alle, lle-pl, drill: coordinates with unit 
 pub const SOLVER_HELP: &str = "meu, mpme: factorise the field densely (O(n^3), the reference) \
      or sparsely with selected inversion (near-linear for a manifold's kNN graph); auto is \
      sparse from 300 points";
-
-/// The `scaling` parameter of the field models in the method registry
-/// ([`FieldScaling`]).
-pub fn scaling_param() -> ParamSpec {
-    ParamSpec::choice("scaling", "unit", &["unit", "eigen"], SCALING_HELP)
-}
-
-/// The registry parameter `solver` of the random fields with a sparse engine.
-pub fn solver_param() -> ParamSpec {
-    ParamSpec::choice("solver", "auto", &["auto", "dense", "sparse"], SOLVER_HELP)
-}
-
-/// The [`Solver`] of the `solver` setting.
-pub fn solver_setting(s: &Settings) -> Result<Solver> {
-    Ok(match s.choice("solver")? {
-        "dense" => Solver::Dense,
-        "sparse" => Solver::Sparse,
-        _ => Solver::Auto,
-    })
-}
-
-/// The [`FieldScaling`] of the registry's `scaling` setting.
-pub fn scaling_setting(s: &Settings) -> Result<FieldScaling> {
-    Ok(match s.choice("scaling")? {
-        "eigen" => FieldScaling::Eigenvalue,
-        _ => FieldScaling::UnitVariance,
-    })
-}
 
 #[cfg(test)]
 mod tests;

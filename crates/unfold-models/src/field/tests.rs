@@ -1,6 +1,6 @@
 use super::*;
 use nalgebra::DMatrix;
-use unfold_core::{Error, EvidenceKind};
+use unfold_core::{Error, EvidenceKind, Result};
 use unfold_linalg::CsrMatrix;
 
 fn data(n: usize, p: usize) -> DMatrix<f64> {

@@ -18,8 +18,10 @@
 
 use crate::grf::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionField, RegressionProjector,
+    DEFAULT_REG, REG,
 };
-use crate::grf::{FieldScaling, GaussianRandomField, Precision};
+use crate::grf::{FieldScaling, GaussianRandomField, Precision, SCALING_HELP};
+use crate::method::{Checked, Declared, Field, Param, ParamSpec, Rule, Settings};
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rand::seq::SliceRandom;
@@ -44,48 +46,104 @@ pub enum Ordering {
     Given(Vec<usize>),
 }
 
-/// Settings of [`Alle`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct AlleParams {
-    pub dim: usize,
-    pub k: usize,
-    /// Ridge of the local Gram matrices relative to their trace (needed when k > p).
-    pub reg: f64,
-    pub ordering: Ordering,
-    pub scaling: FieldScaling,
+crate::params! {
+    /// Settings of [`Alle`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct AlleParams {
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        /// Parents per point: its nearest neighbours among the later points.
+        pub k: usize = 10 => Rule::at_least(1, ParamSpec::k().help),
+        /// Ridge of the local Gram matrices relative to their trace (needed when k > p).
+        pub reg: f64 = DEFAULT_REG => REG,
+        pub scaling: FieldScaling = FieldScaling::UnitVariance => Rule::help(SCALING_HELP),
+        /// The order of the points (the parameters `ordering` and `seed`).
+        pub ordering: Ordering = Ordering::Random(0) => Rule::group(),
+    }
+}
+
+/// The registry's word for an [`Ordering`] (a given permutation has none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OrderingWord {
+    Random,
+    Pc,
+}
+
+crate::choice!(OrderingWord { Random = "random", Pc = "pc" });
+
+/// ALLE's parameters `ordering` (`random` or `pc`) and `seed` (of the random order). A
+/// given permutation is an option of the Rust API only: it writes no settings.
+impl Field for Ordering {
+    fn field_specs(_: &'static str, _: &Rule, default: &Self) -> Vec<ParamSpec> {
+        let (word, seed) = match default {
+            Ordering::FirstPrincipalComponent => (OrderingWord::Pc, 0),
+            Ordering::Random(seed) => (OrderingWord::Random, *seed),
+            Ordering::Given(_) => (OrderingWord::Random, 0),
+        };
+        let ordering = Rule::help(
+            "alle: order of the points (parents come later): a random permutation from \
+             --seed, or along the first principal component",
+        );
+        [
+            OrderingWord::field_specs("ordering", &ordering, &word),
+            u64::field_specs("seed", &Rule::help(ParamSpec::seed().help), &seed),
+        ]
+        .concat()
+    }
+
+    fn read_into(&mut self, _: &'static str, settings: &Settings) -> Result<()> {
+        let mut seed = match self {
+            Ordering::Random(seed) => *seed,
+            _ => 0,
+        };
+        seed.read_into("seed", settings)?;
+        let word = match settings.get("ordering") {
+            Some(_) => Some(OrderingWord::read("ordering", settings)?),
+            None => None,
+        };
+        match (word, &*self) {
+            (Some(OrderingWord::Pc), _) => *self = Ordering::FirstPrincipalComponent,
+            (Some(OrderingWord::Random), _) | (None, Ordering::Random(_)) => {
+                *self = Ordering::Random(seed)
+            }
+            (None, _) => {}
+        }
+        Ok(())
+    }
+
+    fn write(&self, _: &'static str, settings: &mut Settings) {
+        match self {
+            Ordering::FirstPrincipalComponent => OrderingWord::Pc.write("ordering", settings),
+            Ordering::Random(seed) => {
+                OrderingWord::Random.write("ordering", settings);
+                seed.write("seed", settings);
+            }
+            Ordering::Given(_) => {}
+        }
+    }
 }
 
 impl AlleParams {
+    /// ALLE in `dim` dimensions with `k` parents per point, the other parameters at their
+    /// defaults (a random order from seed 0).
     pub fn new(dim: usize, k: usize) -> Self {
         AlleParams {
             dim,
             k,
-            reg: 1e-3,
-            ordering: Ordering::Random(0),
-            scaling: FieldScaling::UnitVariance,
+            ..AlleParams::default()
         }
-    }
-
-    pub fn reg(mut self, reg: f64) -> Self {
-        self.reg = reg;
-        self
-    }
-
-    pub fn ordering(mut self, ordering: Ordering) -> Self {
-        self.ordering = ordering;
-        self
-    }
-
-    pub fn scaling(mut self, scaling: FieldScaling) -> Self {
-        self.scaling = scaling;
-        self
     }
 
     /// Fits ALLE to the rows of `y` (features centred first).
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Alle> {
+        self.clone().check()?.fit(y)
+    }
+}
+
+impl Checked<AlleParams> {
+    /// [`AlleParams::fit`] with the parameters checked.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Alle> {
         check_fit_input(y, self.dim, "ALLE")?;
         unfold_core::check_k(y.nrows(), self.k, "ALLE")?;
-        check_reg(self.reg)?;
         let (yc, mean) = unfold_data::centre(y);
         let order = self.order(&yc)?;
         let parents = later_neighbours(&yc, &order, self.k)?;
@@ -149,16 +207,6 @@ impl AlleParams {
             }
         }
     }
-}
-
-fn check_reg(reg: f64) -> Result<()> {
-    if !(reg.is_finite() && reg >= 0.0) {
-        return Err(Error::invalid(
-            "reg",
-            format!("must be finite and >= 0, got {reg}"),
-        ));
-    }
-    Ok(())
 }
 
 /// For each point, its `k` nearest neighbours among the points later in `order` (fewer
@@ -255,9 +303,7 @@ pub use registration::AlleMethod;
 /// ALLE in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{
-        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model};
     use unfold_core::EvidenceKind;
     use unfold_core::Observer;
 
@@ -270,24 +316,7 @@ mod registration {
     impl Method for AlleMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("alle", Family::RandomField, ABOUT)
-                .params([
-                    ParamSpec::k(),
-                    ParamSpec::real(
-                        "reg",
-                        AlleParams::new(2, 10).reg,
-                        Interval::NON_NEGATIVE,
-                        "lle, alle, lle-pl: regulariser of the local Gram matrix, \
-                         relative to its trace",
-                    ),
-                    crate::grf::scaling_param(),
-                    ParamSpec::choice(
-                        "ordering",
-                        "random",
-                        &["random", "pc"],
-                        "alle: order of the points (parents come later): a random permutation \
-                         from --seed, or along the first principal component",
-                    ),
-                ])
+                .params(AlleParams::specs())
                 .evidence(EvidenceKind::LogLikelihood)
                 .projects()
         }
@@ -298,14 +327,7 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            let ordering = match s.choice("ordering")? {
-                "pc" => Ordering::FirstPrincipalComponent,
-                _ => Ordering::Random(s.count("seed")? as u64),
-            };
-            let params = AlleParams::new(s.count("dim")?, s.count("k")?)
-                .reg(s.real("reg")?)
-                .scaling(crate::grf::scaling_setting(s)?)
-                .ordering(ordering);
+            let params = AlleParams::read_checked(s)?;
             Ok(Box::new(params.fit(data.y)?))
         }
 

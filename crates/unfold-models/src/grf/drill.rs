@@ -19,7 +19,10 @@
 //! `Lambda` is not a Laplacian, so the embedding comes from the top eigenvectors of the
 //! centred implied covariance `H Lambda^{-1} H` (spec §7), never the Laplacian shortcut.
 
-use crate::grf::{covariance_embedding, FieldScaling, FixedField, GaussianRandomField, Precision};
+use crate::grf::{
+    covariance_embedding, FieldScaling, FixedField, GaussianRandomField, Precision, SCALING_HELP,
+};
+use crate::method::{Checked, Declared, Interval, Rule};
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
@@ -27,23 +30,40 @@ use unfold_core::{Convergence, Error, Evidence, Footprint, MemoryLimit, Result};
 use unfold_glasso::{graphical_lasso, GlassoOptions, Penalty};
 use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 
-/// Settings of [`Drill`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct DrillParams {
-    pub dim: usize,
-    /// The support of `Lambda`: a kNN graph, or `None` for all pairs (L1 alone picks the
-    /// structure).
-    pub graph: Option<GraphSpec>,
-    /// The L1 penalty (glasso convention, see the module documentation), `>= 0`.
-    pub rho: f64,
-    pub penalize_diagonal: bool,
-    pub scaling: FieldScaling,
-    /// Duality-gap tolerance and sweep limit of the graphical lasso.
-    pub tol: f64,
-    pub max_iter: usize,
-    /// The memory the fit may use; `None`: [`MemoryLimit::from_env_or_machine`]. A fit whose
-    /// [`DrillParams::footprint`] exceeds it is refused before anything large is allocated.
-    pub memory_limit: Option<MemoryLimit>,
+crate::params! {
+    /// Settings of [`Drill`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct DrillParams {
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        /// The kNN graph that is the support of `Lambda` (unless `all_pairs`).
+        pub graph: GraphSpec = GraphSpec::knn(10) => Rule::group(),
+        /// The L1 penalty (glasso convention, see the module documentation), each `>= 0`:
+        /// one is fitted; several are compared by the GP-LVM likelihood score and the best
+        /// is kept ([`DrillParams::fit_best`]); `None`: a tenth of the mean diagonal of `S`
+        /// ([`mean_second_moment`]).
+        pub rho: Option<Vec<f64>> = None => Rule::auto(
+            "0.1 x the mean diagonal of S",
+            "drill: L1 penalty on the precision (glasso convention on S = Y Y^T / p); \
+             several, comma-separated, are compared by the GP-LVM likelihood score and the \
+             best is kept",
+        )
+        .range(Interval::NON_NEGATIVE),
+        /// Every pair of points as neighbours (the L1 penalty alone picks the structure)
+        /// instead of the kNN graph.
+        pub all_pairs: bool = false => Rule::help(
+            "drill: all pairs of points as neighbours (the L1 penalty alone picks the \
+             structure)",
+        ),
+        pub scaling: FieldScaling = FieldScaling::UnitVariance => Rule::help(SCALING_HELP),
+        pub penalize_diagonal: bool = true,
+        /// Duality-gap tolerance and sweep limit of the graphical lasso.
+        pub tol: f64 = 1e-6,
+        pub max_iter: usize = 1000,
+        /// The memory the fit may use; `None`: [`MemoryLimit::from_env_or_machine`]. A fit
+        /// whose [`DrillParams::footprint`] exceeds it is refused before anything large is
+        /// allocated.
+        pub memory_limit: Option<MemoryLimit> = None,
+    }
 }
 
 /// The n x n matrices at the peak of a fit comparing `penalties` penalties (see
@@ -65,38 +85,10 @@ impl DrillParams {
     pub fn new(dim: usize, k: usize, rho: f64) -> Self {
         DrillParams {
             dim,
-            graph: Some(GraphSpec::knn(k)),
-            rho,
-            penalize_diagonal: true,
-            scaling: FieldScaling::UnitVariance,
-            tol: 1e-6,
-            max_iter: 1000,
-            memory_limit: None,
+            graph: GraphSpec::knn(k),
+            rho: Some(vec![rho]),
+            ..DrillParams::default()
         }
-    }
-
-    /// DRILL with every pair of points as neighbours.
-    pub fn all_pairs(dim: usize, rho: f64) -> Self {
-        DrillParams {
-            graph: None,
-            ..DrillParams::new(dim, 1, rho)
-        }
-    }
-
-    pub fn penalize_diagonal(mut self, yes: bool) -> Self {
-        self.penalize_diagonal = yes;
-        self
-    }
-
-    pub fn scaling(mut self, scaling: FieldScaling) -> Self {
-        self.scaling = scaling;
-        self
-    }
-
-    /// Refuses fits that need more memory than `limit` (instead of the machine's).
-    pub fn memory_limit(mut self, limit: MemoryLimit) -> Self {
-        self.memory_limit = Some(limit);
-        self
     }
 
     /// The peak memory in bytes of a fit on `n` points comparing `penalties` penalties
@@ -120,30 +112,15 @@ impl DrillParams {
         u64::try_from(8 * matrices * (n as u128).pow(2)).unwrap_or(u64::MAX)
     }
 
-    /// Checks the data, then refuses a fit whose [`DrillParams::footprint`] exceeds the
-    /// memory limit.
-    fn check_memory(&self, y: &DMatrix<f64>, penalties: usize) -> Result<()> {
-        check_fit_input(y, self.dim, "DRILL")?;
-        MemoryLimit::resolve(self.memory_limit.as_ref())?.check(&Footprint {
-            method: "DRILL",
-            n: y.nrows(),
-            bytes: &|m| self.footprint(m, penalties),
-            holds: format!(
-                "{} dense n x n matrices of 8-byte numbers in the graphical lasso",
-                dense_matrices(penalties)
-            ),
-            alternative: ALTERNATIVE,
-        })
-    }
-
-    /// Fits DRILL to the rows of `y`.
+    /// Fits DRILL to the rows of `y`: at the penalty `rho`, or at the best of several by
+    /// the GP-LVM likelihood score (`unfold_eval::gplvm_evidence`, as the paper chooses
+    /// rho).
     ///
     /// # Errors
     /// Bad data or settings; [`Error::OverMemoryLimit`] when
     /// [`DrillParams::footprint`] exceeds the memory limit (checked first).
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Drill> {
-        self.check_memory(y, 1)?;
-        self.fit_warm(y, None)
+        self.clone().check()?.fit(y)
     }
 
     /// Fits DRILL for each penalty in `rhos` (warm-started from the previous one, largest
@@ -162,6 +139,43 @@ impl DrillParams {
         if rhos.is_empty() {
             return Err(Error::invalid("rhos", "give at least one penalty to try"));
         }
+        let params = self.clone().rho(Some(rhos.to_vec())).check()?;
+        params.fit_best(y, rhos, score)
+    }
+}
+
+impl Checked<DrillParams> {
+    /// [`DrillParams::fit`] with the parameters checked.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Drill> {
+        match self.rho.as_deref() {
+            Some(&[rho]) => self.fit_one(y, rho),
+            Some(rhos) => {
+                let score = |d: &Drill| {
+                    let options = unfold_eval::GplvmScoreOptions::default();
+                    Ok(unfold_eval::gplvm_evidence(d.coords(), y, &options)?.value())
+                };
+                Ok(self.fit_best(y, rhos, score)?.0)
+            }
+            None => self.fit_one(y, 0.1 * mean_second_moment(y)),
+        }
+    }
+
+    /// The fit at the one penalty `rho`.
+    fn fit_one(&self, y: &DMatrix<f64>, rho: f64) -> Result<Drill> {
+        self.check_memory(y, 1)?;
+        self.fit_warm(y, rho, None)
+    }
+
+    /// [`DrillParams::fit_best`] on penalties in range.
+    fn fit_best<F>(
+        &self,
+        y: &DMatrix<f64>,
+        rhos: &[f64],
+        score: F,
+    ) -> Result<(Drill, Vec<(f64, f64)>)>
+    where
+        F: Fn(&Drill) -> Result<f64>,
+    {
         self.check_memory(y, rhos.len())?;
         let mut idx: Vec<usize> = (0..rhos.len()).collect();
         idx.sort_by(|&a, &b| rhos[b].total_cmp(&rhos[a]));
@@ -169,11 +183,7 @@ impl DrillParams {
         let mut best: Option<(f64, Drill)> = None;
         let mut warm: Option<(DMatrix<f64>, DMatrix<f64>)> = None;
         for i in idx {
-            let params = DrillParams {
-                rho: rhos[i],
-                ..self.clone()
-            };
-            let fit = params.fit_warm(y, warm.take())?;
+            let fit = self.fit_warm(y, rhos[i], warm.take())?;
             let s = score(&fit)?;
             scores[i] = s;
             warm = Some((fit.covariance.clone(), fit.precision.clone()));
@@ -187,33 +197,46 @@ impl DrillParams {
         Ok((fit, scores))
     }
 
+    /// Checks the data, then refuses a fit whose [`DrillParams::footprint`] exceeds the
+    /// memory limit.
+    fn check_memory(&self, y: &DMatrix<f64>, penalties: usize) -> Result<()> {
+        check_fit_input(y, self.dim, "DRILL")?;
+        MemoryLimit::resolve(self.memory_limit.as_ref())?.check(&Footprint {
+            method: "DRILL",
+            n: y.nrows(),
+            bytes: &|m| self.footprint(m, penalties),
+            holds: format!(
+                "{} dense n x n matrices of 8-byte numbers in the graphical lasso",
+                dense_matrices(penalties)
+            ),
+            alternative: ALTERNATIVE,
+        })
+    }
+
+    /// The fit at the penalty `rho` from the warm start `warm`.
     fn fit_warm(
         &self,
         y: &DMatrix<f64>,
+        rho: f64,
         warm: Option<(DMatrix<f64>, DMatrix<f64>)>,
     ) -> Result<Drill> {
         check_fit_input(y, self.dim, "DRILL")?;
-        if !(self.rho.is_finite() && self.rho >= 0.0) {
-            return Err(Error::invalid(
-                "rho",
-                format!("the L1 penalty must be finite and >= 0, got {}", self.rho),
-            ));
-        }
         let (n, p) = (y.nrows(), y.ncols());
         let (yc, _) = unfold_data::centre(y);
         let s = &yc * yc.transpose() / p as f64;
-        let graph = match &self.graph {
-            Some(spec) => Some(spec.build(&yc, Weighting::Binary, "DRILL")?.1),
-            None => None,
+        let graph = if self.all_pairs {
+            None
+        } else {
+            Some(self.graph.build(&yc, Weighting::Binary, "DRILL")?.1)
         };
         let penalty = match &graph {
-            None => Penalty::Scalar(self.rho),
+            None => Penalty::Scalar(rho),
             Some(g) => {
                 let mut m = DMatrix::from_element(n, n, f64::INFINITY);
                 for i in 0..n {
-                    m[(i, i)] = self.rho;
+                    m[(i, i)] = rho;
                     for &j in g.neighbours(i).0 {
-                        m[(i, j)] = self.rho;
+                        m[(i, j)] = rho;
                     }
                 }
                 Penalty::Matrix(m)
@@ -246,7 +269,7 @@ impl DrillParams {
         let evidence = FixedField::new(prec, &yc)?.evidence(&[])?;
         let emb = covariance_embedding(fit.covariance.clone(), self.dim, self.scaling)?;
         Ok(Drill {
-            rho: self.rho,
+            rho,
             eigenvalues: emb.eigenvalues,
             evidence,
             penalised_objective: fit.objective,
@@ -328,10 +351,7 @@ pub use registration::DrillMethod;
 /// DRILL in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{
-        decode, DefaultValue, Family, FitData, Interval, Method, MethodInfo, Model, ParamKind,
-        ParamSpec, Settings, Table,
-    };
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings, Table};
     use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
 
@@ -344,24 +364,7 @@ mod registration {
     impl Method for DrillMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("drill", Family::RandomField, ABOUT)
-                .params([
-                    ParamSpec::k(),
-                    ParamSpec::graph(),
-                    ParamSpec {
-                        name: "rho",
-                        help: "drill: L1 penalty on the precision (glasso convention on \
-                               S = Y Y^T / p); several, comma-separated, are compared by the \
-                               GP-LVM likelihood score and the best is kept",
-                        kind: ParamKind::Reals(Interval::NON_NEGATIVE),
-                        default: DefaultValue::Auto("0.1 x the mean diagonal of S"),
-                    },
-                    ParamSpec::flag(
-                        "all_pairs",
-                        "drill: all pairs of points as neighbours (the L1 penalty \
-                         alone picks the structure)",
-                    ),
-                    crate::grf::scaling_param(),
-                ])
+                .params(DrillParams::specs())
                 .evidence(EvidenceKind::LogLikelihood)
         }
 
@@ -371,25 +374,8 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            let mut params =
-                DrillParams::new(s.count("dim")?, 1, 0.0).scaling(crate::grf::scaling_setting(s)?);
-            params.graph = if s.flag("all_pairs")? {
-                None
-            } else {
-                Some(crate::method::knn_graph(s)?)
-            };
-            let rhos = s
-                .reals_opt("rho")?
-                .unwrap_or_else(|| vec![0.1 * mean_second_moment(data.y)]);
-            if let [rho] = rhos[..] {
-                params.rho = rho;
-                return Ok(Box::new(params.fit(data.y)?));
-            }
-            let score = |d: &Drill| {
-                let options = unfold_eval::GplvmScoreOptions::default();
-                Ok(unfold_eval::gplvm_evidence(d.coords(), data.y, &options)?.value())
-            };
-            Ok(Box::new(params.fit_best(data.y, &rhos, score)?.0))
+            let params = DrillParams::read_checked(s)?;
+            Ok(Box::new(params.fit(data.y)?))
         }
 
         fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
@@ -503,7 +489,7 @@ mod tests {
     #[test]
     fn grid_keeps_the_best_score() {
         let y = wavy(25, 6);
-        let params = DrillParams::all_pairs(2, 0.0);
+        let params = DrillParams::new(2, 10, 0.0).all_pairs(true);
         let (best, scores) = params
             .fit_best(&y, &[0.02, 0.2, 0.05], |d| Ok(-(d.rho - 0.05).abs()))
             .unwrap();
@@ -534,7 +520,7 @@ mod tests {
     fn refuses_n_above_the_memory_limit() {
         let y = wavy(200, 6);
         let limit = MemoryLimit::given(1 << 20, "the test's limit");
-        let params = DrillParams::new(2, 5, 0.05).memory_limit(limit);
+        let params = DrillParams::new(2, 5, 0.05).memory_limit(Some(limit));
         // 13 n x n matrices: 8 * 13 * 100^2 <= 1 MiB < 8 * 13 * 101^2.
         assert_eq!(params.footprint(200, 1), 8 * 13 * 200 * 200);
         let text = params.fit(&y).unwrap_err().to_string();
@@ -557,7 +543,7 @@ mod tests {
         // Under the limit nothing changes.
         let small = wavy(25, 6);
         let limited = DrillParams::new(2, 5, 0.05)
-            .memory_limit(MemoryLimit::given(1 << 20, "the test's limit"))
+            .memory_limit(Some(MemoryLimit::given(1 << 20, "the test's limit")))
             .fit(&small)
             .unwrap();
         let free = DrillParams::new(2, 5, 0.05).fit(&small).unwrap();

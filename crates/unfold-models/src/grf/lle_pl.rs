@@ -10,22 +10,53 @@
 
 use crate::grf::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionField, RegressionProjector,
+    DEFAULT_REG, REG,
 };
-use crate::grf::{FieldScaling, GaussianRandomField, Precision};
+use crate::grf::{FieldScaling, GaussianRandomField, Precision, SCALING_HELP};
+use crate::method::{Checked, Declared, Field, ParamSpec, Rule, Settings};
 use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Evidence, Result};
+use unfold_core::{Evidence, Result};
 use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 
-/// Settings of [`LlePl`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct LlePlParams {
-    pub dim: usize,
-    pub graph: GraphSpec,
-    pub reg: f64,
-    pub precision: PrecisionRule,
-    pub scaling: FieldScaling,
+crate::params! {
+    /// Settings of [`LlePl`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct LlePlParams {
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        pub graph: GraphSpec = GraphSpec::knn(10) => Rule::group(),
+        /// Ridge of the local Gram matrices relative to their trace.
+        pub reg: f64 = DEFAULT_REG => REG,
+        /// Estimated precisions, or unit ones (standard LLE): the parameter `unit_precision`.
+        pub precision: PrecisionRule = PrecisionRule::Estimated => Rule::group(),
+        pub scaling: FieldScaling = FieldScaling::UnitVariance => Rule::help(SCALING_HELP),
+    }
+}
+
+/// lle-pl's parameter `unit_precision`: on for [`PrecisionRule::Unit`].
+impl Field for PrecisionRule {
+    fn field_specs(_: &'static str, _: &Rule, default: &Self) -> Vec<ParamSpec> {
+        let unit = Rule::help(
+            "lle-pl: fix every precision m_ii to 1 (standard LLE) instead of estimating it",
+        );
+        bool::field_specs("unit_precision", &unit, &(*default == PrecisionRule::Unit))
+    }
+
+    fn read_into(&mut self, _: &'static str, settings: &Settings) -> Result<()> {
+        let mut unit = *self == PrecisionRule::Unit;
+        unit.read_into("unit_precision", settings)?;
+        *self = if unit {
+            PrecisionRule::Unit
+        } else {
+            PrecisionRule::Estimated
+        };
+        Ok(())
+    }
+
+    fn write(&self, _: &'static str, settings: &mut Settings) {
+        (*self == PrecisionRule::Unit).write("unit_precision", settings);
+    }
 }
 
 impl LlePlParams {
@@ -34,31 +65,20 @@ impl LlePlParams {
         LlePlParams {
             dim,
             graph: GraphSpec::knn(k),
-            reg: 1e-3,
-            precision: PrecisionRule::Estimated,
-            scaling: FieldScaling::UnitVariance,
+            ..LlePlParams::default()
         }
-    }
-
-    pub fn reg(mut self, reg: f64) -> Self {
-        self.reg = reg;
-        self
-    }
-
-    pub fn precision(mut self, rule: PrecisionRule) -> Self {
-        self.precision = rule;
-        self
     }
 
     /// Fits generalised LLE to the rows of `y` (features centred first).
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<LlePl> {
+        self.clone().check()?.fit(y)
+    }
+}
+
+impl Checked<LlePlParams> {
+    /// [`LlePlParams::fit`] with the parameters checked.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<LlePl> {
         check_fit_input(y, self.dim, "lle-pl")?;
-        if !(self.reg.is_finite() && self.reg >= 0.0) {
-            return Err(Error::invalid(
-                "reg",
-                format!("must be finite and >= 0, got {}", self.reg),
-            ));
-        }
         let (yc, mean) = unfold_data::centre(y);
         let (nn, graph) = self.graph.build(&yc, Weighting::Binary, "lle-pl")?;
         let regs = LocalRegressions::fit(&yc, nn.indices, self.reg, self.precision, "lle-pl")?;
@@ -135,9 +155,7 @@ pub use registration::LlePlMethod;
 /// LLE as a pseudo-likelihood in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{
-        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model};
     use unfold_core::EvidenceKind;
     use unfold_core::Observer;
 
@@ -149,23 +167,7 @@ mod registration {
     impl Method for LlePlMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("lle-pl", Family::RandomField, ABOUT)
-                .params([
-                    ParamSpec::k(),
-                    ParamSpec::graph(),
-                    ParamSpec::real(
-                        "reg",
-                        LlePlParams::new(2, 10).reg,
-                        Interval::NON_NEGATIVE,
-                        "lle, alle, lle-pl: regulariser of the local Gram matrix, \
-                         relative to its trace",
-                    ),
-                    ParamSpec::flag(
-                        "unit_precision",
-                        "lle-pl: fix every precision m_ii to 1 (standard LLE) instead \
-                         of estimating it",
-                    ),
-                    crate::grf::scaling_param(),
-                ])
+                .params(LlePlParams::specs())
                 .evidence(EvidenceKind::PseudoLogLikelihood)
                 .projects()
         }
@@ -176,17 +178,7 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            let params = LlePlParams {
-                dim: s.count("dim")?,
-                graph: crate::method::knn_graph(s)?,
-                reg: s.real("reg")?,
-                precision: if s.flag("unit_precision")? {
-                    PrecisionRule::Unit
-                } else {
-                    PrecisionRule::Estimated
-                },
-                scaling: crate::grf::scaling_setting(s)?,
-            };
+            let params = LlePlParams::read_checked(s)?;
             Ok(Box::new(params.fit(data.y)?))
         }
 

@@ -15,6 +15,7 @@ use crate::grf::{
     field_log_likelihood, FieldScaling, GaussianRandomField, Precision, PrecisionDerivative,
     LOG_TAU,
 };
+use crate::method::{Interval, Rule};
 use crate::traits::Projection;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
@@ -22,6 +23,16 @@ use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, EvidenceKind, Result};
 use unfold_graph::knn_query;
 use unfold_linalg::CsrMatrix;
+
+/// The default ridge `reg` of the local regressions of ALLE and lle-pl.
+pub const DEFAULT_REG: f64 = 1e-3;
+
+/// The parameter `reg` of ALLE and lle-pl: the ridge of the local Gram matrices relative to
+/// their trace (needed when k > p).
+pub const REG: Rule = Rule::within(
+    Interval::NON_NEGATIVE,
+    "lle, alle, lle-pl: regulariser of the local Gram matrix, relative to its trace",
+);
 
 /// How the per-point precision `m_ii^2` is set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

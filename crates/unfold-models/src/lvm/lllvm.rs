@@ -25,224 +25,24 @@
 
 mod memory;
 mod moments;
+mod params;
 mod project;
+mod registration;
 
+pub use params::{AlphaRule, LlLvmInit, LlLvmParams, Preprocess, RestartBounds};
 pub use project::LlLvmProjection;
+pub use registration::LlLvmMethod;
 
+use crate::method::Checked;
 use crate::traits::check_fit_input;
 use moments::{Form, Graph};
 use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result, Rng};
-use unfold_core::{Observer, Silent};
-use unfold_graph::{GraphSpec, Laplacian, NeighbourGraph, Weighting};
+use unfold_graph::{Laplacian, NeighbourGraph};
 use unfold_linalg::Cholesky;
-use unfold_vem::{LatentVariableModel, VemOptions};
-
-/// How the precision `alpha` of the prior on x is set in the M-step (spec §3.4).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum AlphaRule {
-    /// Held fixed, as in the authors' final code (1e-3) and the paper's figures.
-    Fixed(f64),
-    /// Maximises the bound by the 1-D root find of §3.4, as the paper's text says.
-    Optimise,
-}
-
-/// The starting point of q(C) (and with it of EM).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum LlLvmInit {
-    /// The authors' start: covariance of q(C) equal to the prior covariance
-    /// `(eps J J^T + Omega^{-1})^{-1}` and mean `randn(dy, n dx)` times it (§3.6).
-    Random,
-    /// A data-driven start: x from Laplacian eigenmaps on the same graph (scaled so that
-    /// neighbour distances match those in y, plus a small seeded jitter), then q(C) from
-    /// the model's own C-update given that x.
-    Spectral,
-}
-
-/// Preprocessing of the data before fitting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Preprocess {
-    /// Subtract the mean point only (the model needs centred data; spec pitfall 10).
-    Centre,
-    /// Centre and divide by the largest absolute entry, as the authors' code does (the
-    /// default). The model is not scale-invariant: alpha and epsilon are fixed constants, and
-    /// on data with entries far above 1 EM can settle in the collapsed solution `C = 0`
-    /// where every difference is noise (a 200-point Swiss roll with heights up to 10 does).
-    CentreMaxAbs,
-}
-
-/// Settings of an LL-LVM fit.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LlLvmParams {
-    /// Latent dimension dx (must be below the data dimension dy).
-    pub dim: usize,
-    /// The neighbourhood graph (the paper: kNN, union symmetrisation).
-    pub graph: GraphSpec,
-    /// The fixed constant of the C prior and the likelihood (spec pitfall 2).
-    pub epsilon: f64,
-    pub alpha: AlphaRule,
-    /// The initial noise precision gamma.
-    pub gamma0: f64,
-    pub init: LlLvmInit,
-    pub preprocess: Preprocess,
-    /// Iterations, tolerances, restarts and seed of variational EM.
-    pub vem: VemOptions,
-    /// The memory the fit may use (`None`: `MemoryLimit::from_env_or_machine`); a fit whose
-    /// [`LlLvmParams::footprint`] exceeds it is refused before anything large is allocated.
-    #[serde(default)]
-    pub memory_limit: Option<unfold_core::MemoryLimit>,
-}
-
-impl LlLvmParams {
-    /// The paper's settings: union kNN, `eps = 1e-3`, alpha fixed at 1e-3, `gamma0 = 1`,
-    /// the authors' random start, data centred and scaled to largest entry 1, at most 50 EM iterations with the absolute
-    /// tolerance 1e-3 of their code, one restart with seed 0.
-    pub fn new(dim: usize, k: usize) -> Self {
-        LlLvmParams {
-            dim,
-            graph: GraphSpec::knn(k),
-            epsilon: 1e-3,
-            alpha: AlphaRule::Fixed(1e-3),
-            gamma0: 1.0,
-            init: LlLvmInit::Random,
-            preprocess: Preprocess::CentreMaxAbs,
-            vem: VemOptions {
-                max_iter: 50,
-                abs_tol: 1e-3,
-                rel_tol: 0.0,
-                ..VemOptions::default()
-            },
-            memory_limit: None,
-        }
-    }
-
-    pub fn alpha(mut self, alpha: AlphaRule) -> Self {
-        self.alpha = alpha;
-        self
-    }
-
-    pub fn epsilon(mut self, epsilon: f64) -> Self {
-        self.epsilon = epsilon;
-        self
-    }
-
-    pub fn init(mut self, init: LlLvmInit) -> Self {
-        self.init = init;
-        self
-    }
-
-    pub fn preprocess(mut self, preprocess: Preprocess) -> Self {
-        self.preprocess = preprocess;
-        self
-    }
-
-    /// Number of seeded restarts (the best final bound is kept).
-    pub fn restarts(mut self, restarts: usize, seed: u64) -> Self {
-        self.vem.restarts = restarts;
-        self.vem.seed = seed;
-        self
-    }
-
-    pub fn max_iter(mut self, max_iter: usize) -> Self {
-        self.vem.max_iter = max_iter;
-        self
-    }
-
-    /// Fits LL-LVM on the rows of `y` with the kNN graph of [`LlLvmParams::graph`].
-    pub fn fit(&self, y: &DMatrix<f64>) -> Result<LlLvm> {
-        self.fit_observed(y, &Silent)
-    }
-
-    /// [`LlLvmParams::fit`] reporting every EM iteration to `observer`.
-    pub fn fit_observed(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<LlLvm> {
-        check_fit_input(y, self.dim, "LL-LVM")?;
-        let (_, graph) = self.graph.build(y, Weighting::Binary, "LL-LVM")?;
-        self.fit_graph_observed(y, &graph, observer)
-    }
-
-    /// Fits LL-LVM on the rows of `y` with a given graph (its weights are ignored: the model
-    /// uses the 0/1 adjacency).
-    pub fn fit_graph(&self, y: &DMatrix<f64>, graph: &NeighbourGraph) -> Result<LlLvm> {
-        self.fit_graph_observed(y, graph, &Silent)
-    }
-
-    /// [`LlLvmParams::fit_graph`] reporting every EM iteration to `observer`.
-    pub fn fit_graph_observed(
-        &self,
-        y: &DMatrix<f64>,
-        graph: &NeighbourGraph,
-        observer: &dyn Observer,
-    ) -> Result<LlLvm> {
-        let problem = LlLvmProblem::new(y, graph, self)?;
-        let fit = unfold_vem::fit(&problem, &self.vem, observer)?;
-        let restart_bounds = fit.runs.iter().map(|r| r.evidence.value).collect();
-        Ok(problem.into_fitted(fit.into_best(), restart_bounds, self.graph.k))
-    }
-
-    /// The final bounds of every restart for each graph on the same data (spec §4.1–4.2):
-    /// the k scan, or a graph with and without a suspected short-circuit edge. Compare the
-    /// means: the bound includes the graph-dependent constants, as it must.
-    pub fn compare_graphs(
-        &self,
-        y: &DMatrix<f64>,
-        graphs: &[NeighbourGraph],
-    ) -> Result<Vec<RestartBounds>> {
-        graphs
-            .iter()
-            .map(|g| {
-                let problem = LlLvmProblem::new(y, g, self)?;
-                RestartBounds::from_fit(&unfold_vem::fit(&problem, &self.vem, &Silent)?)
-            })
-            .collect()
-    }
-
-    /// The final bounds of every restart for each latent dimension on the kNN graph of
-    /// [`LlLvmParams::graph`] (spec §4.3).
-    pub fn compare_dims(&self, y: &DMatrix<f64>, dims: &[usize]) -> Result<Vec<RestartBounds>> {
-        let max = dims.iter().copied().max().unwrap_or(1);
-        check_fit_input(y, max, "LL-LVM")?;
-        let (_, graph) = self.graph.build(y, Weighting::Binary, "LL-LVM")?;
-        dims.iter()
-            .map(|&dim| {
-                let params = LlLvmParams {
-                    dim,
-                    ..self.clone()
-                };
-                let problem = LlLvmProblem::new(y, &graph, &params)?;
-                RestartBounds::from_fit(&unfold_vem::fit(&problem, &self.vem, &Silent)?)
-            })
-            .collect()
-    }
-}
-
-/// The final bound of each restart of one fit.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RestartBounds {
-    pub bounds: Vec<f64>,
-}
-
-impl RestartBounds {
-    fn from_fit<P, H>(fit: &unfold_vem::Fit<P, H>) -> Result<Self> {
-        Ok(RestartBounds {
-            bounds: fit.runs.iter().map(|r| r.evidence.value).collect(),
-        })
-    }
-
-    /// The mean over restarts (the paper's criterion).
-    pub fn mean(&self) -> f64 {
-        self.bounds.iter().sum::<f64>() / self.bounds.len() as f64
-    }
-
-    /// The best restart's bound.
-    pub fn best(&self) -> f64 {
-        self.bounds
-            .iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max)
-    }
-}
+use unfold_vem::LatentVariableModel;
 
 /// The hyperparameters fitted in the M-step.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -308,7 +108,11 @@ pub struct LlLvmProblem {
 
 impl LlLvmProblem {
     /// Sets up the problem for the rows of `y` on `graph`, which must be connected.
-    pub fn new(y: &DMatrix<f64>, graph: &NeighbourGraph, params: &LlLvmParams) -> Result<Self> {
+    pub fn new(
+        y: &DMatrix<f64>,
+        graph: &NeighbourGraph,
+        params: &Checked<LlLvmParams>,
+    ) -> Result<Self> {
         check_fit_input(y, params.dim, "LL-LVM")?;
         params.check_memory(y.nrows(), y.ncols())?;
         let n = y.nrows();
@@ -318,7 +122,12 @@ impl LlLvmProblem {
                 graph.n()
             )));
         }
-        check_settings(params)?;
+        if !(params.gamma0 > 0.0 && params.gamma0.is_finite()) {
+            return Err(Error::invalid(
+                "gamma0",
+                format!("must be a positive number, got {}", params.gamma0),
+            ));
+        }
         // Connected, or the likelihood and the C prior are improper (spec §2.1).
         graph.ensure_connected()?;
         let mean = y.row_mean().transpose();
@@ -326,7 +135,7 @@ impl LlLvmProblem {
         for mut row in yc.row_iter_mut() {
             row -= mean.transpose();
         }
-        let scale = match params.preprocess {
+        let scale = match params.scaling {
             Preprocess::Centre => 1.0,
             Preprocess::CentreMaxAbs => yc.amax(),
         };
@@ -734,25 +543,6 @@ impl LatentVariableModel for LlLvmProblem {
     }
 }
 
-fn check_settings(params: &LlLvmParams) -> Result<()> {
-    let positive = |name: &str, v: f64| {
-        if v > 0.0 && v.is_finite() {
-            Ok(())
-        } else {
-            Err(Error::invalid(
-                name,
-                format!("must be a positive number, got {v}"),
-            ))
-        }
-    };
-    positive("epsilon", params.epsilon)?;
-    positive("gamma0", params.gamma0)?;
-    if let AlphaRule::Fixed(a) = params.alpha {
-        positive("alpha", a)?;
-    }
-    Ok(())
-}
-
 /// The dense 0/1 Laplacian `L = diag(G 1_n) - G` (spec `lllvm.md` notation) of symmetric
 /// adjacency lists, each pair once from its lower end.
 fn laplacian(adj: &[Vec<usize>]) -> DMatrix<f64> {
@@ -858,147 +648,3 @@ impl LlLvm {
 
 #[cfg(test)]
 mod tests;
-
-pub use registration::LlLvmMethod;
-
-/// LL-LVM in the method registry ([`crate::registry`]).
-mod registration {
-    use super::*;
-    use crate::method::{
-        decode, DefaultValue, Family, FitData, Interval, Method, MethodInfo, Model, ParamKind,
-        ParamSpec, Settings, Value,
-    };
-    use unfold_core::Observer;
-    use unfold_core::{Convergence, EvidenceKind};
-
-    /// The locally linear latent variable model.
-    pub struct LlLvmMethod;
-
-    impl Method for LlLvmMethod {
-        fn info(&self) -> MethodInfo {
-            MethodInfo::new(
-                "lllvm",
-                Family::LatentVariable,
-                "the locally linear latent variable model, fitted by \
-                 variational EM",
-            )
-            .params([
-                ParamSpec::k(),
-                ParamSpec::graph(),
-                ParamSpec {
-                    name: "alpha",
-                    help: "lllvm: precision of the prior on x: fixed:VALUE (the authors' code: \
-                               fixed:1e-3) or optimise (the paper's text)",
-                    kind: ParamKind::RealOr(Interval::POSITIVE, &["optimise", "optimize"]),
-                    default: DefaultValue::Is(Value::Real(1e-3)),
-                },
-                ParamSpec::real(
-                    "epsilon",
-                    LlLvmParams::new(2, 10).epsilon,
-                    Interval::POSITIVE,
-                    "lllvm: the fixed epsilon of the prior on the maps and of the \
-                     likelihood",
-                ),
-                ParamSpec::count(
-                    "max_iter",
-                    LlLvmParams::new(2, 10).vem.max_iter,
-                    1,
-                    "lllvm: the most EM iterations per restart",
-                ),
-                ParamSpec::count(
-                    "restarts",
-                    1,
-                    1,
-                    "lllvm: seeded restarts (seeds seed, seed + 1, ...); the best \
-                     bound is kept",
-                ),
-                ParamSpec::choice(
-                    "init",
-                    "random",
-                    &["random", "spectral"],
-                    "lllvm: the start of q(C): the authors' random one or from \
-                     Laplacian eigenmaps",
-                ),
-                ParamSpec::choice(
-                    "scaling",
-                    "maxabs",
-                    &["maxabs", "centre"],
-                    "lllvm: centre the data and divide by its largest entry (the authors' \
-                         code), or only centre",
-                ),
-            ])
-            .evidence(EvidenceKind::Elbo)
-            .projects()
-            .takes_graph()
-        }
-
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            let alpha = match s.get("alpha") {
-                Some(Value::Real(v)) => AlphaRule::Fixed(*v),
-                _ => AlphaRule::Optimise,
-            };
-            let mut params = LlLvmParams::new(s.count("dim")?, 1)
-                .alpha(alpha)
-                .epsilon(s.real("epsilon")?)
-                .init(match s.choice("init")? {
-                    "spectral" => LlLvmInit::Spectral,
-                    _ => LlLvmInit::Random,
-                })
-                .preprocess(match s.choice("scaling")? {
-                    "centre" => Preprocess::Centre,
-                    _ => Preprocess::CentreMaxAbs,
-                })
-                .restarts(s.count("restarts")?, s.count("seed")? as u64)
-                .max_iter(s.count("max_iter")?);
-            params.graph = crate::method::knn_graph(s)?;
-            Ok(Box::new(match data.graph {
-                None => params.fit_observed(data.y, observer)?,
-                Some(g) => params.fit_graph_observed(data.y, g, observer)?,
-            }))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<LlLvm>(payload)
-        }
-    }
-
-    impl Model for LlLvm {
-        fn method(&self) -> &'static str {
-            "lllvm"
-        }
-
-        fn validate(&self) -> Result<()> {
-            use crate::method::validate::*;
-            matrix("the embedding", &self.coords, None, None)?;
-            let (n, dx) = self.coords.shape();
-            let ndx = n
-                .checked_mul(dx)
-                .ok_or_else(|| corrupt(format!("{n} x {dx} latent values overflow")))?;
-            matrix("the training points", &self.y, Some(n), None)?;
-            let dy = self.y.ncols();
-            vector("the mean", &self.mean, Some(dy))?;
-            matrix("the mean of q(C)", &self.mu_c, Some(dy), Some(ndx))?;
-            square("the covariance of q(x)", &self.sigma_x, ndx)?;
-            square("the covariance of q(C)", &self.sigma_c, ndx)?;
-            graph("the graph", &self.graph, n)?;
-            neighbours(self.k, n)?;
-            positive("the scale", self.scale)?;
-            positive("epsilon", self.epsilon)?;
-            positive("alpha", self.hyper.alpha)?;
-            positive("gamma", self.hyper.gamma)
-        }
-
-        fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
-            Some(self)
-        }
-
-        fn convergence(&self) -> Convergence {
-            self.convergence.clone()
-        }
-    }
-}

@@ -23,8 +23,9 @@
 //! each iteration needs the dense N x N distance matrix (use DDRTree with `K < N` centres
 //! for large N).
 
-use crate::regularised::alternating_convergence;
+use crate::method::{Checked, Declared, Interval, Rule};
 use crate::regularised::ddrtree::{spanning_tree, top_eigenvectors, tree_energy};
+use crate::regularised::{alternating_convergence, LAMBDA_HELP};
 use crate::traits::{check_dense_memory, check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
@@ -33,17 +34,19 @@ use unfold_graph::NeighbourGraph;
 use unfold_linalg::gemm::tr_mul;
 use unfold_linalg::{symmetrised, CsrMatrix, SparseCholesky};
 
-/// Settings of [`DrTree`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct DrTreeParams {
-    /// Latent dimension `d`.
-    pub dim: usize,
-    /// Tree regularisation `lambda >= 0` (`0` gives PCA).
-    pub lambda: f64,
-    /// Maximum number of iterations.
-    pub max_iter: usize,
-    /// Relative-change tolerance of the stopping rule.
-    pub tol: f64,
+crate::params! {
+    /// Settings of [`DrTree`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct DrTreeParams {
+        /// Latent dimension `d`.
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        /// Tree regularisation `lambda >= 0` (`0` gives PCA).
+        pub lambda: f64 = 1.0 => Rule::within(Interval::NON_NEGATIVE, LAMBDA_HELP),
+        /// Maximum number of iterations.
+        pub max_iter: usize = 100,
+        /// Relative-change tolerance of the stopping rule.
+        pub tol: f64 = 1e-8,
+    }
 }
 
 impl DrTreeParams {
@@ -52,8 +55,7 @@ impl DrTreeParams {
         DrTreeParams {
             dim,
             lambda,
-            max_iter: 100,
-            tol: 1e-8,
+            ..DrTreeParams::default()
         }
     }
 
@@ -63,6 +65,13 @@ impl DrTreeParams {
     /// Non-finite data, fewer than two points, `dim` not below `min(N, D)`, `lambda < 0`,
     /// `tol < 0`, `max_iter = 0`, or an objective that increases beyond round-off.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<DrTree> {
+        self.clone().check()?.fit(y)
+    }
+}
+
+impl Checked<DrTreeParams> {
+    /// [`DrTreeParams::fit`] with the parameters checked.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<DrTree> {
         check_fit_input(y, self.dim, "DRTree")?;
         // The all-pairs distances of the latent points for the spanning tree.
         check_dense_memory(
@@ -71,16 +80,6 @@ impl DrTreeParams {
             1.0,
             "ddrtree (a tree over --ncenters centres, memory linear in n)",
         )?;
-        if !(self.lambda >= 0.0 && self.lambda.is_finite()) {
-            return Err(Error::invalid(
-                "lambda",
-                format!(
-                    "must be finite and >= 0, got {} (0 gives PCA; larger values pull tree \
-                     neighbours together)",
-                    self.lambda
-                ),
-            ));
-        }
         if !(self.tol >= 0.0 && self.tol.is_finite()) {
             return Err(Error::invalid(
                 "tol",
@@ -207,9 +206,7 @@ pub use registration::DrTreeMethod;
 /// DRTree in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{
-        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
     use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
 
@@ -221,13 +218,7 @@ mod registration {
     impl Method for DrTreeMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("drtree", Family::Regularised, ABOUT)
-                .params([ParamSpec::real(
-                    "lambda",
-                    1.0,
-                    Interval::NON_NEGATIVE,
-                    "mpme: the weight of the log-determinant; drtree: the tree penalty; \
-                         ddrtree: the weight of the tree term",
-                )])
+                .params(DrTreeParams::specs())
                 .evidence(EvidenceKind::Objective)
         }
 
@@ -237,7 +228,7 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            let params = DrTreeParams::new(s.count("dim")?, s.real("lambda")?);
+            let params = DrTreeParams::read_checked(s)?;
             Ok(Box::new(params.fit(data.y)?))
         }
 

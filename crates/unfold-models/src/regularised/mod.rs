@@ -20,7 +20,7 @@ pub mod drtree;
 pub mod mpme;
 pub mod spl;
 
-use crate::method::Model;
+use crate::method::{Field, Interval, Model, ParamSpec, Rule, Settings};
 use crate::optimise::{maximise, Search};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
@@ -211,23 +211,34 @@ pub(crate) fn check_weights(s: &[f64], m: usize) -> Result<()> {
     Ok(())
 }
 
-/// The settings every dual of this family shares: the slack penalty `C > 0` (infinity for
-/// hard constraints) and an embedding dimension of at least 1.
-pub(crate) fn check_slack_and_dim(c: f64, dim: usize) -> Result<()> {
-    if c.is_nan() || c <= 0.0 {
-        return Err(Error::invalid(
-            "C",
-            format!("the slack penalty must be > 0 (or infinity), got {c}"),
-        ));
+/// The slack penalty `C > 0` of SPL and MPME (`f64::INFINITY`: hard constraints, no
+/// slack), their parameter `C`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlackPenalty(pub f64);
+
+/// The parameter `C` of SPL and MPME.
+impl Field for SlackPenalty {
+    fn field_specs(_: &'static str, _: &Rule, default: &Self) -> Vec<ParamSpec> {
+        let rule = Rule::within(
+            Interval::POSITIVE_OR_INF,
+            "spl, mpme: the bound C on the dual variables (slack penalty; inf for hard \
+             constraints)",
+        );
+        f64::field_specs("C", &rule, &default.0)
     }
-    if dim == 0 {
-        return Err(Error::invalid(
-            "dim",
-            "the embedding dimension must be >= 1",
-        ));
+
+    fn read_into(&mut self, _: &'static str, settings: &Settings) -> Result<()> {
+        self.0.read_into("C", settings)
     }
-    Ok(())
+
+    fn write(&self, _: &'static str, settings: &mut Settings) {
+        self.0.write("C", settings);
+    }
 }
+
+/// The help of the parameter `lambda` of MPME, DRTree and DDRTree.
+pub const LAMBDA_HELP: &str = "mpme: the weight of the log-determinant; drtree: the tree \
+     penalty; ddrtree: the weight of the tree term";
 
 #[cfg(test)]
 mod tests {

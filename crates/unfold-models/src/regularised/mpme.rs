@@ -18,10 +18,11 @@
 //! variable.
 
 use crate::field::grounded::EdgeEngine;
-use crate::field::{laplacian_embedding, FieldScaling, Solver};
+use crate::field::{laplacian_embedding, FieldScaling, Solver, SOLVER_HELP};
+use crate::method::{Checked, Declared, Interval, Rule};
 use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
-    weighted_pairs, DualSolution, PairDual,
+    weighted_pairs, DualSolution, PairDual, SlackPenalty, LAMBDA_HELP,
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
@@ -55,26 +56,32 @@ pub enum MpmeEmbedding {
     Generalised,
 }
 
-/// Parameters of [`Mpme`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct MpmeParams {
-    /// Embedding dimension d (it also weighs the log-det, spec P4).
-    pub dim: usize,
-    /// Prior precision `lambda > 0`.
-    pub lambda: f64,
-    /// Slack penalty `C > 0` (`f64::INFINITY` allowed); the box is `[0, 4C]`.
-    pub c: f64,
-    /// Scaling of the squared distances.
-    pub scale: DistanceScale,
-    /// Drop the pairs with `phi_ij > 2d/lambda` (exact; turn off only to check it).
-    pub screen: bool,
-    /// Embedding route.
-    pub embedding: MpmeEmbedding,
-    /// Dense or sparse factorisation of `L + lambda I` ([`Solver::Auto`]: sparse from 300
-    /// points when the screened pairs leave at most [`SPARSE_MAX_DEGREE`] per point).
-    pub solver: Solver,
-    /// L-BFGS-B options (default: SciPy's, with `pgtol = 1e-8` and `factr = 10`).
-    pub lbfgsb: LbfgsbOptions,
+crate::params! {
+    /// Parameters of [`Mpme`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct MpmeParams {
+        /// Embedding dimension d (it also weighs the log-det, spec P4).
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        /// Prior precision `lambda > 0`.
+        pub lambda: f64 = 1.0 => Rule::within(Interval::POSITIVE, LAMBDA_HELP),
+        /// Slack penalty `C > 0` (`f64::INFINITY` allowed); the box is `[0, 4C]`.
+        pub slack: SlackPenalty = SlackPenalty(f64::INFINITY) => Rule::group(),
+        /// Dense or sparse factorisation of `L + lambda I` ([`Solver::Auto`]: sparse from 300
+        /// points when the screened pairs leave at most [`SPARSE_MAX_DEGREE`] per point).
+        pub solver: Solver = Solver::Auto => Rule::help(SOLVER_HELP),
+        /// Scaling of the squared distances.
+        pub scale: DistanceScale = DistanceScale::Raw,
+        /// Drop the pairs with `phi_ij > 2d/lambda` (exact; turn off only to check it).
+        pub screen: bool = true,
+        /// Embedding route.
+        pub embedding: MpmeEmbedding = MpmeEmbedding::KernelPca,
+        /// L-BFGS-B options (default: SciPy's, with `pgtol = 1e-8` and `factr = 10`).
+        pub lbfgsb: LbfgsbOptions = LbfgsbOptions {
+            pgtol: 1e-8,
+            factr: 10.0,
+            ..LbfgsbOptions::default()
+        },
+    }
 }
 
 impl MpmeParams {
@@ -82,60 +89,14 @@ impl MpmeParams {
     pub fn new(dim: usize) -> Self {
         MpmeParams {
             dim,
-            lambda: 1.0,
-            c: f64::INFINITY,
-            scale: DistanceScale::Raw,
-            screen: true,
-            embedding: MpmeEmbedding::KernelPca,
-            solver: Solver::Auto,
-            lbfgsb: LbfgsbOptions {
-                pgtol: 1e-8,
-                factr: 10.0,
-                ..LbfgsbOptions::default()
-            },
+            ..MpmeParams::default()
         }
-    }
-
-    /// Sets `lambda`.
-    pub fn lambda(mut self, lambda: f64) -> Self {
-        self.lambda = lambda;
-        self
     }
 
     /// Sets `C`.
     pub fn c(mut self, c: f64) -> Self {
-        self.c = c;
+        self.slack = SlackPenalty(c);
         self
-    }
-
-    /// Sets the solver.
-    pub fn solver(mut self, solver: Solver) -> Self {
-        self.solver = solver;
-        self
-    }
-
-    /// Sets the distance scaling.
-    pub fn scale(mut self, scale: DistanceScale) -> Self {
-        self.scale = scale;
-        self
-    }
-
-    fn validate(&self, n: usize) -> Result<()> {
-        if !(self.lambda.is_finite() && self.lambda > 0.0) {
-            return Err(Error::invalid(
-                "lambda",
-                format!(
-                    "the prior precision must be finite and > 0, got {}",
-                    self.lambda
-                ),
-            ));
-        }
-        crate::regularised::check_slack_and_dim(self.c, self.dim)?;
-        unfold_core::check_dim(
-            self.dim,
-            n,
-            "MPME embeds n points in fewer than n dimensions",
-        )
     }
 
     /// Builds the dual of MPME on the rows of `y` (squared distances, scaled, screened).
@@ -143,6 +104,18 @@ impl MpmeParams {
     /// # Errors
     /// Bad parameters, non-finite data, and [`Error::InvalidParameter`] when every pair is
     /// screened out (the data scale and `lambda` disagree).
+    pub fn dual(&self, y: &DMatrix<f64>) -> Result<MpmeDual> {
+        self.clone().check()?.dual(y)
+    }
+
+    /// Fits MPME: builds and maximises the dual, then embeds.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mpme> {
+        self.clone().check()?.fit(y)
+    }
+}
+
+impl Checked<MpmeParams> {
+    /// [`MpmeParams::dual`] with the parameters checked.
     pub fn dual(&self, y: &DMatrix<f64>) -> Result<MpmeDual> {
         self.dual_with(y, DENSE_PAIRS_MAX_POINTS)
     }
@@ -160,14 +133,18 @@ impl MpmeParams {
                 advice: "give at least two points".into(),
             });
         }
-        self.validate(n)?;
+        unfold_core::check_dim(
+            self.dim,
+            n,
+            "MPME embeds n points in fewer than n dimensions",
+        )?;
         let radius = 2.0 * self.dim as f64 / self.lambda;
         let (pairs, phis, smallest) = if self.screen && n > dense_pairs_max {
             self.pairs_by_radius(y, radius)?
         } else {
             self.pairs_from_all(y, radius)?
         };
-        if self.c.is_infinite() {
+        if self.slack.0.is_infinite() {
             if let Some(p) = phis.iter().position(|&v| v == 0.0) {
                 let (first, second) = pairs[p];
                 return Err(Error::DuplicatePoints {
@@ -209,7 +186,7 @@ impl MpmeParams {
             n,
             dim: self.dim,
             lambda: self.lambda,
-            upper: 4.0 * self.c,
+            upper: 4.0 * self.slack.0,
             pairs,
             phi: phis,
             embedding: self.embedding,
@@ -286,7 +263,7 @@ impl MpmeParams {
         Ok((pairs, phis, smallest))
     }
 
-    /// Fits MPME: builds and maximises the dual, then embeds.
+    /// [`MpmeParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mpme> {
         let dual = self.dual(y)?;
         let (solution, convergence) =
@@ -470,6 +447,86 @@ pub struct Mpme {
     pub dual: MpmeDual,
 }
 
+crate::embedding!(Mpme, graph);
+
+impl crate::regularised::PosteriorRegularised for Mpme {
+    fn learned_graph(&self) -> Result<NeighbourGraph> {
+        Ok(self.graph.clone())
+    }
+}
+
+pub use registration::MpmeMethod;
+
+/// MPME in the method registry ([`crate::registry`]).
+mod registration {
+    use super::*;
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
+    use unfold_core::Observer;
+    use unfold_core::{Convergence, EvidenceKind};
+
+    const ABOUT: &str = "maximum posterior manifold embedding: a graph learned over all pairs with a log-determinant prior";
+
+    /// Maximum posterior manifold embedding.
+    pub struct MpmeMethod;
+
+    impl Method for MpmeMethod {
+        fn info(&self) -> MethodInfo {
+            MethodInfo::new("mpme", Family::Regularised, ABOUT)
+                .params(MpmeParams::specs())
+                .evidence(EvidenceKind::Objective)
+        }
+
+        fn fit(
+            &self,
+            data: &FitData<'_>,
+            s: &Settings,
+            _observer: &dyn Observer,
+        ) -> Result<Box<dyn Model>> {
+            let params = MpmeParams::read_checked(s)?;
+            Ok(Box::new(params.fit(data.y)?))
+        }
+
+        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
+            decode::<Mpme>(payload)
+        }
+    }
+
+    impl Model for Mpme {
+        fn method(&self) -> &'static str {
+            "mpme"
+        }
+
+        fn validate(&self) -> Result<()> {
+            use crate::method::validate::*;
+            matrix("the embedding", &self.coords, None, None)?;
+            let n = self.coords.nrows();
+            graph("the learned graph", &self.graph, n)?;
+            let dual = &self.dual;
+            ensure(dual.n == n && dual.dim == self.coords.ncols(), || {
+                format!(
+                    "the dual is over {} points in {} dimensions, the embedding {n} x {}",
+                    dual.n,
+                    dual.dim,
+                    self.coords.ncols()
+                )
+            })?;
+            pairs("pair", dual.pairs.iter().copied(), n)?;
+            length("the distances", dual.phi.len(), dual.pairs.len())?;
+            finite("the distances", &dual.phi)?;
+            length("the weights", self.solution.weights.len(), dual.pairs.len())?;
+            finite("the weights", &self.solution.weights)?;
+            non_negative("lambda", dual.lambda)?;
+            ensure(dual.upper > 0.0, || {
+                format!("the weights' upper bound {} is not > 0", dual.upper)
+            })
+        }
+
+        fn convergence(&self) -> Convergence {
+            self.convergence.clone()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,7 +578,12 @@ mod tests {
             (DistanceScale::Raw, 4.0),
             (DistanceScale::MeanNearestNeighbour, 1.0),
         ] {
-            let params = MpmeParams::new(2).lambda(lambda).c(1.0).scale(scale);
+            let params = MpmeParams::new(2)
+                .lambda(lambda)
+                .c(1.0)
+                .scale(scale)
+                .check()
+                .unwrap();
             let all = params.dual_with(&y, usize::MAX).unwrap();
             let ball = params.dual_with(&y, 0).unwrap();
             assert!(all.pairs().len() > 600 && all.pairs().len() < 600 * 599 / 4);
@@ -529,7 +591,7 @@ mod tests {
             assert_eq!(all.phi(), ball.phi());
         }
         // Screening everything away gives the same advice either way.
-        let far = MpmeParams::new(2).lambda(1e6);
+        let far = MpmeParams::new(2).lambda(1e6).check().unwrap();
         let (a, b) = (far.dual_with(&y, usize::MAX), far.dual_with(&y, 0));
         match (a, b) {
             (
@@ -750,106 +812,5 @@ mod tests {
         assert!(c.iterations > 0, "{c:?}");
         assert_eq!(c.trace.len(), c.iterations);
         assert!((c.trace.last().unwrap() - fit.solution.value).abs() < 1e-12);
-    }
-}
-
-crate::embedding!(Mpme, graph);
-
-impl crate::regularised::PosteriorRegularised for Mpme {
-    fn learned_graph(&self) -> Result<NeighbourGraph> {
-        Ok(self.graph.clone())
-    }
-}
-
-pub use registration::MpmeMethod;
-
-/// MPME in the method registry ([`crate::registry`]).
-mod registration {
-    use super::*;
-    use crate::method::{
-        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
-    use unfold_core::Observer;
-    use unfold_core::{Convergence, EvidenceKind};
-
-    const ABOUT: &str = "maximum posterior manifold embedding: a graph learned over all pairs with a log-determinant prior";
-
-    /// Maximum posterior manifold embedding.
-    pub struct MpmeMethod;
-
-    impl Method for MpmeMethod {
-        fn info(&self) -> MethodInfo {
-            MethodInfo::new("mpme", Family::Regularised, ABOUT)
-                .params([
-                    ParamSpec::real(
-                        "lambda",
-                        MpmeParams::new(2).lambda,
-                        Interval::POSITIVE,
-                        "mpme: the weight of the log-determinant; drtree: the tree penalty; \
-                         ddrtree: the weight of the tree term",
-                    ),
-                    ParamSpec::real(
-                        "C",
-                        MpmeParams::new(2).c,
-                        Interval::POSITIVE_OR_INF,
-                        "spl, mpme: the bound C on the dual variables (slack penalty; \
-                         inf for hard constraints)",
-                    ),
-                    crate::field::solver_param(),
-                ])
-                .evidence(EvidenceKind::Objective)
-        }
-
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            let mut params = MpmeParams::new(s.count("dim")?);
-            params.lambda = s.real("lambda")?;
-            params.c = s.real("C")?;
-            params.solver = crate::field::solver_setting(s)?;
-            Ok(Box::new(params.fit(data.y)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<Mpme>(payload)
-        }
-    }
-
-    impl Model for Mpme {
-        fn method(&self) -> &'static str {
-            "mpme"
-        }
-
-        fn validate(&self) -> Result<()> {
-            use crate::method::validate::*;
-            matrix("the embedding", &self.coords, None, None)?;
-            let n = self.coords.nrows();
-            graph("the learned graph", &self.graph, n)?;
-            let dual = &self.dual;
-            ensure(dual.n == n && dual.dim == self.coords.ncols(), || {
-                format!(
-                    "the dual is over {} points in {} dimensions, the embedding {n} x {}",
-                    dual.n,
-                    dual.dim,
-                    self.coords.ncols()
-                )
-            })?;
-            pairs("pair", dual.pairs.iter().copied(), n)?;
-            length("the distances", dual.phi.len(), dual.pairs.len())?;
-            finite("the distances", &dual.phi)?;
-            length("the weights", self.solution.weights.len(), dual.pairs.len())?;
-            finite("the weights", &self.solution.weights)?;
-            non_negative("lambda", dual.lambda)?;
-            ensure(dual.upper > 0.0, || {
-                format!("the weights' upper bound {} is not > 0", dual.upper)
-            })
-        }
-
-        fn convergence(&self) -> Convergence {
-            self.convergence.clone()
-        }
     }
 }

@@ -21,10 +21,11 @@
 //! for `gamma = 0` kernel PCA on `(4L + I)^{-1}` (23).
 
 use crate::field::{laplacian_embedding, FieldScaling};
+use crate::method::{Checked, Declared, Interval, Rule};
 use crate::regularised::mpme::DistanceScale;
 use crate::regularised::{
     check_weights, inverse_distance_scales, learned_graph, maximise_dual, pair_contrasts,
-    weighted_pairs, PairDual,
+    weighted_pairs, PairDual, SlackPenalty,
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
@@ -67,22 +68,31 @@ impl SplSolver {
     }
 }
 
-/// Parameters of [`Spl`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct SplParams {
-    /// Embedding dimension d.
-    pub dim: usize,
-    /// The kNN graph of candidate pairs (union symmetrisation, spec P2); it need not be
-    /// connected.
-    pub graph: GraphSpec,
-    /// Noise precision `gamma >= 0` (0: distances only, embedding by kernel PCA).
-    pub gamma: f64,
-    /// Slack penalty `C > 0` (`f64::INFINITY` allowed: no slack term).
-    pub c: f64,
-    /// Scaling of the squared distances (the paper gives none, spec P3).
-    pub scale: DistanceScale,
-    /// Solver of the dual.
-    pub solver: SplSolver,
+crate::params! {
+    /// Parameters of [`Spl`].
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SplParams {
+        /// Embedding dimension d.
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        /// The kNN graph of candidate pairs (union symmetrisation, spec P2); it need not be
+        /// connected.
+        pub graph: GraphSpec = GraphSpec::knn(10) => Rule::group(),
+        /// Noise precision `gamma >= 0` (0: distances only, embedding by kernel PCA).
+        pub gamma: f64 = 1e-3 => Rule::within(
+            Interval::NON_NEGATIVE,
+            "spl: the noise precision, the weight of the graph term",
+        ),
+        /// Slack penalty `C > 0` (`f64::INFINITY` allowed: no slack term).
+        pub slack: SlackPenalty = SlackPenalty(1e3) => Rule::group(),
+        /// Scaling of the squared distances (the paper gives none, spec P3).
+        pub scale: DistanceScale = DistanceScale::Raw,
+        /// Solver of the dual.
+        pub solver: SplSolver = SplSolver::Lbfgsb(LbfgsbOptions {
+            pgtol: 1e-8,
+            factr: 10.0,
+            ..LbfgsbOptions::default()
+        }),
+    }
 }
 
 impl SplParams {
@@ -91,27 +101,13 @@ impl SplParams {
     pub fn new(dim: usize) -> Self {
         SplParams {
             dim,
-            graph: GraphSpec::knn(10),
-            gamma: 1e-3,
-            c: 1e3,
-            scale: DistanceScale::Raw,
-            solver: SplSolver::Lbfgsb(LbfgsbOptions {
-                pgtol: 1e-8,
-                factr: 10.0,
-                ..LbfgsbOptions::default()
-            }),
+            ..SplParams::default()
         }
-    }
-
-    /// Sets `gamma`.
-    pub fn gamma(mut self, gamma: f64) -> Self {
-        self.gamma = gamma;
-        self
     }
 
     /// Sets `C`.
     pub fn c(mut self, c: f64) -> Self {
-        self.c = c;
+        self.slack = SlackPenalty(c);
         self
     }
 
@@ -121,27 +117,23 @@ impl SplParams {
         self
     }
 
-    /// Sets the solver.
-    pub fn solver(mut self, solver: SplSolver) -> Self {
-        self.solver = solver;
-        self
+    /// Builds the dual on the rows of `y` (centred first; SPL assumes zero-mean data, P8).
+    pub fn dual(&self, y: &DMatrix<f64>) -> Result<SplDual> {
+        self.clone().check()?.dual(y)
     }
 
-    /// Builds the dual on the rows of `y` (centred first; SPL assumes zero-mean data, P8).
+    /// Fits SPL: builds the dual, maximises it with the chosen solver and embeds.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Spl> {
+        self.clone().check()?.fit(y)
+    }
+}
+
+impl Checked<SplParams> {
+    /// [`SplParams::dual`] with the parameters checked.
     pub fn dual(&self, y: &DMatrix<f64>) -> Result<SplDual> {
         check_points(y, "SPL input")?;
         // The dense precision Q, its Cholesky factor and Q^{-1} Y's workspace.
         crate::traits::check_dense_memory("SPL", y.nrows(), 3.0, "le or meu (sparse kNN graphs)")?;
-        if !(self.gamma.is_finite() && self.gamma >= 0.0) {
-            return Err(Error::invalid(
-                "gamma",
-                format!(
-                    "the noise precision must be finite and >= 0, got {}",
-                    self.gamma
-                ),
-            ));
-        }
-        crate::regularised::check_slack_and_dim(self.c, self.dim)?;
         unfold_core::check_dim(
             self.dim,
             y.nrows().min(y.ncols()) + 1,
@@ -164,7 +156,7 @@ impl SplParams {
             pairs.push((i, j));
             phi.push((yc.row(i) - yc.row(j)).norm_squared());
         }
-        if self.c.is_infinite() {
+        if self.slack.0.is_infinite() {
             if let Some(p) = phi.iter().position(|&v| v == 0.0) {
                 let (first, second) = pairs[p];
                 return Err(Error::DuplicatePoints {
@@ -195,13 +187,13 @@ impl SplParams {
             y: yc,
             dim: self.dim,
             gamma: self.gamma,
-            c: self.c,
+            c: self.slack.0,
             pairs,
             phi,
         })
     }
 
-    /// Fits SPL: builds the dual, maximises it with the chosen solver and embeds.
+    /// [`SplParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Spl> {
         let dual = self.dual(y)?;
         let (weights, convergence) = match &self.solver {
@@ -621,9 +613,7 @@ pub use registration::SplMethod;
 /// SPL in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{
-        decode, Family, FitData, Interval, Method, MethodInfo, Model, ParamSpec, Settings,
-    };
+    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
     use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
 
@@ -636,23 +626,7 @@ mod registration {
     impl Method for SplMethod {
         fn info(&self) -> MethodInfo {
             MethodInfo::new("spl", Family::Regularised, ABOUT)
-                .params([
-                    ParamSpec::k(),
-                    ParamSpec::graph(),
-                    ParamSpec::real(
-                        "gamma",
-                        SplParams::new(2).gamma,
-                        Interval::NON_NEGATIVE,
-                        "spl: the noise precision, the weight of the graph term",
-                    ),
-                    ParamSpec::real(
-                        "C",
-                        SplParams::new(2).c,
-                        Interval::POSITIVE_OR_INF,
-                        "spl, mpme: the bound C on the dual variables (slack penalty; \
-                         inf for hard constraints)",
-                    ),
-                ])
+                .params(SplParams::specs())
                 .evidence(EvidenceKind::Objective)
         }
 
@@ -662,10 +636,7 @@ mod registration {
             s: &Settings,
             _observer: &dyn Observer,
         ) -> Result<Box<dyn Model>> {
-            let mut params = SplParams::new(s.count("dim")?);
-            params.graph = crate::method::knn_graph(s)?;
-            params.gamma = s.real("gamma")?;
-            params.c = s.real("C")?;
+            let params = SplParams::read_checked(s)?;
             Ok(Box::new(params.fit(data.y)?))
         }
 

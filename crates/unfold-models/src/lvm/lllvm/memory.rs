@@ -8,12 +8,6 @@ const ALTERNATIVE: &str =
     "meu (a random field whose precision stays sparse on the kNN graph) or LL-LVM on a smaller subsample of the points";
 
 impl LlLvmParams {
-    /// Refuses fits that need more memory than `limit` (instead of the machine's).
-    pub fn memory_limit(mut self, limit: MemoryLimit) -> Self {
-        self.memory_limit = Some(limit);
-        self
-    }
-
     /// The peak memory in bytes of a fit on `n` points of dimension `dy`, with
     /// `N = n dx`, `R` restarts of which `c = min(R, threads)` run at once:
     ///
@@ -33,7 +27,7 @@ impl LlLvmParams {
     /// counting allocator at n = 200 this is within 15% of the real peak (0.97x to 1.13x,
     /// `tests/memory_footprint.rs`).
     pub fn footprint(&self, n: usize, dy: usize) -> u64 {
-        let restarts = self.vem.restarts.max(1) as u128;
+        let restarts = self.restarts.max(1) as u128;
         let running = restarts.min(rayon::current_num_threads().max(1) as u128);
         let (n, dy) = (n as u128, dy as u128);
         let big = n * self.dim as u128;
@@ -52,7 +46,7 @@ impl LlLvmParams {
             bytes: &|m| self.footprint(m, dy),
             holds: format!(
                 "dense (n dx) x (n dx) covariances with dx = {}, for {} restart(s)",
-                self.dim, self.vem.restarts
+                self.dim, self.restarts
             ),
             alternative: ALTERNATIVE,
         })
@@ -72,8 +66,8 @@ mod tests {
         let y: DMatrix<f64> = unfold_data::synthetic::swiss_roll(200, 0.05, 1)
             .unwrap()
             .points;
-        let params =
-            LlLvmParams::new(2, 6).memory_limit(MemoryLimit::given(1 << 20, "the test's limit"));
+        let params = LlLvmParams::new(2, 6)
+            .memory_limit(Some(MemoryLimit::given(1 << 20, "the test's limit")));
         let text = params.fit(&y).unwrap_err().to_string();
         for part in [
             "LL-LVM on 200 points",

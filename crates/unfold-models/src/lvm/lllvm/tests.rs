@@ -1,9 +1,10 @@
 use super::moments::row_by_edge_sums;
 use super::*;
+use crate::method::Declared;
 use crate::traits::{Embedding, OutOfSample};
 use unfold_core::Silent;
 use unfold_linalg::symmetrised;
-use unfold_vem::run_from;
+use unfold_vem::{run_from, VemOptions};
 
 fn csv(text: &str) -> DMatrix<f64> {
     let rows: Vec<Vec<f64>> = text
@@ -30,8 +31,8 @@ fn reproduces_the_authors_code_on_the_fixture() {
     let g = NeighbourGraph::from_adjacency(&csv(FIXTURE_G)).unwrap();
     let c0 = csv(FIXTURE_C0);
     let reference = csv(FIXTURE_REF.split_once('\n').unwrap().1);
-    let params = LlLvmParams::new(2, 8).preprocess(Preprocess::CentreMaxAbs);
-    let problem = LlLvmProblem::new(&y, &g, &params).unwrap();
+    let params = LlLvmParams::new(2, 8).scaling(Preprocess::CentreMaxAbs);
+    let problem = LlLvmProblem::new(&y, &g, &params.check().unwrap()).unwrap();
     let (q, h) = problem.start_from_mean_c(&c0).unwrap();
     let options = VemOptions {
         max_iter: 30,
@@ -75,7 +76,7 @@ fn the_locality_order_changes_no_bit_of_a_fit() {
     let g = NeighbourGraph::from_adjacency(&csv(FIXTURE_G)).unwrap();
     let c0 = csv(FIXTURE_C0);
     let params = LlLvmParams::new(2, 8);
-    let local = LlLvmProblem::new(&y, &g, &params).unwrap();
+    let local = LlLvmProblem::new(&y, &g, &params.check().unwrap()).unwrap();
     let mut own = local.clone();
     let n = y.nrows();
     own.graph = moments::Graph::with_order(
@@ -161,7 +162,7 @@ fn a_and_b_match_their_definitions() {
     let (n, dy, dx) = (6, 3, 2);
     let y = tiny_data(n, dy, 1);
     let params = LlLvmParams::new(dx, 2).epsilon(0.3);
-    let problem = LlLvmProblem::new(&y, &g, &params).unwrap();
+    let problem = LlLvmProblem::new(&y, &g, &params.check().unwrap()).unwrap();
     let gamma = 1.7;
     let c = tiny_data(dy, n * dx, 2);
     let adj = &problem.graph.adj;
@@ -198,7 +199,7 @@ fn gamma_and_h_match_their_definitions() {
     let (n, dy, dx) = (6, 3, 2);
     let y = tiny_data(n, dy, 3);
     let params = LlLvmParams::new(dx, 2).epsilon(0.3);
-    let problem = LlLvmProblem::new(&y, &g, &params).unwrap();
+    let problem = LlLvmProblem::new(&y, &g, &params.check().unwrap()).unwrap();
     let gamma = 0.8;
     let c = tiny_data(dy, n * dx, 4);
     let x = tiny_data(n, dx, 5);
@@ -228,7 +229,7 @@ fn gamma_and_h_match_their_definitions() {
 
 fn tiny_problem(params: &LlLvmParams) -> (LlLvmProblem, LlLvmPosterior, LlLvmHyper) {
     let y = tiny_data(6, 3, 7);
-    let problem = LlLvmProblem::new(&y, &tiny_graph(), params).unwrap();
+    let problem = LlLvmProblem::new(&y, &tiny_graph(), &params.clone().check().unwrap()).unwrap();
     let (mut q, mut h) = problem.init(&mut unfold_core::seeded_rng(3)).unwrap();
     for _ in 0..3 {
         problem.e_step(&mut q, &h).unwrap();
@@ -352,7 +353,8 @@ fn bound_is_monotone_on_a_swiss_roll() {
             .init(init)
             .alpha(alpha)
             .max_iter(25)
-            .restarts(2, 5)
+            .restarts(2)
+            .seed(5)
             .fit(&y)
             .unwrap();
         assert!(fit
