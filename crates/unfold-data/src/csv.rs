@@ -7,7 +7,7 @@
 //! blank lines are accepted. NaN, Inf, empty and unparsable cells are errors naming the
 //! line (1-based) and the column.
 
-use crate::decimal;
+use crate::decimal::{self, Scanned};
 use crate::Dataset;
 use faer::MatMut;
 use nalgebra::DMatrix;
@@ -179,17 +179,17 @@ impl Layout<'_> {
     /// rows of `block`, one per non-blank line: each line by [`scan_line`], which finds the
     /// line's end as it goes, or where that declines, by [`Layout::numeric_line`] on the
     /// line as [`numbered_lines`] cuts it (which gives the same values or the error, and
-    /// skips blank lines). Where fields average fewer than [`LONG_FIELD`] bytes, numbers
-    /// are tried first by the exact fast path for short numbers ([`decimal::short`]).
+    /// skips blank lines). Fields of [`LONG_FIELD`] bytes or more on average
+    /// (full-precision numbers) are scanned eight digits at a time.
     fn fill(&self, text: &str, first: usize, block: MatMut<'_, f64>) -> Result<()> {
         if text.len() >= LONG_FIELD * self.width * block.nrows() {
-            self.fill_scanned::<false>(text, first, block)
-        } else {
             self.fill_scanned::<true>(text, first, block)
+        } else {
+            self.fill_scanned::<false>(text, first, block)
         }
     }
 
-    fn fill_scanned<const SHORT: bool>(
+    fn fill_scanned<const LONG: bool>(
         &self,
         text: &str,
         first: usize,
@@ -199,7 +199,7 @@ impl Layout<'_> {
         let (mut at, mut line, mut r) = (0, first, 0);
         while at < text.len() {
             let rest = &text[at..];
-            let next = match scan_line::<SHORT>(rest, &mut row) {
+            let next = match scan_line::<LONG>(rest, &mut row) {
                 Some(used) => at + used,
                 None => {
                     let end = rest.find('\n').map_or(text.len(), |i| at + i);
@@ -249,14 +249,13 @@ impl Layout<'_> {
 }
 
 /// Fills `row` with the fields of the line of numbers that starts `text`, each converted as
-/// it is scanned (with `SHORT`, by [`decimal::short`] where it converts the number, and
-/// otherwise by `fast_float2`; both correctly rounded: the bits `str::parse::<f64>` gives),
-/// and gives the bytes of the line with its end (`\n`, or the end of `text`; `\r`s before
-/// it are part of the end). `None` when the line needs the general reader: a field count
-/// other than `row.len()`, or a field that is empty, not a finite number, or padded with
-/// whitespace other than spaces and tabs.
+/// it is scanned ([`decimal::scan`]: exactly by its fast path, or by the standard parser on
+/// the number's bytes), and gives the bytes of the line with its end (`\n`, or the end of
+/// `text`; `\r`s before it are part of the end). `None` when the line needs the general
+/// reader: a field count other than `row.len()`, or a field that is empty, not a finite
+/// number, or padded with whitespace other than spaces and tabs.
 #[inline(always)]
-fn scan_line<const SHORT: bool>(text: &str, row: &mut [f64]) -> Option<usize> {
+fn scan_line<const LONG: bool>(text: &str, row: &mut [f64]) -> Option<usize> {
     let bytes = text.as_bytes();
     let skip = |mut i: usize, what: &[u8]| {
         while bytes.get(i).is_some_and(|b| what.contains(b)) {
@@ -268,15 +267,20 @@ fn scan_line<const SHORT: bool>(text: &str, row: &mut [f64]) -> Option<usize> {
     let mut i = 0;
     for (j, slot) in row.iter_mut().enumerate() {
         i = skip(i, b" \t");
-        let field = &bytes[i..];
-        let (value, used) = match SHORT.then(|| decimal::short(field)).flatten() {
-            Some(short) => short,
-            None => fast_float2::parse_partial::<f64, _>(field).ok()?,
+        let value = match decimal::scan::<LONG>(&bytes[i..])? {
+            Scanned::Exact(v, used) => {
+                i += used;
+                v
+            }
+            Scanned::Full(used) => match text[i..i + used].parse::<f64>() {
+                Ok(v) if v.is_finite() => {
+                    i += used;
+                    v
+                }
+                _ => return None,
+            },
         };
-        if !value.is_finite() {
-            return None;
-        }
-        i = skip(i + used, b" \t");
+        i = skip(i, b" \t");
         *slot = value;
         if j < last {
             if bytes.get(i) != Some(&b',') {
@@ -293,9 +297,8 @@ fn scan_line<const SHORT: bool>(text: &str, row: &mut [f64]) -> Option<usize> {
     }
 }
 
-/// The mean bytes per field (separator included) from which [`Layout::fill`] converts every
-/// number by `fast_float2` alone: full-precision numbers (`%.17g`, `%.18e`) have 18 to 26,
-/// and most of them are past the fast path for short numbers.
+/// The mean bytes per field (separator included) from which [`Layout::fill`] scans eight
+/// digits at a time: full-precision numbers (`%.17g`, `%.18e`) have 18 to 26.
 const LONG_FIELD: usize = 16;
 
 /// Bytes of body text per parallel slice: large enough that the split costs nothing, small
@@ -736,9 +739,9 @@ mod tests {
         }
     }
 
-    /// Full-precision numbers (fields of [`LONG_FIELD`] bytes or more, converted by
-    /// `fast_float2` alone) in several slices: the bits of the standard parser, with short
-    /// ones and a line for the general reader among them.
+    /// Full-precision numbers (fields of [`LONG_FIELD`] bytes or more, scanned eight
+    /// digits at a time) in several slices: the bits of the standard parser, with the
+    /// short ones and a line for the general reader among them.
     #[test]
     fn full_precision_slices_read_as_the_standard_parser() {
         let n = 30_000;
