@@ -1,7 +1,10 @@
 //! The data and parameters of one fit and the exact block minimisations over `{W, Z, C}`
 //! (Proposition 5), with the paper's objective (31).
 
-use super::residual::{residual_block, residual_blocks, ResidualPlan};
+use super::residual::{
+    r_residual_term_of, residual_block, residual_blocks, residual_plan_of, residual_term_of_u,
+    ResidualPlan,
+};
 use super::start::top_eigenvectors;
 use super::tree::tree_energy;
 use nalgebra::{DMatrix, DVector};
@@ -225,5 +228,61 @@ fn singular_advice(e: Error, what: &str) -> Error {
             ),
         },
         other => other,
+    }
+}
+
+impl Problem<'_> {
+    /// [`r_residual_term`] of `E = Y - Z W^T` without forming `E`, given `ytz = Y^T Z`
+    /// ([`Problem::residual_plan`], then `Y V` by its own pass over `Y`).
+    pub(super) fn r_residual_term(
+        &self,
+        z: &DMatrix<f64>,
+        w: &DMatrix<f64>,
+        ytz: &DMatrix<f64>,
+    ) -> Result<f64> {
+        let plan = self.residual_plan(w, ytz, &tr_mul_self(z))?;
+        self.residual_finish(plan, z, w, None)
+    }
+
+    /// The first step of [`r_residual_term`] for `E = Y - Z W^T`, from `ytz = Y^T Z` and
+    /// `ztz = Z^T Z`: `E^T E = Y^T Y - G - G^T + W (Z^T Z) W^T` with `G = (Y^T Z) W^T`, and
+    /// its top eigenpairs. The second step needs `E V = Y V - Z (W^T V)`, so the whole
+    /// term costs `O(N D d)` instead of `O(N D^2)`. When the residual holds less than
+    /// `1e-6` of the data's sum of squares, the subtraction would lose more than six
+    /// digits: `None`, and `E` is formed block by block instead ([`r_residual_term_of`]).
+    pub(super) fn residual_plan(
+        &self,
+        w: &DMatrix<f64>,
+        ytz: &DMatrix<f64>,
+        ztz: &DMatrix<f64>,
+    ) -> Result<Option<ResidualPlan>> {
+        let g = mul(ytz, &w.transpose());
+        let wzzw = mul(&mul(w, ztz), &w.transpose());
+        let ete = symmetrised(&self.yty - &g - g.transpose() + wzzw);
+        if ete.trace() < 1e-6 * self.yty.trace() {
+            return Ok(None);
+        }
+        let (n, p) = self.y.shape();
+        residual_plan_of(n.min(p), self.dim, &ete).map(Some)
+    }
+
+    /// The second step of [`r_residual_term`]; for [`ResidualPlan::Directions`], `yv` is
+    /// `Y V` when the caller has it (otherwise it is computed here).
+    pub(super) fn residual_finish(
+        &self,
+        plan: Option<ResidualPlan>,
+        z: &DMatrix<f64>,
+        w: &DMatrix<f64>,
+        yv: Option<DMatrix<f64>>,
+    ) -> Result<f64> {
+        match plan {
+            Some(ResidualPlan::Value(v)) => Ok(v),
+            Some(ResidualPlan::Directions(eig)) => {
+                let yv = yv.unwrap_or_else(|| self.y_mul(&eig.vectors));
+                let ev = yv - mul(z, &tr_mul(w, &eig.vectors));
+                Ok(residual_term_of_u(&ev, &eig.values))
+            }
+            None => r_residual_term_of(self.y, self.mean, z, w, self.dim),
+        }
     }
 }

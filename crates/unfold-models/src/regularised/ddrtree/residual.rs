@@ -2,16 +2,15 @@
 //! N x D residual), with the residual formed block by block where the subtraction would
 //! lose digits; and the blocks of rows the residual is formed by.
 
-use super::problem::Problem;
 use faer::linalg::matmul::matmul;
 use faer::Accum;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use std::ops::Range;
 use unfold_core::Result;
-use unfold_linalg::gemm::{lower_gram, mul, mul_with, sum_lower_and_mirror, tr_mul, tr_mul_self};
+use unfold_linalg::gemm::{lower_gram, mul, mul_with, sum_lower_and_mirror, tr_mul_self};
 use unfold_linalg::view::{as_faer, as_faer_mut};
-use unfold_linalg::{largest_eigenpairs, symmetrised, SymEigen, SymMatrix};
+use unfold_linalg::{largest_eigenpairs, SymEigen, SymMatrix};
 
 /// What [`r_residual_term`] needs once `E^T E` is known.
 pub(super) enum ResidualPlan {
@@ -19,62 +18,6 @@ pub(super) enum ResidualPlan {
     Value(f64),
     /// The top-`d` eigenpairs of `E^T E`: the term needs `E V`.
     Directions(SymEigen),
-}
-
-impl Problem<'_> {
-    /// [`r_residual_term`] of `E = Y - Z W^T` without forming `E`, given `ytz = Y^T Z`
-    /// ([`Problem::residual_plan`], then `Y V` by its own pass over `Y`).
-    pub(super) fn r_residual_term(
-        &self,
-        z: &DMatrix<f64>,
-        w: &DMatrix<f64>,
-        ytz: &DMatrix<f64>,
-    ) -> Result<f64> {
-        let plan = self.residual_plan(w, ytz, &tr_mul_self(z))?;
-        self.residual_finish(plan, z, w, None)
-    }
-
-    /// The first step of [`r_residual_term`] for `E = Y - Z W^T`, from `ytz = Y^T Z` and
-    /// `ztz = Z^T Z`: `E^T E = Y^T Y - G - G^T + W (Z^T Z) W^T` with `G = (Y^T Z) W^T`, and
-    /// its top eigenpairs. The second step needs `E V = Y V - Z (W^T V)`, so the whole
-    /// term costs `O(N D d)` instead of `O(N D^2)`. When the residual holds less than
-    /// `1e-6` of the data's sum of squares, the subtraction would lose more than six
-    /// digits: `None`, and `E` is formed block by block instead ([`r_residual_term_of`]).
-    pub(super) fn residual_plan(
-        &self,
-        w: &DMatrix<f64>,
-        ytz: &DMatrix<f64>,
-        ztz: &DMatrix<f64>,
-    ) -> Result<Option<ResidualPlan>> {
-        let g = mul(ytz, &w.transpose());
-        let wzzw = mul(&mul(w, ztz), &w.transpose());
-        let ete = symmetrised(&self.yty - &g - g.transpose() + wzzw);
-        if ete.trace() < 1e-6 * self.yty.trace() {
-            return Ok(None);
-        }
-        let (n, p) = self.y.shape();
-        residual_plan_of(n.min(p), self.dim, &ete).map(Some)
-    }
-
-    /// The second step of [`r_residual_term`]; for [`ResidualPlan::Directions`], `yv` is
-    /// `Y V` when the caller has it (otherwise it is computed here).
-    pub(super) fn residual_finish(
-        &self,
-        plan: Option<ResidualPlan>,
-        z: &DMatrix<f64>,
-        w: &DMatrix<f64>,
-        yv: Option<DMatrix<f64>>,
-    ) -> Result<f64> {
-        match plan {
-            Some(ResidualPlan::Value(v)) => Ok(v),
-            Some(ResidualPlan::Directions(eig)) => {
-                let yv = yv.unwrap_or_else(|| self.y_mul(&eig.vectors));
-                let ev = yv - mul(z, &tr_mul(w, &eig.vectors));
-                Ok(residual_term_of_u(&ev, &eig.values))
-            }
-            None => r_residual_term_of(self.y, self.mean, z, w, self.dim),
-        }
-    }
 }
 
 /// The first term of the R package's objective: with `E` the residual (N x D), the
@@ -114,7 +57,7 @@ pub(super) fn residual_block(
 }
 
 /// [`r_residual_term`] of `E = Y - 1 mean^T - Z W^T`, formed by small blocks of rows.
-fn r_residual_term_of(
+pub(super) fn r_residual_term_of(
     y: &DMatrix<f64>,
     mean: Option<&DVector<f64>>,
     z: &DMatrix<f64>,
@@ -169,7 +112,11 @@ where
 
 /// For `d >= rank = min(N, D)` the term (the largest eigenvalue of `E^T E`, squared),
 /// otherwise the top-`d` eigenpairs of `E^T E`.
-fn residual_plan_of(rank: usize, dim: usize, ete: &DMatrix<f64>) -> Result<ResidualPlan> {
+pub(super) fn residual_plan_of(
+    rank: usize,
+    dim: usize,
+    ete: &DMatrix<f64>,
+) -> Result<ResidualPlan> {
     if dim >= rank {
         let top = largest_eigenpairs(SymMatrix::Dense(ete), 1)?;
         return Ok(ResidualPlan::Value(top.values[0].max(0.0).powi(2)));
@@ -182,7 +129,7 @@ fn residual_plan_of(rank: usize, dim: usize, ete: &DMatrix<f64>) -> Result<Resid
 
 /// The term from `u = E V` and the eigenvalues `s^2` of `E^T E`: the largest `|u_ij| / s_j`
 /// (an entry of the left singular vectors), squared.
-fn residual_term_of_u(u: &DMatrix<f64>, values: &DVector<f64>) -> f64 {
+pub(super) fn residual_term_of_u(u: &DMatrix<f64>, values: &DVector<f64>) -> f64 {
     let mut largest = 0.0f64;
     for (col, &s2) in u.column_iter().zip(values.iter()) {
         let s = s2.max(0.0).sqrt();
