@@ -20,7 +20,7 @@ pub use unfold_vem as vem;
 pub use unfold_core::{Error, Evidence, EvidenceKind, Result};
 
 /// What writing a model of one's own needs, in one import (`use unfold::prelude::*;`):
-/// the registry's `Method` and `Model`, the family traits, the fitted-model traits, the
+/// the registry's `Registered`, `Method` and `Model`, the `params!` declaration, the family traits, the fitted-model traits, the
 /// graph builders and the common result types. `examples/custom_model/main.rs` uses it.
 pub mod prelude {
     pub use unfold_core::Observer;
@@ -30,8 +30,11 @@ pub mod prelude {
         new_node_mean, FieldFit, FieldFitOptions, FieldScaling, GaussianRandomField, Precision,
         PrecisionDerivative,
     };
+    pub use unfold_models::method::{Checked, Declared, Rule};
     pub use unfold_models::registry::{
-        decode, Family, FitData, Method, MethodInfo, Model, ParamSpec, Registry, Settings,
+        decode, registered, Family, FitData, Method, MethodInfo, Model, ParamSpec, Points,
+        Registered, Registry, Settings,
     };
-    pub use unfold_models::{embedding, Embedding, OutOfSample, Projection};
+    pub use unfold_models::{embedding, params};
+    pub use unfold_models::{Embedding, OutOfSample, Projection};
 }

@@ -38,7 +38,7 @@ fn outputs(registry: &Registry, name: &str, y: &DMatrix<f64>) -> Vec<u64> {
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let model = fitted.model;
     let mut bits: Vec<u64> = model.coords().iter().map(|v| v.to_bits()).collect();
-    bits.push(model.evidence_on(y).unwrap().value.to_bits());
+    bits.push(model.evidence_on(y.into()).unwrap().value.to_bits());
     if let Some(rule) = model.out_of_sample() {
         let new = DMatrix::from_fn(3, y.ncols(), |i, j| y[(7 * i + 5, j)] * 1.01 + 0.02);
         let p = rule.project(&new).unwrap_or_else(|e| panic!("{name}: {e}"));

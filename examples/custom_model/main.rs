@@ -52,9 +52,6 @@ impl OutOfSample for HeatEigenmaps {
     }
 }
 impl Model for HeatEigenmaps {
-    fn method(&self) -> &'static str {
-        "heat"
-    }
     fn convergence(&self) -> Convergence {
         self.fit.convergence.clone()
     }
@@ -62,36 +59,39 @@ impl Model for HeatEigenmaps {
         Some(self)
     }
 }
-pub struct Heat;
-impl Method for Heat {
-    fn info(&self) -> MethodInfo {
-        let info = MethodInfo::new("heat", Family::Other, "a heat-kernel Laplacian field");
-        let info = info.params([ParamSpec::k()]).projects();
-        info.evidence(EvidenceKind::LogLikelihood)
+params! {
+    pub struct HeatParams {
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        pub k: usize = 10 => Rule::at_least(1, ParamSpec::k().help),
     }
-    fn fit(&self, data: &FitData, s: &Settings, _: &dyn Observer) -> Result<Box<dyn Model>> {
-        let (y, knn) = (data.y, GraphSpec::knn(s.count("k")?));
-        let edges = knn.build(y, Weighting::Distance, "heat")?.1.edges();
+}
+impl Registered for HeatEigenmaps {
+    type Params = HeatParams;
+    fn info() -> MethodInfo {
+        let info = MethodInfo::new("heat", Family::Other, "a heat-kernel Laplacian field");
+        info.projects().evidence(EvidenceKind::LogLikelihood)
+    }
+    fn fit(p: &Checked<HeatParams>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+        let y = data.y.matrix().into_owned();
+        let (_, graph) = GraphSpec::knn(p.k).build(&y, Weighting::Distance, "heat")?;
+        let edges = graph.edges();
         let beta0 = edges.len() as f64 / edges.iter().map(|e| e.2 * e.2).sum::<f64>();
-        let field = HeatField(y, edges);
+        let field = HeatField(&y, edges);
         let fit = field.fit(&[1.0, beta0], &FieldFitOptions::default())?;
         let evidence = field.log_likelihood(&fit.theta)?;
-        let embedding = field.embedding(&fit.theta, s.count("dim")?, FieldScaling::UnitVariance);
-        let (coords, y) = (embedding?.coords, y.clone());
-        Ok(Box::new(HeatEigenmaps {
+        let scaling = FieldScaling::UnitVariance;
+        let coords = field.embedding(&fit.theta, p.dim, scaling)?.coords;
+        Ok(HeatEigenmaps {
             coords,
             evidence,
             fit,
             y,
-        }))
-    }
-    fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-        decode::<HeatEigenmaps>(payload)
+        })
     }
 }
 /// unfold's methods and this one.
 pub fn registry() -> Registry {
-    let heat = Box::new(Heat);
+    let heat = registered::<HeatEigenmaps>();
     Registry::builtin().with(heat).expect("a new name")
 }
 pub fn main() {

@@ -7,8 +7,9 @@ use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use unfold_core::Error;
+use unfold_core::{Error, Order};
 use unfold_graph::NeighbourGraph;
+use unfold_models::registry::Points;
 
 /// An unfold error as the Python exception of its kind.
 pub(crate) fn to_py(e: Error) -> PyErr {
@@ -55,6 +56,37 @@ pub(crate) fn matrix(x: &PyReadonlyArray2<'_, f64>) -> DMatrix<f64> {
         _ => {
             let view = x.as_array();
             DMatrix::from_fn(n, p, |i, j| view[(i, j)])
+        }
+    }
+}
+
+/// The points of a float64 array (n x p) where they lie: a C- or Fortran-order array is
+/// read in place ([`Points`]: the methods that read a view, PCA and DDRTree, fit without a
+/// copy; the others copy once, inside the fit), a strided or unaligned one (e.g. one
+/// received by a Dask worker) is copied first.
+pub(crate) enum ArrayPoints<'a> {
+    InPlace(&'a [f64], usize, usize, Order),
+    Copied(DMatrix<f64>),
+}
+
+impl<'a> ArrayPoints<'a> {
+    pub(crate) fn of(x: &'a PyReadonlyArray2<'_, f64>) -> Self {
+        let shape = x.shape();
+        let (n, p) = (shape[0], shape[1]);
+        match x.as_slice() {
+            Ok(data) if x.is_fortran_contiguous() => {
+                ArrayPoints::InPlace(data, n, p, Order::Columns)
+            }
+            Ok(data) if x.is_c_contiguous() => ArrayPoints::InPlace(data, n, p, Order::Rows),
+            _ => ArrayPoints::Copied(matrix(x)),
+        }
+    }
+
+    /// The view of the points.
+    pub(crate) fn points(&self) -> unfold_core::Result<Points<'_>> {
+        match self {
+            ArrayPoints::InPlace(values, n, p, order) => Points::new(values, *n, *p, *order),
+            ArrayPoints::Copied(y) => Ok(Points::from(y)),
         }
     }
 }

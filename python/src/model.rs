@@ -1,15 +1,15 @@
 //! The fitted model: `fit` and the `NativeModel` class (embedding, evidence, convergence,
 //! graph, tables, projection, model-file bytes and pickling).
 
-use crate::conversion::{array, compute, graph_of, matrix};
+use crate::conversion::{array, compute, graph_of, matrix, ArrayPoints};
 use crate::settings::{registry, settings_of};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::path::Path;
 use unfold_core::{Error, Evidence};
 use unfold_eval::{heldout_log_density, GplvmScoreOptions};
-use unfold_models::registry::{FitData, Model, Registry, Rows};
+use unfold_models::registry::{FitData, Model, Registry};
 
 /// Fits `method` to the points `x` (n x p, float64) with `settings` (registry names), on
 /// the given graph `(i, j)` for methods that take one.
@@ -23,32 +23,15 @@ pub(crate) fn fit(
     graph: Option<(Vec<i64>, Vec<i64>)>,
 ) -> PyResult<NativeModel> {
     let settings = settings_of(method, settings)?;
-    // A C-order array goes to the methods that read rows in place (PCA) as it is.
-    if let (None, Ok(values), true) = (&graph, x.as_slice(), x.is_c_contiguous()) {
-        let (n, p) = (x.shape()[0], x.shape()[1]);
-        let fitted = compute(py, || {
-            let rows = Rows::new(values, n, p)?;
-            registry().fit_rows(method, rows, &settings, &unfold_core::Silent)
-        })?;
-        if let Some(fitted) = fitted {
-            return Ok(NativeModel {
-                evidence: Some(fitted.report.evidence),
-                seconds: Some(fitted.report.seconds),
-                model: fitted.model,
-            });
-        }
-    }
-    let y = matrix(&x);
+    let y = ArrayPoints::of(&x);
     let fitted = compute(py, || {
-        let graph = graph.map(|g| graph_of(y.nrows(), g)).transpose()?;
-        let data = FitData {
-            y: &y,
-            graph: graph.as_ref(),
-        };
+        let points = y.points()?;
+        let graph = graph.map(|g| graph_of(points.shape().0, g)).transpose()?;
+        let data = FitData::view(points).with_graph(graph.as_ref());
         let fitted = registry().fit(method, &data, &settings, &unfold_core::Silent)?;
         // The evidence on the training data, while they are here (Laplacian eigenmaps and
         // LLE compute theirs on demand; the others return the fit's own).
-        let evidence = fitted.model.evidence_on(&y)?;
+        let evidence = fitted.model.evidence_on(points)?;
         Ok((fitted, evidence))
     })?;
     let (fitted, evidence) = fitted;
@@ -121,8 +104,8 @@ impl NativeModel {
         py: Python<'py>,
         y: PyReadonlyArray2<'_, f64>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let y = matrix(&y);
-        let e = compute(py, || self.model.evidence_on(&y))?;
+        let y = ArrayPoints::of(&y);
+        let e = compute(py, || self.model.evidence_on(y.points()?))?;
         evidence_tuple(py, &e)
     }
 

@@ -155,7 +155,7 @@ fn field_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
             let (x, seconds) = (model.coords(), report.seconds);
             let score = gplvm_evidence(x, &set.points, &GplvmScoreOptions::default())?;
             let tw = trustworthiness(&set.points, x, set.k)?;
-            let ev = model.evidence_on(&set.points)?;
+            let ev = model.evidence_on((&set.points).into())?;
             let value = if ev.value.is_finite() {
                 format!("{:.2}", ev.value)
             } else {
@@ -383,7 +383,7 @@ fn other_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
         eprintln!("registered model: {name}");
         let Fitted { model, report } = fit_timed(registry, name, 7, a.seed, &roll.points)?;
         let x = model.coords();
-        let ev = model.evidence_on(&roll.points)?;
+        let ev = model.evidence_on((&roll.points).into())?;
         let score = gplvm_evidence(x, &roll.points, &GplvmScoreOptions::default())?;
         writeln!(
             out,

@@ -1,9 +1,9 @@
 //! The method registry: one list of every method, through which the command line, model
 //! selection, the demo, model files and the Python package reach the models.
 //!
-//! A method implements [`Method`] (and its fitted model [`Model`]) in its own file and is
-//! added to [`Registry::builtin`]'s list; a researcher's crate adds its own with
-//! [`Registry::register`] and gets the same `fit`, `project`, `select`, model files and
+//! A model type implements [`Registered`] and [`Model`] in its own file and is added to
+//! [`Registry::builtin`]'s list as [`registered`]`::<Model>()`; a researcher's crate adds
+//! its own with [`Registry::register`] and gets the same `fit`, `project`, `select`, model files and
 //! demo table. Settings are typed ([`Settings`]) and checked against each method's
 //! declared parameters ([`ParamSpec`]) before any work starts.
 //!
@@ -23,8 +23,9 @@
 //! ```
 
 pub use crate::method::{
-    decode, knn_graph, validate, DefaultValue, Encode, Family, FitData, FitReport, Interval,
-    Method, MethodInfo, Model, Overlay, ParamKind, ParamSpec, Rows, Settings, Table, Value,
+    decode, knn_graph, registered, validate, DefaultValue, Encode, Family, FitData, FitReport,
+    Interval, Method, MethodInfo, Model, Named, Overlay, ParamKind, ParamSpec, Points, Registered,
+    Settings, Table, Value,
 };
 
 use std::path::Path;
@@ -102,22 +103,23 @@ impl Registry {
 
     /// Every method of unfold: the one registration list.
     pub fn builtin() -> Self {
+        use crate::method::registered;
         let all: Vec<Box<dyn Method>> = vec![
-            Box::new(crate::spectral::pca::PcaMethod),
-            Box::new(crate::spectral::cmds::CmdsMethod),
-            Box::new(crate::spectral::kernel_pca::KernelPcaMethod),
-            Box::new(crate::spectral::laplacian_eigenmaps::LaplacianEigenmapsMethod),
-            Box::new(crate::spectral::lle::LleMethod),
-            Box::new(crate::spectral::isomap::IsomapMethod),
-            Box::new(crate::spectral::mvu::MvuMethod),
-            Box::new(crate::grf::meu::MeuMethod),
-            Box::new(crate::grf::alle::AlleMethod),
-            Box::new(crate::grf::lle_pl::LlePlMethod),
-            Box::new(crate::grf::drill::DrillMethod),
-            Box::new(crate::lvm::lllvm::LlLvmMethod),
-            Box::new(crate::regularised::spl::SplMethod),
-            Box::new(crate::regularised::mpme::MpmeMethod),
-            Box::new(crate::regularised::drtree::DrTreeMethod),
+            registered::<crate::spectral::pca::Pca>(),
+            registered::<crate::spectral::cmds::Cmds>(),
+            registered::<crate::spectral::kernel_pca::KernelPca>(),
+            registered::<crate::spectral::laplacian_eigenmaps::LaplacianEigenmaps>(),
+            registered::<crate::spectral::lle::Lle>(),
+            registered::<crate::spectral::isomap::Isomap>(),
+            registered::<crate::spectral::mvu::Mvu>(),
+            registered::<crate::grf::meu::Meu>(),
+            registered::<crate::grf::alle::Alle>(),
+            registered::<crate::grf::lle_pl::LlePl>(),
+            registered::<crate::grf::drill::Drill>(),
+            registered::<crate::lvm::lllvm::LlLvm>(),
+            registered::<crate::regularised::spl::Spl>(),
+            registered::<crate::regularised::mpme::Mpme>(),
+            registered::<crate::regularised::drtree::DrTree>(),
             Box::new(crate::regularised::ddrtree::DdrTreeMethod),
         ];
         let mut registry = Registry::empty();
@@ -282,25 +284,6 @@ impl Registry {
         let start = Instant::now();
         let model = method.fit(data, settings, observer)?;
         Ok(Fitted::reported(name, model, start))
-    }
-
-    /// [`Registry::fit`] on points given row after row (a C-order NumPy array), for the
-    /// methods that read them in place ([`Method::fit_rows`]); `None` for the others,
-    /// which take the column-major copy and [`Registry::fit`].
-    pub fn fit_rows(
-        &self,
-        name: &str,
-        rows: Rows<'_>,
-        given: &Settings,
-        observer: &dyn Observer,
-    ) -> Result<Option<Fitted>> {
-        let method = self.get(name)?;
-        let settings = self.resolve(name, given)?;
-        let start = Instant::now();
-        Ok(match method.fit_rows(rows, &settings, observer) {
-            None => None,
-            Some(model) => Some(Fitted::reported(name, model?, start)),
-        })
     }
 
     /// The model file of `model`: the one header, then its payload.

@@ -45,6 +45,21 @@ macro_rules! embedding {
             }
         }
     };
+    ($model:ty, trained) => {
+        impl $crate::Embedding for $model {
+            fn coords(&self) -> &$crate::traits::macro_types::DMatrix<f64> {
+                &self.trained.coords
+            }
+
+            fn graph(&self) -> Option<&$crate::traits::macro_types::NeighbourGraph> {
+                Some(&self.trained.graph)
+            }
+
+            fn evidence(&self) -> $crate::traits::macro_types::Evidence {
+                self.evidence.clone()
+            }
+        }
+    };
     ($model:ty, graph) => {
         impl $crate::Embedding for $model {
             fn coords(&self) -> &$crate::traits::macro_types::DMatrix<f64> {
@@ -130,8 +145,13 @@ pub(crate) fn check_dense_memory(
 /// with ([`unfold_core::check_points`]: squared distances neither overflow nor underflow),
 /// at least two points, and `1 <= dim < min(p, n)` (every method here reduces dimension).
 pub fn check_fit_input(y: &DMatrix<f64>, dim: usize, method: &str) -> Result<()> {
-    unfold_core::check_points(y, "the data")?;
-    check_fit_shape(y.nrows(), y.ncols(), dim, method)
+    check_fit_values(
+        y.as_slice(),
+        y.shape(),
+        unfold_core::Order::Columns,
+        dim,
+        method,
+    )
 }
 
 /// [`check_fit_input`] of n x p points given as values in `order`.

@@ -68,7 +68,7 @@ fn every_method_fits_saves_loads_and_projects_as_its_flags_say() {
             assert_eq!(report.trace.len(), report.iterations, "{name}");
         }
         // The evidence is of the kind the method declares.
-        let evidence = model.evidence_on(&y).unwrap();
+        let evidence = model.evidence_on((&y).into()).unwrap();
         assert_eq!(evidence.kind, info.evidence, "{name}");
         if info.evidence != unfold_core::EvidenceKind::None {
             assert!(evidence.value.is_finite(), "{name}");
@@ -106,10 +106,7 @@ fn methods_that_take_a_graph_fit_on_it_and_the_others_refuse_it() {
         .unwrap();
     for method in registry.methods() {
         let info = method.info();
-        let data = FitData {
-            y: &y,
-            graph: Some(&graph),
-        };
+        let data = FitData::points(&y).with_graph(Some(&graph));
         let fitted = registry.fit(info.name, &data, &small(info.name), &Silent);
         if info.takes_graph {
             let model = fitted
@@ -221,7 +218,7 @@ fn every_parameter_of_every_method_is_refused_out_of_range_with_its_name_and_ran
 fn registering_a_taken_name_or_a_clashing_parameter_is_refused() {
     let mut registry = Registry::builtin();
     let err = registry
-        .register(Box::new(unfold_models::spectral::pca::PcaMethod))
+        .register(unfold_models::registry::registered::<unfold_models::Pca>())
         .unwrap_err();
     assert!(err.to_string().contains("already registered"), "{err}");
     // `k` is a whole number for every built-in method; a real-valued `k` would need a

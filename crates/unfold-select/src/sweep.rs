@@ -229,10 +229,7 @@ impl<'a> Sweep<'a> {
     pub fn evaluate(&self, c: &Candidate) -> Result<Evidence> {
         let settings = self.settings_of(c);
         let fit = |graph: Option<&NeighbourGraph>| {
-            let data = FitData {
-                y: &self.train,
-                graph,
-            };
+            let data = FitData::points(&self.train).with_graph(graph);
             self.registry
                 .fit(self.info.name, &data, &settings, &unfold_core::Silent)
         };
@@ -379,7 +376,7 @@ impl<'a> Sweep<'a> {
                 )?;
                 Ok(Evidence::new(EvidenceKind::LogLikelihood, held.log_density))
             }
-            Score::Evidence => model.evidence_on(y),
+            Score::Evidence => model.evidence_on(y.into()),
             Score::Gplvm => Ok(gplvm_evidence(x, y, &GplvmScoreOptions::default())?.evidence()),
             Score::Trustworthiness => Ok(Evidence::new(
                 EvidenceKind::Objective,

@@ -175,7 +175,7 @@ pub trait GaussianRandomField {
     /// ([`GaussianRandomField::solver`]) never forms `P^{-1}`: Lanczos applies it by solves
     /// with the sparse factor ([`CentredKernel::from_sparse_precision`]); otherwise the
     /// dense inverse is decomposed. Fields whose precision is a Laplacian plus `gamma I`
-    /// have a shortcut, [`laplacian_embedding`].
+    /// have a shortcut, [`laplacian_embedding`](crate::field::laplacian_embedding).
     fn embedding(&self, theta: &[f64], q: usize, scaling: FieldScaling) -> Result<FieldEmbedding> {
         const WHAT: &str = "the field's precision";
         let ck = match self.precision(theta)? {

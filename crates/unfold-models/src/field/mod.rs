@@ -29,11 +29,13 @@ pub mod grounded;
 mod likelihood;
 mod precision;
 pub mod reconstruction;
+mod trained;
 
 pub use embedding::*;
 pub use fixed::*;
 pub use likelihood::*;
 pub use precision::*;
+pub use trained::Trained;
 
 /// The paper's base precision `gamma` of `L + gamma I` (MEU's default, and the base of the
 /// field likelihoods of Laplacian eigenmaps and LLE).

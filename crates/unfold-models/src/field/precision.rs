@@ -209,7 +209,7 @@ impl FieldFactor {
         }
     }
 
-    /// The factor of a grounded Laplacian field ([`grounded::GroundedLaplacian`]) standing
+    /// The factor of a grounded Laplacian field ([`GroundedLaplacian`](crate::field::grounded::GroundedLaplacian)) standing
     /// for `log_det`.
     pub fn grounded(factor: SparseFactor, log_det: f64, ground: usize) -> Self {
         FieldFactor {
@@ -254,7 +254,7 @@ pub fn covariance_traces(
 
 /// Entries of the covariance `K = P^{-1}` ([`FieldFactor::covariance`]). A grounded
 /// field's entries differ from `K`'s by `a_i + a_j + c`, which no derivative with
-/// `dP 1 = 0` sees (module [`grounded`]).
+/// `dP 1 = 0` sees (module [`grounded`](crate::field::grounded)).
 pub enum Covariance {
     /// Every entry.
     Dense(DMatrix<f64>),

@@ -20,7 +20,7 @@ use crate::grf::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionField, RegressionProjector,
     DEFAULT_REG, REG,
 };
-use crate::grf::{FieldScaling, GaussianRandomField, Precision, SCALING_HELP};
+use crate::grf::{FieldScaling, GaussianRandomField, Precision, Trained, SCALING_HELP};
 use crate::method::{Checked, Declared, Field, Param, ParamSpec, Rule, Settings};
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
@@ -170,10 +170,12 @@ impl Checked<AlleParams> {
             eigenvalues: emb.eigenvalues,
             latent_scale,
             evidence,
-            mean,
-            train: yc,
-            graph,
-            coords: emb.coords,
+            trained: Trained {
+                mean,
+                train: yc,
+                graph,
+                coords: emb.coords,
+            },
         })
     }
 
@@ -260,10 +262,8 @@ pub struct Alle {
     pub latent_scale: DVector<f64>,
     /// Exact log-likelihood of the centred training data.
     pub evidence: Evidence,
-    mean: DVector<f64>,
-    train: DMatrix<f64>,
-    graph: NeighbourGraph,
-    coords: DMatrix<f64>,
+    /// The training points, their mean, the graph and the embedding.
+    pub trained: Trained,
 }
 
 impl Alle {
@@ -278,17 +278,17 @@ impl Alle {
     }
 }
 
-crate::embedding!(Alle, graph);
+crate::embedding!(Alle, trained);
 
 impl OutOfSample for Alle {
-    /// See [`RegressionProjector`]: the new point goes first in the order, its parents are
+    /// See `RegressionProjector`: the new point goes first in the order, its parents are
     /// its k nearest training points.
     fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection> {
-        check_new_points(y_new, self.train.ncols())?;
+        check_new_points(y_new, self.trained.train.ncols())?;
         RegressionProjector {
-            train: &self.train,
-            mean: &self.mean,
-            coords: &self.coords,
+            train: &self.trained.train,
+            mean: &self.trained.mean,
+            coords: &self.trained.coords,
             latent_scale: &self.latent_scale,
             k: self.k,
             reg: self.reg,
@@ -298,59 +298,36 @@ impl OutOfSample for Alle {
     }
 }
 
-pub use registration::AlleMethod;
-
 /// ALLE in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
     use unfold_core::EvidenceKind;
     use unfold_core::Observer;
 
     const ABOUT: &str =
         "acyclic locally linear embedding: an exact field from regressions on later points";
 
-    /// Acyclic LLE.
-    pub struct AlleMethod;
+    impl Registered for Alle {
+        type Params = AlleParams;
 
-    impl Method for AlleMethod {
-        fn info(&self) -> MethodInfo {
+        fn info() -> MethodInfo {
             MethodInfo::new("alle", Family::RandomField, ABOUT)
-                .params(AlleParams::specs())
                 .evidence(EvidenceKind::LogLikelihood)
                 .projects()
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            let params = AlleParams::read_checked(s)?;
-            Ok(Box::new(params.fit(data.y)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<Alle>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix())
         }
     }
 
     impl Model for Alle {
-        fn method(&self) -> &'static str {
-            "alle"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
-            matrix("the embedding", &self.coords, None, None)?;
-            let (n, q) = self.coords.shape();
-            matrix("the training points", &self.train, Some(n), None)?;
-            vector("the mean", &self.mean, Some(self.train.ncols()))?;
-            vector("the eigenvalues", &self.eigenvalues, Some(q))?;
-            vector("the latent scale", &self.latent_scale, Some(q))?;
-            graph("the graph", &self.graph, n)?;
-            neighbours(self.k, n)?;
+            let n = self
+                .trained
+                .validate(&self.eigenvalues, &self.latent_scale, self.k)?;
             non_negative("reg", self.reg)?;
             permutation("the order", &self.order, n)?;
             self.regressions.validate(n)

@@ -346,48 +346,30 @@ pub fn mean_second_moment(y: &DMatrix<f64>) -> f64 {
     total / (n * p)
 }
 
-pub use registration::DrillMethod;
-
 /// DRILL in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings, Table};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered, Table};
     use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
 
     const ABOUT: &str =
         "dimensionality reduction by L1-penalised likelihood (the graphical lasso on points)";
 
-    /// DRILL.
-    pub struct DrillMethod;
+    impl Registered for Drill {
+        type Params = DrillParams;
 
-    impl Method for DrillMethod {
-        fn info(&self) -> MethodInfo {
+        fn info() -> MethodInfo {
             MethodInfo::new("drill", Family::RandomField, ABOUT)
-                .params(DrillParams::specs())
                 .evidence(EvidenceKind::LogLikelihood)
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            let params = DrillParams::read_checked(s)?;
-            Ok(Box::new(params.fit(data.y)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<Drill>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix())
         }
     }
 
     impl Model for Drill {
-        fn method(&self) -> &'static str {
-            "drill"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;

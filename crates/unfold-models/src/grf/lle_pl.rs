@@ -4,7 +4,7 @@
 //! The same local regressions as ALLE ([`crate::grf::regression`]) but on the ordinary kNN lists,
 //! so `M` is not triangular and the product of the regressions is a pseudolikelihood
 //! (the normalised column factors of Eq. 9/10, not Besag's full conditionals), reported with
-//! [`EvidenceKind::PseudoLogLikelihood`]. The precisions `m_ii^2` are estimated
+//! [`EvidenceKind::PseudoLogLikelihood`](unfold_core::EvidenceKind::PseudoLogLikelihood). The precisions `m_ii^2` are estimated
 //! (`p / ||r_i||^2`) or fixed to 1, which is standard LLE: the embedding, from the smallest
 //! non-constant eigenvectors of `M M^T`, is then exactly that of [`crate::Lle`].
 
@@ -12,13 +12,13 @@ use crate::grf::regression::{
     regression_embedding, LocalRegressions, PrecisionRule, RegressionField, RegressionProjector,
     DEFAULT_REG, REG,
 };
-use crate::grf::{FieldScaling, GaussianRandomField, Precision, SCALING_HELP};
+use crate::grf::{FieldScaling, GaussianRandomField, Precision, Trained, SCALING_HELP};
 use crate::method::{Checked, Declared, Field, ParamSpec, Rule, Settings};
 use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Evidence, Result};
-use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
+use unfold_graph::{GraphSpec, Weighting};
 
 crate::params! {
     /// Settings of [`LlePl`].
@@ -97,10 +97,12 @@ impl Checked<LlePlParams> {
             eigenvalues: emb.eigenvalues,
             latent_scale,
             evidence,
-            mean,
-            train: yc,
-            graph,
-            coords: emb.coords,
+            trained: Trained {
+                mean,
+                train: yc,
+                graph,
+                coords: emb.coords,
+            },
         })
     }
 }
@@ -118,10 +120,8 @@ pub struct LlePl {
     /// Pseudo-log-likelihood of the centred training data (not comparable with a
     /// likelihood).
     pub evidence: Evidence,
-    mean: DVector<f64>,
-    train: DMatrix<f64>,
-    graph: NeighbourGraph,
-    coords: DMatrix<f64>,
+    /// The training points, their mean, the graph and the embedding.
+    pub trained: Trained,
 }
 
 impl LlePl {
@@ -131,16 +131,16 @@ impl LlePl {
     }
 }
 
-crate::embedding!(LlePl, graph);
+crate::embedding!(LlePl, trained);
 
 impl OutOfSample for LlePl {
     /// The regression of the new point on its k nearest training points, as in ALLE.
     fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection> {
-        check_new_points(y_new, self.train.ncols())?;
+        check_new_points(y_new, self.trained.train.ncols())?;
         RegressionProjector {
-            train: &self.train,
-            mean: &self.mean,
-            coords: &self.coords,
+            train: &self.trained.train,
+            mean: &self.trained.mean,
+            coords: &self.trained.coords,
             latent_scale: &self.latent_scale,
             k: self.k,
             reg: self.reg,
@@ -150,58 +150,35 @@ impl OutOfSample for LlePl {
     }
 }
 
-pub use registration::LlePlMethod;
-
 /// LLE as a pseudo-likelihood in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
     use unfold_core::EvidenceKind;
     use unfold_core::Observer;
 
     const ABOUT: &str = "LLE as a field fitted by pseudo-likelihood";
 
-    /// LLE as a pseudo-likelihood field.
-    pub struct LlePlMethod;
+    impl Registered for LlePl {
+        type Params = LlePlParams;
 
-    impl Method for LlePlMethod {
-        fn info(&self) -> MethodInfo {
+        fn info() -> MethodInfo {
             MethodInfo::new("lle-pl", Family::RandomField, ABOUT)
-                .params(LlePlParams::specs())
                 .evidence(EvidenceKind::PseudoLogLikelihood)
                 .projects()
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            let params = LlePlParams::read_checked(s)?;
-            Ok(Box::new(params.fit(data.y)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<LlePl>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix())
         }
     }
 
     impl Model for LlePl {
-        fn method(&self) -> &'static str {
-            "lle-pl"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
-            matrix("the embedding", &self.coords, None, None)?;
-            let (n, q) = self.coords.shape();
-            matrix("the training points", &self.train, Some(n), None)?;
-            vector("the mean", &self.mean, Some(self.train.ncols()))?;
-            vector("the eigenvalues", &self.eigenvalues, Some(q))?;
-            vector("the latent scale", &self.latent_scale, Some(q))?;
-            graph("the graph", &self.graph, n)?;
-            neighbours(self.k, n)?;
+            let n = self
+                .trained
+                .validate(&self.eigenvalues, &self.latent_scale, self.k)?;
             non_negative("reg", self.reg)?;
             self.regressions.validate(n)
         }

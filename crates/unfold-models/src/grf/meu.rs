@@ -21,7 +21,7 @@
 //! [`Meu::project`] and `docs/methods/meu.md`.
 
 use crate::field::grounded::{EdgeEngine, GroundedLaplacian, SparseOrdering};
-use crate::field::{DEFAULT_GAMMA, SCALING_HELP, SOLVER_HELP};
+use crate::field::{Trained, DEFAULT_GAMMA, SCALING_HELP, SOLVER_HELP};
 use crate::grf::{
     laplacian_embedding, latent_scales, new_node_mean, FieldFactor, FieldFitOptions,
     FieldFitReport, FieldScaling, GaussianRandomField, Precision, PrecisionDerivative, Solver,
@@ -240,10 +240,12 @@ impl Checked<MeuParams> {
             evidence,
             report: fit.report,
             convergence: fit.convergence,
-            mean,
-            train: yc,
-            graph,
-            coords: emb.coords,
+            trained: Trained {
+                mean,
+                train: yc,
+                graph,
+                coords: emb.coords,
+            },
         })
     }
 }
@@ -438,7 +440,7 @@ impl GaussianRandomField for MeuField {
             .collect())
     }
 
-    /// The factor of [`MeuField::dense_precision`] (`11^T / n` added, which every edge
+    /// The factor of `MeuField::dense_precision` (`11^T / n` added, which every edge
     /// Laplacian's entries cancel), with the determinant corrected.
     fn factor(&self, lambda: &[f64]) -> Result<FieldFactor> {
         self.check_theta(lambda)?;
@@ -522,17 +524,15 @@ pub struct Meu {
     /// How the maximum-likelihood search ended, with the log-likelihood after each
     /// iteration.
     pub convergence: Convergence,
-    mean: DVector<f64>,
-    train: DMatrix<f64>,
-    graph: NeighbourGraph,
-    coords: DMatrix<f64>,
+    /// The training points, their mean, the graph and the embedding.
+    pub trained: Trained,
 }
 
 impl Meu {
     /// The fitted field on the training data (to evaluate the likelihood, its gradient or
     /// the expected squared distances at other multipliers).
     pub fn field(&self) -> MeuField {
-        MeuField::new(&self.train, self.edges.clone(), self.gamma)
+        MeuField::new(&self.trained.train, self.edges.clone(), self.gamma)
     }
 
     /// The fitted Laplacian `L` (without `gamma I`).
@@ -541,7 +541,7 @@ impl Meu {
     }
 }
 
-crate::embedding!(Meu, graph);
+crate::embedding!(Meu, trained);
 
 impl OutOfSample for Meu {
     /// Projects new points. Each new point `*` is joined to its k nearest training points
@@ -555,19 +555,19 @@ impl OutOfSample for Meu {
     /// A new point that coincides with a training point takes its coordinates with zero
     /// variance (the limit `lambda -> inf`).
     fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection> {
-        check_new_points(y_new, self.train.ncols())?;
+        check_new_points(y_new, self.trained.train.ncols())?;
         if self.gamma <= 0.0 {
             return Err(Error::invalid(
                 "gamma",
                 "projection needs the proper field of gamma > 0; refit with gamma = 1e-4",
             ));
         }
-        let (m, q) = (y_new.nrows(), self.coords.ncols());
+        let (m, q) = (y_new.nrows(), self.trained.coords.ncols());
         let mut yc = y_new.clone();
-        for (mut col, &mu) in yc.column_iter_mut().zip(self.mean.iter()) {
+        for (mut col, &mu) in yc.column_iter_mut().zip(self.trained.mean.iter()) {
             col.add_scalar_mut(-mu);
         }
-        let nn = knn_query(&self.train, &yc, self.k)?;
+        let nn = knn_query(&self.trained.train, &yc, self.k)?;
         let field = self.field();
         let chol = SparseCholesky::new(
             &field.laplacian(&self.lambda, self.gamma),
@@ -580,16 +580,16 @@ impl OutOfSample for Meu {
             let nbrs = &nn.indices[i];
             let d: Vec<f64> = nn.distances[i].iter().map(|v| v * v).collect();
             if d[0] == 0.0 {
-                mean.set_row(i, &self.coords.row(nbrs[0]));
+                mean.set_row(i, &self.trained.coords.row(nbrs[0]));
                 covariance.push(DMatrix::zeros(q, q));
                 continue;
             }
             let k_nn = covariance_block(&chol, nbrs);
-            let local = NewPointField::new(&k_nn, d, self.train.ncols(), self.gamma)?;
+            let local = NewPointField::new(&k_nn, d, self.trained.train.ncols(), self.gamma)?;
             let lam = local.fit(&vec![lambda0; nbrs.len()])?;
             let total = lam.iter().sum::<f64>() + self.gamma;
             let edges = nbrs.iter().copied().zip(lam.iter().copied());
-            mean.set_row(i, &new_node_mean(&self.coords, edges, self.gamma));
+            mean.set_row(i, &new_node_mean(&self.trained.coords, edges, self.gamma));
             covariance.push(DMatrix::from_diagonal(&(&self.latent_scale / total)));
         }
         Ok(Projection {
@@ -701,58 +701,35 @@ impl NewPointField {
     }
 }
 
-pub use registration::MeuMethod;
-
 /// MEU in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
     use unfold_core::{Convergence, EvidenceKind};
 
     const ABOUT: &str = "maximum entropy unfolding: a field with one precision per kNN edge, fitted by maximum likelihood";
 
-    /// Maximum entropy unfolding.
-    pub struct MeuMethod;
+    impl Registered for Meu {
+        type Params = MeuParams;
 
-    impl Method for MeuMethod {
-        fn info(&self) -> MethodInfo {
+        fn info() -> MethodInfo {
             MethodInfo::new("meu", Family::RandomField, ABOUT)
-                .params(MeuParams::specs())
                 .evidence(EvidenceKind::LogLikelihood)
                 .projects()
                 .takes_graph()
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            let params = MeuParams::read_checked(s)?;
-            Ok(Box::new(params.fit_observed(data.y, data.graph, observer)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<Meu>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
+            p.fit_observed(&data.y.matrix(), data.graph, observer)
         }
     }
 
     impl Model for Meu {
-        fn method(&self) -> &'static str {
-            "meu"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
-            matrix("the embedding", &self.coords, None, None)?;
-            let (n, q) = self.coords.shape();
-            matrix("the training points", &self.train, Some(n), None)?;
-            vector("the mean", &self.mean, Some(self.train.ncols()))?;
-            vector("the eigenvalues", &self.eigenvalues, Some(q))?;
-            vector("the latent scale", &self.latent_scale, Some(q))?;
-            graph("the graph", &self.graph, n)?;
-            neighbours(self.k, n)?;
+            let n = self
+                .trained
+                .validate(&self.eigenvalues, &self.latent_scale, self.k)?;
             non_negative("gamma", self.gamma)?;
             pairs("edge", self.edges.iter().copied(), n)?;
             ensure(self.edges.iter().all(|&(i, j)| i < j), || {
@@ -914,13 +891,14 @@ mod tests {
         assert_eq!(again.lambda, meu.lambda);
         assert_eq!(again.evidence.value, meu.evidence.value);
         let radius = meu
+            .trained
             .graph
             .edges()
             .iter()
             .map(|&(i, j, _)| (y.row(i) - y.row(j)).norm())
             .fold(0.0, f64::max);
         let ball = NeighbourGraph::epsilon_ball(&y, radius, Weighting::Binary).unwrap();
-        assert!(ball.n_edges() > meu.graph.n_edges());
+        assert!(ball.n_edges() > meu.trained.graph.n_edges());
         let bigger = params.fit_graph(&y, &ball).unwrap();
         // Nested models: the kNN optimum is feasible on the ball (zero weight on the extra
         // edges), so the ball's maximum is at least as high.

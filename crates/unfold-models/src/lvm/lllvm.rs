@@ -14,7 +14,7 @@
 //! `Ltilde = 1 1^T / (eps n^2) + L^+ / (2 gamma)` so that epsilon drops out exactly
 //! (pitfall 5), with second moments `<C^T C> = mu_C^T mu_C + dy Sigma_C` and
 //! `<x x^T> = mu_x mu_x^T + Sigma_x` (pitfall 6), evaluated by sparse products with G
-//! ([`moments`]) in `O(n^2 k dx^2)` instead of the authors' `O(n^3 dx^2)`. Every solve and
+//! (`moments`) in `O(n^2 k dx^2)` instead of the authors' `O(n^3 dx^2)`. Every solve and
 //! log-determinant uses a Cholesky factor; the priors' log-determinants come from the
 //! eigenvalues of L (§2.2–2.4). The (n dy)^2 covariance is never formed.
 //!
@@ -31,7 +31,6 @@ mod registration;
 
 pub use params::{AlphaRule, LlLvmInit, LlLvmParams, Preprocess, RestartBounds};
 pub use project::LlLvmProjection;
-pub use registration::LlLvmMethod;
 
 use crate::method::Checked;
 use crate::traits::check_fit_input;

@@ -1,15 +1,21 @@
-//! The interface every model implements once: [`Method`] (what it is, what it takes, how
-//! it fits and decodes) and [`Model`] (what a fitted model offers), with the typed
-//! parameters ([`params`]) and the checks of decoded models ([`validate`]).
+//! The interface every model implements once: [`Registered`] (what the method is, its
+//! typed parameters and its fit; [`Registration`] makes the registry's [`Method`] of it)
+//! and [`Model`] (what a fitted model offers), with the typed parameters ([`params!`](crate::params)), the
+//! points of a fit as a view of either layout ([`Points`]) and the checks of decoded
+//! models ([`validate`]).
 //!
 //! This is the bottom layer of the crate: it depends on no model, family or registry, and
 //! every model depends on it ([`crate::registry`] lists the models at the top).
 
 mod declare;
 mod params;
+mod points;
+mod register;
 pub mod validate;
 
 pub use declare::{Checked, Choice, Declared, Field, Param, Rule};
+pub use points::Points;
+pub use register::{registered, Registered, Registration};
 
 use crate::traits::{Embedding, OutOfSample};
 use nalgebra::DMatrix;
@@ -93,7 +99,7 @@ impl MethodInfo {
     }
 
     /// These parameters after `dim` (a parameter named as one already listed, such as
-    /// the `dim` of a [`Declared`](crate::method::Declared) struct, replaces it in place).
+    /// the `dim` of a [`Declared`] struct, replaces it in place).
     pub fn params(mut self, params: impl IntoIterator<Item = ParamSpec>) -> Self {
         for p in params {
             match self.params.iter_mut().find(|q| q.name == p.name) {
@@ -128,24 +134,35 @@ impl MethodInfo {
     }
 }
 
-/// The data a method is fitted to: the points (n x p, one per row) and, for methods that
-/// take one, a neighbourhood graph on them.
+/// The data a method is fitted to: the points (n x p, one per row, in either layout) and,
+/// for methods that take one, a neighbourhood graph on them.
 #[derive(Clone, Copy)]
 pub struct FitData<'a> {
-    pub y: &'a DMatrix<f64>,
+    pub y: Points<'a>,
     pub graph: Option<&'a NeighbourGraph>,
 }
 
 impl<'a> FitData<'a> {
     /// Points only: the method builds its own graph if it needs one.
     pub fn points(y: &'a DMatrix<f64>) -> Self {
+        FitData::view(Points::from(y))
+    }
+
+    /// Points given as a view of either layout ([`Points::new`]).
+    pub fn view(y: Points<'a>) -> Self {
         FitData { y, graph: None }
+    }
+
+    /// These points on the given graph (`None`: the method builds its own).
+    pub fn with_graph(self, graph: Option<&'a NeighbourGraph>) -> Self {
+        FitData { graph, ..self }
     }
 }
 
-/// A method of unfold: implement this once (plus [`Model`] for the fitted model) and
-/// register it; the command line's `fit`, `project`, `select` and `demo`, model files and
-/// model selection then work for it.
+/// A method of unfold: a model type implements [`Registered`] (and [`Model`]) and the
+/// registry lists [`registered`] of it (or a method implements this trait by hand); the
+/// command line's `fit`, `project`, `select` and `demo`, model files and model selection
+/// then work for it.
 pub trait Method: Send + Sync {
     /// Name, family, parameters and capabilities.
     fn info(&self) -> MethodInfo;
@@ -162,50 +179,6 @@ pub trait Method: Send + Sync {
 
     /// Decodes a fitted model from the payload [`Encode::encode`] wrote (use [`decode`]).
     fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>>;
-
-    /// Fits the method on points given row after row, read where they lie, for methods
-    /// that can (PCA); `None`, the default, asks the caller for the column-major matrix
-    /// and [`Method::fit`]. Optional: a method that implements only `fit` works everywhere.
-    fn fit_rows(
-        &self,
-        _rows: Rows<'_>,
-        _settings: &Settings,
-        _observer: &dyn Observer,
-    ) -> Option<Result<Box<dyn Model>>> {
-        None
-    }
-}
-
-/// An n x p matrix of points given row after row (`values[i * p + j]` is coordinate j of
-/// point i), e.g. a C-order NumPy array.
-#[derive(Clone, Copy, Debug)]
-pub struct Rows<'a> {
-    values: &'a [f64],
-    n: usize,
-    p: usize,
-}
-
-impl<'a> Rows<'a> {
-    /// The n x p points in `values`, which must hold n p of them.
-    pub fn new(values: &'a [f64], n: usize, p: usize) -> Result<Self> {
-        if n.checked_mul(p) != Some(values.len()) {
-            return Err(Error::DimensionMismatch(format!(
-                "{} values for {n} points in {p} dimensions",
-                values.len()
-            )));
-        }
-        Ok(Rows { values, n, p })
-    }
-
-    /// The values, row after row.
-    pub fn values(&self) -> &'a [f64] {
-        self.values
-    }
-
-    /// The number of points n and their dimension p.
-    pub fn shape(&self) -> (usize, usize) {
-        (self.n, self.p)
-    }
 }
 
 /// An extra output table of a fitted model (DDRTree's tree and centres), written beside
@@ -239,11 +212,16 @@ impl<T: Serialize> Encode for T {
     }
 }
 
-/// A fitted model.
-pub trait Model: Embedding + Encode + Send + Sync {
-    /// The name of the method that fitted it ([`MethodInfo::name`]).
+/// The name of the method that fitted a model ([`MethodInfo::name`]): every
+/// [`Registered`] model type has it from its [`Registered::info`]; a model of a method
+/// written by hand implements it.
+pub trait Named {
+    /// The method's name.
     fn method(&self) -> &'static str;
+}
 
+/// A fitted model.
+pub trait Model: Embedding + Encode + Named + Send + Sync {
     /// How the fit ended.
     fn convergence(&self) -> Convergence {
         Convergence::closed_form()
@@ -256,7 +234,7 @@ pub trait Model: Embedding + Encode + Send + Sync {
 
     /// The model's labelled evidence on its training data `y`. By default the evidence
     /// of the fit; Laplacian eigenmaps and LLE compute theirs here, on demand.
-    fn evidence_on(&self, _y: &DMatrix<f64>) -> Result<Evidence> {
+    fn evidence_on(&self, _y: Points<'_>) -> Result<Evidence> {
         Ok(self.evidence())
     }
 
@@ -354,7 +332,7 @@ fn decode_whole<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T> {
 }
 
 /// A model of type `T` from the bytes [`Encode::encode`] wrote; every byte must be used
-/// and the model must pass [`Model::validate`] ([`decode_whole`]).
+/// and the model must pass [`Model::validate`] (`decode_whole`).
 pub fn decode<T: DeserializeOwned + Model + 'static>(payload: &[u8]) -> Result<Box<dyn Model>> {
     let model = decode_whole::<T>(payload, "model")?;
     model.validate()?;

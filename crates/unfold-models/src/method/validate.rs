@@ -3,7 +3,7 @@
 //! give an error that says the file is corrupt and what is inconsistent, never a panic deep
 //! inside a projection. Each model states its own invariants with these helpers in its own
 //! file; every failure is an [`Error::InvalidParameter`] on `model`, which
-//! [`Registry::from_bytes`](super::Registry::from_bytes) reports as a corrupt model file.
+//! [`Registry::from_bytes`](crate::registry::Registry::from_bytes) reports as a corrupt model file.
 //!
 //! [`Model::validate`]: super::Model::validate
 

@@ -405,7 +405,7 @@ mod registration {
                 (None, Some(state)) => Some(Root::State(state)),
                 (None, None) => s.flag("order")?.then_some(Root::Auto),
             };
-            let fit = params.fit(data.y)?;
+            let fit = params.fit(&data.y.matrix())?;
             Ok(Box::new(match root {
                 Some(root) => fit.ordered(root, s.count("min_branch")?)?,
                 None => fit,
@@ -417,11 +417,13 @@ mod registration {
         }
     }
 
-    impl Model for DdrTree {
+    impl crate::method::Named for DdrTree {
         fn method(&self) -> &'static str {
             "ddrtree"
         }
+    }
 
+    impl Model for DdrTree {
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
             matrix("the latent points", &self.coords, None, None)?;

@@ -201,47 +201,28 @@ impl Embedding for DrTree {
     }
 }
 
-pub use registration::DrTreeMethod;
-
 /// DRTree in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
     use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
 
     const ABOUT: &str = "dimensionality reduction with a spanning tree over the embedded points (lambda = 0 is PCA)";
 
-    /// DRTree.
-    pub struct DrTreeMethod;
+    impl Registered for DrTree {
+        type Params = DrTreeParams;
 
-    impl Method for DrTreeMethod {
-        fn info(&self) -> MethodInfo {
-            MethodInfo::new("drtree", Family::Regularised, ABOUT)
-                .params(DrTreeParams::specs())
-                .evidence(EvidenceKind::Objective)
+        fn info() -> MethodInfo {
+            MethodInfo::new("drtree", Family::Regularised, ABOUT).evidence(EvidenceKind::Objective)
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            let params = DrTreeParams::read_checked(s)?;
-            Ok(Box::new(params.fit(data.y)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<DrTree>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix())
         }
     }
 
     impl Model for DrTree {
-        fn method(&self) -> &'static str {
-            "drtree"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
             matrix("the latent points", &self.coords, None, None)?;

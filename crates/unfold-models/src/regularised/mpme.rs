@@ -455,47 +455,28 @@ impl crate::regularised::PosteriorRegularised for Mpme {
     }
 }
 
-pub use registration::MpmeMethod;
-
 /// MPME in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
     use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
 
     const ABOUT: &str = "maximum posterior manifold embedding: a graph learned over all pairs with a log-determinant prior";
 
-    /// Maximum posterior manifold embedding.
-    pub struct MpmeMethod;
+    impl Registered for Mpme {
+        type Params = MpmeParams;
 
-    impl Method for MpmeMethod {
-        fn info(&self) -> MethodInfo {
-            MethodInfo::new("mpme", Family::Regularised, ABOUT)
-                .params(MpmeParams::specs())
-                .evidence(EvidenceKind::Objective)
+        fn info() -> MethodInfo {
+            MethodInfo::new("mpme", Family::Regularised, ABOUT).evidence(EvidenceKind::Objective)
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            let params = MpmeParams::read_checked(s)?;
-            Ok(Box::new(params.fit(data.y)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<Mpme>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix())
         }
     }
 
     impl Model for Mpme {
-        fn method(&self) -> &'static str {
-            "mpme"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;

@@ -608,48 +608,29 @@ impl crate::regularised::PosteriorRegularised for Spl {
     }
 }
 
-pub use registration::SplMethod;
-
 /// SPL in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
     use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
 
     const ABOUT: &str =
         "structure-preserving learning: a posterior regularised by expected kNN distances";
 
-    /// Structure-preserving learning.
-    pub struct SplMethod;
+    impl Registered for Spl {
+        type Params = SplParams;
 
-    impl Method for SplMethod {
-        fn info(&self) -> MethodInfo {
-            MethodInfo::new("spl", Family::Regularised, ABOUT)
-                .params(SplParams::specs())
-                .evidence(EvidenceKind::Objective)
+        fn info() -> MethodInfo {
+            MethodInfo::new("spl", Family::Regularised, ABOUT).evidence(EvidenceKind::Objective)
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            let params = SplParams::read_checked(s)?;
-            Ok(Box::new(params.fit(data.y)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<Spl>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix())
         }
     }
 
     impl Model for Spl {
-        fn method(&self) -> &'static str {
-            "spl"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;

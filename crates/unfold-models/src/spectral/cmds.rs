@@ -122,19 +122,16 @@ impl OutOfSample for Cmds {
     }
 }
 
-pub use registration::CmdsMethod;
-
 /// Classical MDS in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
     use unfold_core::Observer;
 
-    /// Classical MDS.
-    pub struct CmdsMethod;
+    impl Registered for Cmds {
+        type Params = CmdsParams;
 
-    impl Method for CmdsMethod {
-        fn info(&self) -> MethodInfo {
+        fn info() -> MethodInfo {
             MethodInfo::new(
                 "cmds",
                 Family::Spectral,
@@ -143,25 +140,12 @@ mod registration {
             .projects()
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            Ok(Box::new(CmdsParams::read_checked(s)?.fit(data.y)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<Cmds>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix())
         }
     }
 
     impl Model for Cmds {
-        fn method(&self) -> &'static str {
-            "cmds"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
             kernel(&self.kernel)?;

@@ -124,47 +124,30 @@ impl OutOfSample for Isomap {
     }
 }
 
-pub use registration::IsomapMethod;
-
 /// Isomap in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
     use unfold_core::Observer;
 
-    /// Isomap.
-    pub struct IsomapMethod;
+    impl Registered for Isomap {
+        type Params = IsomapParams;
 
-    impl Method for IsomapMethod {
-        fn info(&self) -> MethodInfo {
+        fn info() -> MethodInfo {
             MethodInfo::new(
                 "isomap",
                 Family::Spectral,
                 "classical MDS of geodesic distances on the kNN graph",
             )
-            .params(IsomapParams::specs())
             .projects()
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            Ok(Box::new(IsomapParams::read_checked(s)?.fit(data.y)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<Isomap>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix())
         }
     }
 
     impl Model for Isomap {
-        fn method(&self) -> &'static str {
-            "isomap"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
             kernel(&self.kernel)?;

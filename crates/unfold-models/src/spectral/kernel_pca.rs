@@ -128,47 +128,30 @@ impl OutOfSample for KernelPca {
     }
 }
 
-pub use registration::KernelPcaMethod;
-
 /// Kernel PCA in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
     use unfold_core::Observer;
 
-    /// Kernel PCA (RBF kernel).
-    pub struct KernelPcaMethod;
+    impl Registered for KernelPca {
+        type Params = KernelPcaParams;
 
-    impl Method for KernelPcaMethod {
-        fn info(&self) -> MethodInfo {
+        fn info() -> MethodInfo {
             MethodInfo::new(
                 "kpca",
                 Family::Spectral,
                 "kernel PCA with the RBF kernel exp(-gamma |y - y'|^2)",
             )
-            .params(KernelPcaParams::specs())
             .projects()
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            Ok(Box::new(KernelPcaParams::read_checked(s)?.fit(data.y)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<KernelPca>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix())
         }
     }
 
     impl Model for KernelPca {
-        fn method(&self) -> &'static str {
-            "kpca"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
             kernel(&self.kernel)?;

@@ -262,54 +262,37 @@ impl Embedding for LaplacianEigenmaps {
     }
 }
 
-pub use registration::LaplacianEigenmapsMethod;
-
 /// Laplacian eigenmaps in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model};
+    use crate::method::{Family, FitData, MethodInfo, Model, Points, Registered};
     use unfold_core::EvidenceKind;
     use unfold_core::Observer;
 
-    /// Laplacian eigenmaps.
-    pub struct LaplacianEigenmapsMethod;
+    impl Registered for LaplacianEigenmaps {
+        type Params = LaplacianEigenmapsParams;
 
-    impl Method for LaplacianEigenmapsMethod {
-        fn info(&self) -> MethodInfo {
+        fn info() -> MethodInfo {
             MethodInfo::new(
                 "le",
                 Family::Spectral,
                 "Laplacian eigenmaps (evidence: the field s L + gamma I with \
                  s fitted)",
             )
-            .params(LaplacianEigenmapsParams::specs())
             .evidence(EvidenceKind::LogLikelihood)
             .takes_graph()
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            let params = LaplacianEigenmapsParams::read_checked(s)?;
-            Ok(Box::new(match data.graph {
-                None => params.fit(data.y)?,
-                Some(g) => params.fit_graph(data.y, g)?,
-            }))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<LaplacianEigenmaps>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            let y = data.y.matrix();
+            match data.graph {
+                None => p.fit(&y),
+                Some(g) => p.fit_graph(&y, g),
+            }
         }
     }
 
     impl Model for LaplacianEigenmaps {
-        fn method(&self) -> &'static str {
-            "le"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;
@@ -320,8 +303,8 @@ mod registration {
 
         /// The exact likelihood of the field with the eigenmap's Laplacian and a fitted
         /// scale, with MEU's base precision.
-        fn evidence_on(&self, y: &DMatrix<f64>) -> Result<unfold_core::Evidence> {
-            self.field_evidence(y, crate::field::DEFAULT_GAMMA)
+        fn evidence_on(&self, y: Points<'_>) -> Result<unfold_core::Evidence> {
+            self.field_evidence(&y.matrix(), crate::field::DEFAULT_GAMMA)
         }
     }
 }

@@ -136,48 +136,31 @@ impl OutOfSample for Lle {
     }
 }
 
-pub use registration::LleMethod;
-
 /// LLE in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
+    use crate::method::{Family, FitData, MethodInfo, Model, Points, Registered};
     use unfold_core::EvidenceKind;
     use unfold_core::Observer;
 
     const ABOUT: &str =
         "locally linear embedding (evidence: the field s M + gamma I with s fitted)";
 
-    /// Locally linear embedding.
-    pub struct LleMethod;
+    impl Registered for Lle {
+        type Params = LleParams;
 
-    impl Method for LleMethod {
-        fn info(&self) -> MethodInfo {
+        fn info() -> MethodInfo {
             MethodInfo::new("lle", Family::Spectral, ABOUT)
-                .params(LleParams::specs())
                 .evidence(EvidenceKind::LogLikelihood)
                 .projects()
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            Ok(Box::new(LleParams::read_checked(s)?.fit(data.y)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<Lle>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix())
         }
     }
 
     impl Model for Lle {
-        fn method(&self) -> &'static str {
-            "lle"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;
@@ -195,7 +178,7 @@ mod registration {
 
         /// The exact likelihood of the field with LLE's precision shape and a fitted scale,
         /// with MEU's base precision.
-        fn evidence_on(&self, _y: &DMatrix<f64>) -> Result<unfold_core::Evidence> {
+        fn evidence_on(&self, _y: Points<'_>) -> Result<unfold_core::Evidence> {
             self.field_evidence(crate::field::DEFAULT_GAMMA)
         }
     }

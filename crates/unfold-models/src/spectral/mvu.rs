@@ -342,48 +342,31 @@ struct SdpSolution {
     relative_gap: f64,
 }
 
-pub use registration::MvuMethod;
-
 /// MVU in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Settings};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
     use unfold_core::Convergence;
     use unfold_core::Observer;
 
-    /// Maximum variance unfolding.
-    pub struct MvuMethod;
+    impl Registered for Mvu {
+        type Params = MvuParams;
 
-    impl Method for MvuMethod {
-        fn info(&self) -> MethodInfo {
+        fn info() -> MethodInfo {
             MethodInfo::new(
                 "mvu",
                 Family::Spectral,
                 "maximum variance unfolding (exact SDP, or in a Laplacian \
                  basis)",
             )
-            .params(MvuParams::specs())
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            Ok(Box::new(MvuParams::read_checked(s)?.fit(data.y)?))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<Mvu>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix())
         }
     }
 
     impl Model for Mvu {
-        fn method(&self) -> &'static str {
-            "mvu"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
             matrix("the embedding", &self.coords, None, None)?;

@@ -7,17 +7,12 @@
 //! (`solver`: auto, exact, randomized). Projection of a new point is exact:
 //! `x = V^T (y - mu)`.
 
-use crate::method::{Checked, Declared, Rule};
-use crate::traits::{
-    check_fit_input, check_fit_values, check_new_points, Embedding, OutOfSample, Projection,
-};
-use faer::MatRef;
+use crate::method::{Checked, Declared, Points, Rule};
+use crate::traits::{check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Order, Result};
-use unfold_linalg::{
-    principal_components, principal_components_of, PcaSolver, PrincipalComponents,
-};
+use unfold_core::Result;
+use unfold_linalg::{principal_components_of, PcaSolver, PrincipalComponents};
 
 crate::params! {
     /// Settings of [`Pca`].
@@ -48,29 +43,21 @@ impl PcaParams {
 
     /// Fits PCA to the rows of `y`.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Pca> {
-        self.clone().check()?.fit(y)
+        self.fit_view(y.into())
     }
 
-    /// Fits PCA to n x p points given row after row (a C-order array), read in place:
-    /// the same fit as [`PcaParams::fit`] of the matrix, without its column-major copy.
-    pub fn fit_rows(&self, values: &[f64], n: usize, p: usize) -> Result<Pca> {
-        self.clone().check()?.fit_rows(values, n, p)
+    /// Fits PCA to points of either layout (a C-order array row after row), read in
+    /// place: the same fit as [`PcaParams::fit`] of the matrix, without a copy.
+    pub fn fit_view(&self, y: Points<'_>) -> Result<Pca> {
+        self.clone().check()?.fit_view(y)
     }
 }
 
 impl Checked<PcaParams> {
-    /// [`PcaParams::fit`] with the parameters checked.
-    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Pca> {
-        check_fit_input(y, self.dim, "PCA")?;
-        let pc = principal_components(y, self.dim, self.solver, self.seed)?;
-        Ok(Pca::from(pc))
-    }
-
-    /// [`PcaParams::fit_rows`] with the parameters checked.
-    pub fn fit_rows(&self, values: &[f64], n: usize, p: usize) -> Result<Pca> {
-        check_fit_values(values, (n, p), Order::Rows, self.dim, "PCA")?;
-        let y = MatRef::from_row_major_slice(values, n, p);
-        let pc = principal_components_of(y, self.dim, self.solver, self.seed)?;
+    /// [`PcaParams::fit_view`] with the parameters checked.
+    pub fn fit_view(&self, y: Points<'_>) -> Result<Pca> {
+        y.check_fit(self.dim, "PCA")?;
+        let pc = principal_components_of(y.view(), self.dim, self.solver, self.seed)?;
         Ok(Pca::from(pc))
     }
 }
@@ -113,59 +100,25 @@ impl OutOfSample for Pca {
     }
 }
 
-pub use registration::PcaMethod;
-
 /// PCA in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{decode, Family, FitData, Method, MethodInfo, Model, Rows, Settings};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
     use unfold_core::Observer;
 
-    const ABOUT: &str = "principal component analysis";
+    impl Registered for Pca {
+        type Params = PcaParams;
 
-    /// Principal component analysis.
-    pub struct PcaMethod;
-
-    impl Method for PcaMethod {
-        fn info(&self) -> MethodInfo {
-            MethodInfo::new("pca", Family::Spectral, ABOUT)
-                .params(PcaParams::specs())
-                .projects()
+        fn info() -> MethodInfo {
+            MethodInfo::new("pca", Family::Spectral, "principal component analysis").projects()
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            Ok(Box::new(PcaParams::read_checked(s)?.fit(data.y)?))
-        }
-
-        fn fit_rows(
-            &self,
-            rows: Rows<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Option<Result<Box<dyn Model>>> {
-            let fit = || -> Result<Box<dyn Model>> {
-                let (n, p) = rows.shape();
-                let params = PcaParams::read_checked(s)?;
-                Ok(Box::new(params.fit_rows(rows.values(), n, p)?))
-            };
-            Some(fit())
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<Pca>(payload)
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit_view(data.y)
         }
     }
 
     impl Model for Pca {
-        fn method(&self) -> &'static str {
-            "pca"
-        }
-
         fn validate(&self) -> Result<()> {
             use crate::method::validate::*;
             let (p, q) = self.components.shape();
@@ -196,39 +149,39 @@ mod tests {
         })
     }
 
-    /// Points given row after row fit as the matrix does, through the registry; other
-    /// methods decline them; bad rows are refused with the cell or the count.
+    /// Points given row after row fit as the matrix does, through the registry (PCA reads
+    /// them in place, Isomap copies them to the same matrix), and bad rows are refused
+    /// with the cell or the count.
     #[test]
     fn rows_in_place_fit_as_the_matrix() {
-        use crate::registry::{FitData, Registry, Rows, Settings};
+        use crate::registry::{FitData, Points, Registry, Settings};
+        use unfold_core::Order;
         let y = sample();
         let values: Vec<f64> = y.transpose().as_slice().to_vec();
+        let rows = Points::new(&values, 60, 3, Order::Rows).unwrap();
         let registry = Registry::builtin();
         let silent = &unfold_core::Silent;
-        let rows = Rows::new(&values, 60, 3).unwrap();
         let a = registry
             .fit("pca", &FitData::points(&y), &Settings::new(), silent)
             .unwrap();
         let b = registry
-            .fit_rows("pca", rows, &Settings::new(), silent)
-            .unwrap()
-            .expect("pca reads rows in place");
+            .fit("pca", &FitData::view(rows), &Settings::new(), silent)
+            .unwrap();
         let (ea, eb) = (a.model.coords(), b.model.coords());
         assert!((ea - eb).amax() < 1e-12 * ea.amax(), "{ea} {eb}");
         assert_eq!(b.report.method, "pca");
-        assert!(registry
-            .fit_rows("isomap", rows, &Settings::new(), silent)
-            .unwrap()
-            .is_none());
-        assert!(matches!(
-            Rows::new(&values, 60, 4),
-            Err(Error::DimensionMismatch(_))
-        ));
+        let fit = |data: FitData<'_>| {
+            let s = Settings::new().with("k", 8usize);
+            registry.fit("isomap", &data, &s, silent).unwrap().model
+        };
+        let (c, d) = (fit(FitData::points(&y)), fit(FitData::view(rows)));
+        assert_eq!(c.coords(), d.coords());
         let mut bad = values.clone();
         bad[7 * 3 + 2] = f64::NAN;
-        let e = PcaParams::new(2).fit_rows(&bad, 60, 3).unwrap_err();
+        let bad = Points::new(&bad, 60, 3, Order::Rows).unwrap();
+        let e = PcaParams::new(2).fit_view(bad).unwrap_err();
         assert!(matches!(e, Error::NonFinite { row: 7, col: 2, .. }), "{e}");
-        let e = PcaParams::new(3).fit_rows(&values, 60, 3).unwrap_err();
+        let e = PcaParams::new(3).fit_view(rows).unwrap_err();
         assert!(e.to_string().contains("feature"), "{e}");
     }
 

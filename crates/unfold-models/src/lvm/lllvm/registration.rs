@@ -1,49 +1,34 @@
 //! LL-LVM in the method registry ([`crate::registry`]).
 
 use super::{LlLvm, LlLvmParams};
-use crate::method::{decode, Declared, Family, FitData, Method, MethodInfo, Model, Settings};
+use crate::method::{Checked, Family, FitData, MethodInfo, Model, Registered};
 use unfold_core::{Convergence, EvidenceKind, Observer, Result};
 
-/// The locally linear latent variable model.
-pub struct LlLvmMethod;
+impl Registered for LlLvm {
+    type Params = LlLvmParams;
 
-impl Method for LlLvmMethod {
-    fn info(&self) -> MethodInfo {
+    fn info() -> MethodInfo {
         MethodInfo::new(
             "lllvm",
             Family::LatentVariable,
             "the locally linear latent variable model, fitted by \
              variational EM",
         )
-        .params(LlLvmParams::specs())
         .evidence(EvidenceKind::Elbo)
         .projects()
         .takes_graph()
     }
 
-    fn fit(
-        &self,
-        data: &FitData<'_>,
-        s: &Settings,
-        observer: &dyn Observer,
-    ) -> Result<Box<dyn Model>> {
-        let params = LlLvmParams::read_checked(s)?;
-        Ok(Box::new(match data.graph {
-            None => params.fit_observed(data.y, observer)?,
-            Some(g) => params.fit_graph_observed(data.y, g, observer)?,
-        }))
-    }
-
-    fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-        decode::<LlLvm>(payload)
+    fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
+        let y = data.y.matrix();
+        match data.graph {
+            None => p.fit_observed(&y, observer),
+            Some(g) => p.fit_graph_observed(&y, g, observer),
+        }
     }
 }
 
 impl Model for LlLvm {
-    fn method(&self) -> &'static str {
-        "lllvm"
-    }
-
     fn validate(&self) -> Result<()> {
         use crate::method::validate::*;
         matrix("the embedding", &self.coords, None, None)?;
