@@ -9,6 +9,9 @@ use rand_distr::{Distribution, Normal};
 use std::f64::consts::PI;
 use unfold_core::{seeded_rng, Error, Result, Rng};
 
+mod tree;
+pub use tree::{tree, TreeSpec};
+
 fn check(n: usize, noise_sd: f64) -> Result<()> {
     if n == 0 {
         return Err(Error::invalid(
