@@ -120,7 +120,7 @@ impl Registry {
             registered::<crate::regularised::spl::Spl>(),
             registered::<crate::regularised::mpme::Mpme>(),
             registered::<crate::regularised::drtree::DrTree>(),
-            Box::new(crate::regularised::ddrtree::DdrTreeMethod),
+            registered::<crate::regularised::ddrtree::DdrTree>(),
         ];
         let mut registry = Registry::empty();
         for m in all {

@@ -47,7 +47,8 @@ pub use residual::r_residual_term;
 pub(crate) use start::top_eigenvectors;
 pub(crate) use tree::{spanning_tree, tree_energy};
 
-use crate::regularised::alternating_convergence;
+use crate::method::{Checked, Declared, Field, Interval, ParamSpec, Rule, Settings};
+use crate::regularised::{alternating_convergence, LAMBDA_HELP};
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use problem::{Problem, State};
@@ -76,27 +77,137 @@ pub enum Compat {
     R,
 }
 
-/// Settings of [`DdrTree`]. Defaults follow the R package: `lambda = 5 N`, `sigma = 1e-3`,
-/// `gamma = 10`, `K = N`, at most 20 iterations, `tol = 1e-3`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DdrTreeParams {
-    /// Latent dimension `d`.
-    pub dim: usize,
-    /// Tree regularisation `lambda > 0`; `None` means `5 N`.
-    pub lambda: Option<f64>,
-    /// Bandwidth `sigma > 0` of the soft assignments (32) (it divides squared distances).
-    pub sigma: f64,
-    /// Trade-off `gamma > 0` of the clustering term (not the noise precision of SPL).
-    pub gamma: f64,
-    /// Number of centres `K <= N`; `None` means Monocle 2's rule ([`auto_centres`]): `K = N`
-    /// with `C = Z` (the paper) below 100 points, fewer centres from there.
-    pub ncenters: Option<usize>,
-    /// Maximum number of iterations.
-    pub max_iter: usize,
-    /// Relative-change tolerance of the stopping rule.
-    pub tol: f64,
-    /// Paper or R-package conventions.
-    pub compat: Compat,
+crate::choice!(Compat { Paper = "paper", R = "r" });
+
+crate::params! {
+    /// Settings of [`DdrTree`]. Defaults follow the R package: `lambda = 5 N`, `sigma = 1e-3`,
+    /// `gamma = 10`, `K` by Monocle 2's rule, at most 20 iterations, `tol = 1e-3`; the
+    /// points are not ordered.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct DdrTreeParams {
+        /// Latent dimension `d`.
+        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
+        /// Tree regularisation `lambda > 0`; `None` means `5 N`.
+        pub lambda: Option<f64> = None => Rule::auto("5 N (the R package's)", LAMBDA_HELP)
+            .range(Interval::POSITIVE),
+        /// Bandwidth `sigma > 0` of the soft assignments (32) (it divides squared distances).
+        pub sigma: f64 = 1e-3 => Rule::within(
+            Interval::POSITIVE,
+            "ddrtree: the bandwidth of the soft assignment of points to centres",
+        ),
+        /// Trade-off `gamma > 0` of the clustering term (not the noise precision of SPL).
+        pub gamma: f64 = 10.0 => Rule::within(
+            Interval::POSITIVE,
+            "ddrtree: the weight of the clustering term",
+        ),
+        /// Number of centres `K <= N`; `None` means Monocle 2's rule ([`auto_centres`]): `K = N`
+        /// with `C = Z` (the paper) below 100 points, fewer centres from there.
+        pub ncenters: Option<usize> = None => Rule::auto(
+            "N below 100 points, else round(200 ln N / (ln N + ln 100)) (Monocle 2's)",
+            "ddrtree: the number of centres K",
+        )
+        .min(1),
+        /// Maximum number of iterations.
+        pub max_iter: usize = 20,
+        /// Relative-change tolerance of the stopping rule.
+        pub tol: f64 = 1e-3,
+        /// Paper or R-package conventions.
+        pub compat: Compat = Compat::Paper => Rule::help(
+            "ddrtree: the paper's model (centred, objective checked) or the R package's \
+             conventions (and Monocle 2's pseudotime, along a tree over the cells)",
+        ),
+        /// Whether and from where the fit orders the points along its tree (the parameters
+        /// `order`, `min_branch`, `root_cell` and `root_state`).
+        pub ordering: TreeOrdering = TreeOrdering::default() => Rule::group(),
+    }
+}
+
+/// The ordering of the points along the learned tree that a fit adds
+/// ([`DdrTree::ordered`]), DDRTree's parameters `order`, `min_branch`, `root_cell` and
+/// `root_state`: `root_cell` or `root_state` (not both) gives the root and implies
+/// `order`, whose root is otherwise [`Root::Auto`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TreeOrdering {
+    /// Where pseudotime starts; `None`: the points are not ordered.
+    pub root: Option<Root>,
+    /// Spurs of fewer centres start no state and make no branch point
+    /// ([`DdrTree::order_with`]).
+    pub min_branch: usize,
+}
+
+impl Field for TreeOrdering {
+    fn field_specs(_: &'static str, _: &Rule, default: &Self) -> Vec<ParamSpec> {
+        let order = Rule::help(
+            "ddrtree: order the points along the tree (pseudotime, states, branch points; \
+             written as <out>.order.csv)",
+        );
+        let min_branch = Rule::help(
+            "ddrtree: side branches of fewer centres start no state and make no branch \
+             point (Monocle 3's minimal branch length, 10 there; 0: every centre of degree \
+             above 2, as Monocle 2)",
+        );
+        let root_cell = Rule::auto(
+            "an end of the tree's diameter",
+            "ddrtree: the cell (0-based row) pseudotime starts from; implies --order",
+        );
+        let root_state = Rule::auto(
+            "none",
+            "ddrtree: start pseudotime at the tip of this state (as numbered from the \
+             default root); implies --order",
+        )
+        .min(1);
+        let (cell, state) = default.roots();
+        [
+            bool::field_specs("order", &order, &default.root.is_some()),
+            usize::field_specs("min_branch", &min_branch, &default.min_branch),
+            Option::<usize>::field_specs("root_cell", &root_cell, &cell),
+            Option::<usize>::field_specs("root_state", &root_state, &state),
+        ]
+        .concat()
+    }
+
+    fn read_into(&mut self, _: &'static str, settings: &Settings) -> Result<()> {
+        self.min_branch.read_into("min_branch", settings)?;
+        let (mut order, (mut cell, mut state)) = (self.root.is_some(), self.roots());
+        order.read_into("order", settings)?;
+        let (given_cell, given_state) = (settings.get("root_cell"), settings.get("root_state"));
+        if given_cell.is_some() && given_state.is_some() {
+            return Err(Error::invalid(
+                "root_cell",
+                "give a root cell or a root state, not both",
+            ));
+        }
+        if given_cell.is_some() || given_state.is_some() {
+            (cell, state) = (None, None);
+        }
+        cell.read_into("root_cell", settings)?;
+        state.read_into("root_state", settings)?;
+        self.root = match (cell, state) {
+            (Some(i), _) => Some(Root::Cell(i)),
+            (None, Some(s)) => Some(Root::State(s)),
+            (None, None) => order.then_some(Root::Auto),
+        };
+        Ok(())
+    }
+
+    fn write(&self, _: &'static str, settings: &mut Settings) {
+        let (cell, state) = self.roots();
+        self.root.is_some().write("order", settings);
+        self.min_branch.write("min_branch", settings);
+        cell.write("root_cell", settings);
+        state.write("root_state", settings);
+    }
+}
+
+impl TreeOrdering {
+    /// The root cell and the root state, when the root is one of them.
+    fn roots(&self) -> (Option<usize>, Option<usize>) {
+        match self.root {
+            Some(Root::Cell(i)) => (Some(i), None),
+            Some(Root::State(s)) => (None, Some(s)),
+            _ => (None, None),
+        }
+    }
 }
 
 impl DdrTreeParams {
@@ -104,43 +215,30 @@ impl DdrTreeParams {
     pub fn new(dim: usize) -> Self {
         DdrTreeParams {
             dim,
-            lambda: None,
-            sigma: 1e-3,
-            gamma: 10.0,
-            ncenters: None,
-            max_iter: 20,
-            tol: 1e-3,
-            compat: Compat::Paper,
+            ..DdrTreeParams::default()
         }
     }
 
-    /// Fits DDRTree to the rows of `y` (N x D). A kernel matrix (N x N, e.g. the paper's
+    /// Fits DDRTree to the rows of `y` (N x D), then orders the points along the tree when
+    /// [`DdrTreeParams::ordering`] asks for it. A kernel matrix (N x N, e.g. the paper's
     /// `exp(-||y_i - y_j||^2 / D)` of Section 6.2) may be passed as `y`; `W` is then N x d.
     ///
     /// # Errors
     /// Non-finite data, fewer than two points, `dim` not below `min(N, D)`, `lambda <= 0`,
     /// `sigma <= 0`, `gamma <= 0`, `tol < 0`, `max_iter = 0`, `K` outside `1..=N`, a
-    /// singular block system, or an objective that increases beyond round-off
-    /// ([`Error::Numerical`]).
+    /// singular block system, an objective that increases beyond round-off
+    /// ([`Error::Numerical`]), or an ordering's root that the tree does not have.
+    pub fn fit(&self, y: &DMatrix<f64>) -> Result<DdrTree> {
+        self.clone().check()?.fit(y)
+    }
+}
+
+impl Checked<DdrTreeParams> {
+    /// [`DdrTreeParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<DdrTree> {
         check_fit_input(y, self.dim, "DDRTree")?;
         let n = y.nrows();
         let lambda = self.lambda.unwrap_or(5.0 * n as f64);
-        check_positive(
-            "lambda",
-            lambda,
-            "the tree regularisation; the R default is 5 N",
-        )?;
-        check_positive(
-            "sigma",
-            self.sigma,
-            "the bandwidth of the soft assignments, e.g. 1e-3",
-        )?;
-        check_positive(
-            "gamma",
-            self.gamma,
-            "the weight of the clustering term, e.g. 10",
-        )?;
         if !(self.tol >= 0.0 && self.tol.is_finite()) {
             return Err(Error::invalid(
                 "tol",
@@ -151,7 +249,7 @@ impl DdrTreeParams {
             return Err(Error::invalid("max_iter", "must be at least 1"));
         }
         let k = self.ncenters.unwrap_or_else(|| auto_centres(n));
-        if k == 0 || k > n {
+        if k > n {
             return Err(Error::invalid(
                 "ncenters",
                 format!("{k} centres for {n} points: use between 1 and {n} centres (K <= N)"),
@@ -176,7 +274,7 @@ impl DdrTreeParams {
         };
         let state = State { w, z, c };
         let run = problem.run(state, self.compat, self.max_iter, self.tol)?;
-        Ok(DdrTree {
+        let fit = DdrTree {
             mean,
             w: run.state.w,
             centres: run.state.c,
@@ -187,7 +285,11 @@ impl DdrTreeParams {
             evidence: Evidence::from_terms(EvidenceKind::Objective, run.terms),
             coords: run.state.z,
             trajectory: None,
-        })
+        };
+        match self.ordering.root {
+            Some(root) => fit.ordered(root, self.ordering.min_branch),
+            None => Ok(fit),
+        }
     }
 }
 
@@ -200,17 +302,6 @@ pub fn auto_centres(n: usize) -> usize {
     }
     let (ln_n, ln_limit) = ((n as f64).ln(), 100f64.ln());
     (2.0 * 100.0 * ln_n / (ln_n + ln_limit)).round() as usize
-}
-
-fn check_positive(name: &str, value: f64, what: &str) -> Result<()> {
-    if value > 0.0 && value.is_finite() {
-        Ok(())
-    } else {
-        Err(Error::invalid(
-            name,
-            format!("must be finite and > 0, got {value} ({what})"),
-        ))
-    }
 }
 
 /// A fitted DDRTree.
@@ -293,133 +384,24 @@ impl Embedding for DdrTree {
     }
 }
 
-pub use registration::DdrTreeMethod;
-
 /// DDRTree in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{
-        decode, Family, FitData, Interval, Method, MethodInfo, Model, Overlay, ParamSpec, Settings,
-        Table,
-    };
+    use crate::method::{Family, FitData, MethodInfo, Model, Overlay, Registered, Table};
     use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
 
     const ABOUT: &str = "discriminative dimensionality reduction with a tree over K centres (reversed graph embedding, as in Monocle 2)";
 
-    /// DDRTree.
-    pub struct DdrTreeMethod;
+    impl Registered for DdrTree {
+        type Params = DdrTreeParams;
 
-    impl Method for DdrTreeMethod {
-        fn info(&self) -> MethodInfo {
-            MethodInfo::new("ddrtree", Family::Regularised, ABOUT)
-                .params([
-                    ParamSpec::real_auto(
-                        "lambda",
-                        "5 N (the R package's)",
-                        Interval::POSITIVE,
-                        "mpme: the weight of the log-determinant; drtree: the tree penalty; \
-                         ddrtree: the weight of the tree term",
-                    ),
-                    ParamSpec::real(
-                        "sigma",
-                        DdrTreeParams::new(2).sigma,
-                        Interval::POSITIVE,
-                        "ddrtree: the bandwidth of the soft assignment of points to \
-                         centres",
-                    ),
-                    ParamSpec::real(
-                        "gamma",
-                        DdrTreeParams::new(2).gamma,
-                        Interval::POSITIVE,
-                        "ddrtree: the weight of the clustering term",
-                    ),
-                    ParamSpec::count_auto(
-                        "ncenters",
-                        "N below 100 points, else round(200 ln N / (ln N + ln 100)) (Monocle 2's)",
-                        1,
-                        "ddrtree: the number of centres K",
-                    ),
-                    ParamSpec::choice(
-                        "compat",
-                        "paper",
-                        &["paper", "r"],
-                        "ddrtree: the paper's model (centred, objective checked) or \
-                         the R package's conventions (and Monocle 2's pseudotime, along \
-                         a tree over the cells)",
-                    ),
-                    ParamSpec::flag(
-                        "order",
-                        "ddrtree: order the points along the tree (pseudotime, states, \
-                         branch points; written as <out>.order.csv)",
-                    ),
-                    ParamSpec::count(
-                        "min_branch",
-                        0,
-                        0,
-                        "ddrtree: side branches of fewer centres start no state and make no \
-                         branch point (Monocle 3's minimal branch length, 10 there; 0: every \
-                         centre of degree above 2, as Monocle 2)",
-                    ),
-                    ParamSpec::count_auto(
-                        "root_cell",
-                        "an end of the tree's diameter",
-                        0,
-                        "ddrtree: the cell (0-based row) pseudotime starts from; implies \
-                         --order",
-                    ),
-                    ParamSpec::count_auto(
-                        "root_state",
-                        "none",
-                        1,
-                        "ddrtree: start pseudotime at the tip of this state (as numbered \
-                         from the default root); implies --order",
-                    ),
-                ])
-                .evidence(EvidenceKind::Objective)
+        fn info() -> MethodInfo {
+            MethodInfo::new("ddrtree", Family::Regularised, ABOUT).evidence(EvidenceKind::Objective)
         }
 
-        fn fit(
-            &self,
-            data: &FitData<'_>,
-            s: &Settings,
-            _observer: &dyn Observer,
-        ) -> Result<Box<dyn Model>> {
-            let mut params = DdrTreeParams::new(s.count("dim")?);
-            params.lambda = s.real_opt("lambda")?;
-            params.sigma = s.real("sigma")?;
-            params.gamma = s.real("gamma")?;
-            params.ncenters = s.count_opt("ncenters")?;
-            params.compat = match s.choice("compat")? {
-                "r" => Compat::R,
-                _ => Compat::Paper,
-            };
-            let root = match (s.count_opt("root_cell")?, s.count_opt("root_state")?) {
-                (Some(_), Some(_)) => {
-                    return Err(Error::invalid(
-                        "root_cell",
-                        "give a root cell or a root state, not both",
-                    ))
-                }
-                (Some(i), None) => Some(Root::Cell(i)),
-                (None, Some(state)) => Some(Root::State(state)),
-                (None, None) => s.flag("order")?.then_some(Root::Auto),
-            };
-            let fit = params.fit(&data.y.matrix())?;
-            Ok(Box::new(match root {
-                Some(root) => fit.ordered(root, s.count("min_branch")?)?,
-                None => fit,
-            }))
-        }
-
-        fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-            decode::<DdrTree>(payload)
-        }
-    }
-
-    impl crate::method::Named for DdrTree {
-        fn method(&self) -> &'static str {
-            "ddrtree"
+        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix())
         }
     }
 

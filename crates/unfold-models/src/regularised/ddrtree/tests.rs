@@ -482,3 +482,74 @@ fn krumsiek11_fates_fall_in_their_own_states_after_the_progenitors() {
     };
     assert!(mean(&|t| t == progenitor) < 0.5 * mean(&|t| t != progenitor));
 }
+
+/// The declared parameters read the registry's settings: the ordering options give one
+/// root (a root cell or state implies `order`), both roots are refused as before, and the
+/// settings written back read the same parameters.
+#[test]
+fn settings_give_the_declared_parameters_and_the_ordering() {
+    use crate::method::{Declared, Settings};
+    let read = |s: Settings| DdrTreeParams::read_checked(&s).map(|p| p.into_inner());
+    let p = read(Settings::new()).unwrap();
+    assert_eq!(p, DdrTreeParams::new(2));
+    assert_eq!(
+        (p.sigma, p.gamma, p.max_iter, p.tol),
+        (1e-3, 10.0, 20, 1e-3)
+    );
+    assert_eq!((p.lambda, p.ncenters, p.ordering.root), (None, None, None));
+    let s = Settings::new()
+        .with("dim", 3usize)
+        .with("lambda", 4.0)
+        .with("compat", "r")
+        .with("order", false)
+        .with("min_branch", 2usize)
+        .with("root_state", 2usize);
+    let p = read(s).unwrap();
+    assert_eq!((p.dim, p.lambda, p.compat), (3, Some(4.0), Compat::R));
+    assert_eq!(
+        p.ordering,
+        TreeOrdering {
+            root: Some(Root::State(2)),
+            min_branch: 2
+        }
+    );
+    assert_eq!(read(p.settings()).unwrap(), p);
+    let cell = read(Settings::new().with("root_cell", 5usize)).unwrap();
+    assert_eq!(cell.ordering.root, Some(Root::Cell(5)));
+    assert_eq!(read(cell.settings()).unwrap(), cell);
+    let auto = read(Settings::new().with("order", true)).unwrap();
+    assert_eq!(auto.ordering.root, Some(Root::Auto));
+    assert_eq!(read(auto.settings()).unwrap(), auto);
+    let both = Settings::new()
+        .with("root_cell", 1usize)
+        .with("root_state", 1usize);
+    assert_eq!(
+        read(both).unwrap_err().to_string(),
+        "invalid value for `root_cell`: give a root cell or a root state, not both"
+    );
+    // The declared ranges, checked for parameters set through the Rust API.
+    let state0 = DdrTreeParams::new(2).ordering(TreeOrdering {
+        root: Some(Root::State(0)),
+        min_branch: 0,
+    });
+    assert!(state0
+        .check()
+        .unwrap_err()
+        .to_string()
+        .contains("root_state"));
+}
+
+/// An ordering in the parameters orders the fit as [`DdrTree::ordered`] does.
+#[test]
+fn the_fit_orders_the_points_when_asked() {
+    let y = branching(60, 4, 6);
+    let root = TreeOrdering {
+        root: Some(Root::Cell(3)),
+        min_branch: 1,
+    };
+    let ordered = DdrTreeParams::new(2).ordering(root).fit(&y).unwrap();
+    let plain = DdrTreeParams::new(2).fit(&y).unwrap();
+    assert!(plain.trajectory.is_none());
+    let want = plain.order_with(Root::Cell(3), 1).unwrap();
+    assert_eq!(ordered.trajectory.unwrap().pseudotime, want.pseudotime);
+}
