@@ -117,6 +117,14 @@ pub fn pairs(name: &str, pairs: impl IntoIterator<Item = (usize, usize)>, n: usi
     Ok(())
 }
 
+/// The edges `(a, b, squared length)` of a tree over `n` nodes: ends in range and
+/// distinct, lengths finite.
+pub fn tree_edges(edges: &[(usize, usize, f64)], n: usize) -> Result<()> {
+    pairs("tree edge", edges.iter().map(|&(a, b, _)| (a, b)), n)?;
+    let lengths: Vec<f64> = edges.iter().map(|e| e.2).collect();
+    finite("the tree's edge lengths", &lengths)
+}
+
 /// Indices below `n`.
 pub fn indices(name: &str, values: &[usize], n: usize) -> Result<()> {
     match values.iter().position(|&i| i >= n) {

@@ -49,7 +49,7 @@ pub(crate) use tree::{spanning_tree, tree_energy};
 
 use crate::method::{Checked, Declared, Field, Interval, ParamSpec, Rule, Settings};
 use crate::regularised::{alternating_convergence, LAMBDA_HELP};
-use crate::traits::{check_fit_input, Embedding};
+use crate::traits::check_fit_input;
 use nalgebra::{DMatrix, DVector};
 use problem::{Problem, State};
 use serde::{Deserialize, Serialize};
@@ -367,22 +367,12 @@ impl DdrTree {
 impl crate::regularised::PosteriorRegularised for DdrTree {
     /// The spanning tree over the centres, unit weights.
     fn learned_graph(&self) -> Result<NeighbourGraph> {
-        let edges: Vec<_> = self.edges.iter().map(|&(a, b, _)| (a, b, 1.0)).collect();
-        NeighbourGraph::from_edges(self.centres.nrows(), &edges)
+        crate::regularised::unit_tree(self.centres.nrows(), &self.edges)
     }
 }
 
-impl Embedding for DdrTree {
-    /// The latent points `Z` (N x d).
-    fn coords(&self) -> &DMatrix<f64> {
-        &self.coords
-    }
-
-    /// The last objective value with its terms, kind `objective`.
-    fn evidence(&self) -> Evidence {
-        self.evidence.clone()
-    }
-}
+// The latent points `Z` (N x d) and the last objective with its terms, kind `objective`.
+crate::embedding!(DdrTree);
 
 /// DDRTree in the method registry ([`crate::registry`]).
 mod registration {
@@ -414,9 +404,7 @@ mod registration {
             vector("the mean", &self.mean, Some(self.w.nrows()))?;
             matrix("the centres", &self.centres, None, Some(d))?;
             let k = self.centres.nrows();
-            pairs("tree edge", self.edges.iter().map(|&(a, b, _)| (a, b)), k)?;
-            let lengths: Vec<f64> = self.edges.iter().map(|e| e.2).collect();
-            finite("the tree's edge lengths", &lengths)?;
+            tree_edges(&self.edges, k)?;
             positive("lambda", self.lambda)?;
             let Some(t) = &self.trajectory else {
                 return Ok(());

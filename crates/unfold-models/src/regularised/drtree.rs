@@ -26,7 +26,7 @@
 use crate::method::{Checked, Declared, Interval, Rule};
 use crate::regularised::ddrtree::{spanning_tree, top_eigenvectors, tree_energy};
 use crate::regularised::{alternating_convergence, LAMBDA_HELP};
-use crate::traits::{check_dense_memory, check_fit_input, Embedding};
+use crate::traits::{check_dense_memory, check_fit_input};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
@@ -183,23 +183,13 @@ pub struct DrTree {
 impl crate::regularised::PosteriorRegularised for DrTree {
     /// The spanning tree over the points, unit weights.
     fn learned_graph(&self) -> Result<NeighbourGraph> {
-        let edges: Vec<_> = self.edges.iter().map(|&(a, b, _)| (a, b, 1.0)).collect();
-        NeighbourGraph::from_edges(self.coords.nrows(), &edges)
+        crate::regularised::unit_tree(self.coords.nrows(), &self.edges)
     }
 }
 
-impl Embedding for DrTree {
-    /// The latent points `Z` (N x d).
-    fn coords(&self) -> &DMatrix<f64> {
-        &self.coords
-    }
-
-    /// The last objective value with its terms (`reconstruction`, `tree`), kind
-    /// `objective`.
-    fn evidence(&self) -> Evidence {
-        self.evidence.clone()
-    }
-}
+// The latent points `Z` (N x d) and the last objective with its terms (`reconstruction`,
+// `tree`), kind `objective`.
+crate::embedding!(DrTree);
 
 /// DRTree in the method registry ([`crate::registry`]).
 mod registration {
@@ -229,9 +219,7 @@ mod registration {
             let (n, d) = self.coords.shape();
             matrix("the projection W", &self.w, None, Some(d))?;
             vector("the mean", &self.mean, Some(self.w.nrows()))?;
-            pairs("tree edge", self.edges.iter().map(|&(i, j, _)| (i, j)), n)?;
-            let lengths: Vec<f64> = self.edges.iter().map(|e| e.2).collect();
-            finite("the tree's edge lengths", &lengths)
+            tree_edges(&self.edges, n)
         }
 
         fn convergence(&self) -> Convergence {
@@ -244,6 +232,7 @@ mod registration {
 mod tests {
     use super::*;
     use crate::spectral::pca::PcaParams;
+    use crate::traits::Embedding;
     use rand_distr::{Distribution, StandardNormal};
 
     fn data(n: usize, p: usize, seed: u64) -> DMatrix<f64> {

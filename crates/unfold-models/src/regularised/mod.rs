@@ -127,6 +127,13 @@ pub fn maximise_dual<M: PairDual + ?Sized>(
     Ok((solution, best.convergence))
 }
 
+/// The tree `(a, b, squared length)` over `n` nodes as a graph with unit weights (the
+/// graph DRTree and DDRTree learn).
+pub(crate) fn unit_tree(n: usize, edges: &[(usize, usize, f64)]) -> Result<NeighbourGraph> {
+    let unit: Vec<_> = edges.iter().map(|&(a, b, _)| (a, b, 1.0)).collect();
+    NeighbourGraph::from_edges(n, &unit)
+}
+
 /// How an alternating minimisation (DRTree, DDRTree) ended: the objective after every
 /// iteration, stopped by the relative-change `tolerance` or by `max_iterations`.
 pub(crate) fn alternating_convergence(history: Vec<f64>, converged: bool) -> Convergence {

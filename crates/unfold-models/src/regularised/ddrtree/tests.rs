@@ -4,6 +4,7 @@
 
 use super::iterate::sum_terms;
 use super::*;
+use crate::traits::Embedding;
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use unfold_linalg::gemm::tr_mul_self;
