@@ -1,5 +1,6 @@
 //! The traits every fitted embedding implements.
 
+use faer::MatRef;
 use nalgebra::DMatrix;
 use unfold_core::{Error, Evidence, Result};
 use unfold_graph::NeighbourGraph;
@@ -166,6 +167,63 @@ pub fn check_fit_values(
     check_fit_shape(n, p, dim, method)
 }
 
+/// [`check_fit_input`] of the points of a faer view of any layout, read where they lie (a
+/// row-major view of a C-order array is not copied): the same checks and errors, a value
+/// that is not finite named by the first one in the view's storage order (row after row
+/// when its rows are contiguous, else column after column).
+pub fn check_fit_view(y: MatRef<'_, f64>, dim: usize, method: &str) -> Result<()> {
+    let (n, p) = (y.nrows(), y.ncols());
+    if n == 0 || p == 0 {
+        return Err(Error::Empty("the data".to_string()));
+    }
+    // The lines in storage order, as the columns of `lines`.
+    let by_rows = y.col_stride() == 1 && y.row_stride() != 1;
+    let lines = if by_rows { y.transpose() } else { y };
+    let mut largest = 0.0f64;
+    for j in 0..lines.ncols() {
+        let line = lines.col(j);
+        let (line_largest, nan) = match line.try_as_col_major() {
+            Some(line) => magnitude(line.as_slice()),
+            None => magnitude(&line.iter().copied().collect::<Vec<_>>()),
+        };
+        if nan || line_largest.is_infinite() {
+            let i = (0..lines.nrows())
+                .find(|&i| !lines[(i, j)].is_finite())
+                .expect("a value that is not finite");
+            let (row, col) = if by_rows { (j, i) } else { (i, j) };
+            return Err(Error::NonFinite {
+                what: "the data".to_string(),
+                row,
+                col,
+            });
+        }
+        largest = largest.max(line_largest);
+    }
+    // The magnitude check reads the largest absolute value only.
+    unfold_core::check_point_values(&[largest], 1, 1, unfold_core::Order::Columns, "the data")?;
+    check_fit_shape(n, p, dim, method)
+}
+
+/// The largest absolute value of `values` and whether one is NaN, in one pass of eight
+/// lanes (so that it vectorises), as [`unfold_core::check_point_values`] finds them.
+fn magnitude(values: &[f64]) -> (f64, bool) {
+    let mut lanes = [0.0f64; 8];
+    let mut nan = false;
+    let mut chunks = values.chunks_exact(8);
+    for chunk in &mut chunks {
+        for (m, &v) in lanes.iter_mut().zip(chunk) {
+            let a = v.abs();
+            *m = if a > *m { a } else { *m };
+            nan |= v.is_nan();
+        }
+    }
+    for &v in chunks.remainder() {
+        lanes[0] = lanes[0].max(v.abs());
+        nan |= v.is_nan();
+    }
+    (lanes.iter().fold(0.0f64, |m, &v| m.max(v)), nan)
+}
+
 /// The shape half of [`check_fit_input`]: at least two points and `1 <= dim < min(p, n)`.
 fn check_fit_shape(n: usize, p: usize, dim: usize, method: &str) -> Result<()> {
     if n < 2 {
@@ -182,4 +240,66 @@ fn check_fit_shape(n: usize, p: usize, dim: usize, method: &str) -> Result<()> {
         &format!("{method} reduces the {p} feature(s) of the data"),
     )?;
     unfold_core::check_dim(dim, n, "there must be more points than latent dimensions")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use unfold_linalg::view::as_faer;
+
+    /// A view of either layout is refused as its matrix is, with the same message.
+    #[test]
+    fn views_are_checked_as_their_matrix() {
+        let base = DMatrix::from_fn(9, 5, |i, j| (i * 5 + j) as f64 * 0.25 - 3.0);
+        let with = |i: usize, j: usize, v: f64| {
+            let mut y = base.clone();
+            y[(i, j)] = v;
+            y
+        };
+        let cases = [
+            (base.clone(), 2),
+            (base.clone(), 5),
+            (base.clone(), 0),
+            (base.rows(0, 1).into_owned(), 1),
+            (with(3, 2, f64::NAN), 2),
+            (with(8, 4, f64::INFINITY), 2),
+            (with(0, 1, 1e61), 2),
+            (base.map(|v| v * 1e-62), 2),
+            (DMatrix::zeros(9, 5), 2),
+            (DMatrix::zeros(0, 5), 2),
+        ];
+        for (y, dim) in cases {
+            let want = format!("{:?}", check_fit_input(&y, dim, "X"));
+            let rows: Vec<f64> = y.transpose().as_slice().to_vec();
+            let row_major = MatRef::from_row_major_slice(&rows, y.nrows(), y.ncols());
+            let wide = DMatrix::from_fn(y.nrows() + 3, y.ncols(), |i, j| {
+                if i < y.nrows() {
+                    y[(i, j)]
+                } else {
+                    f64::NAN
+                }
+            });
+            let strided = as_faer(&wide).subrows(0, y.nrows());
+            for view in [as_faer(&y), row_major, strided, strided.reverse_rows()] {
+                let got = format!("{:?}", check_fit_view(view, dim, "X"));
+                if view.row_stride() < 0 {
+                    assert_eq!(got.starts_with("Ok"), want.starts_with("Ok"), "{want}");
+                } else {
+                    assert_eq!(got, want);
+                }
+            }
+        }
+        // The first bad value in storage order: (0, 1) in the rows, (2, 0) in the columns.
+        let y = with(0, 1, f64::NAN)
+            .map_with_location(|i, j, v| if (i, j) == (2, 0) { f64::NAN } else { v });
+        let rows: Vec<f64> = y.transpose().as_slice().to_vec();
+        let row_major = MatRef::from_row_major_slice(&rows, 9, 5);
+        let at = |r: Result<()>| match r {
+            Err(Error::NonFinite { row, col, .. }) => (row, col),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(at(check_fit_view(row_major, 2, "X")), (0, 1));
+        assert_eq!(at(check_fit_view(as_faer(&y), 2, "X")), (2, 0));
+        assert_eq!(at(check_fit_input(&y, 2, "X")), (2, 0));
+    }
 }

@@ -9,7 +9,7 @@ use super::Assignment;
 use crate::gemm::mul_with;
 use crate::simd::{self, LANES};
 use crate::view::as_faer;
-use faer::Par;
+use faer::{MatRef, Par};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 
@@ -65,22 +65,32 @@ pub(super) struct LaneRows {
 }
 
 impl LaneRows {
-    /// Copies `x` by blocks of rows in parallel (within a block, column by column, so that
-    /// both the reads and the writes stay in cache).
-    pub(super) fn new(x: &DMatrix<f64>) -> LaneRows {
+    /// Copies `x` (a view of any layout) by blocks of rows in parallel: within a block,
+    /// column by column when the columns are contiguous, else row by row, so that both
+    /// the reads and the writes stay in cache.
+    pub(super) fn new(x: MatRef<'_, f64>) -> LaneRows {
         const ROWS: usize = 64;
-        let (n, cols) = x.shape();
+        let (n, cols) = (x.nrows(), x.ncols());
         let width = cols.div_ceil(LANES);
         let mut lanes = vec![Lane::default(); n * width];
+        let by_rows = x.col_stride() == 1 && x.row_stride() != 1;
         if width > 0 {
             lanes
                 .par_chunks_mut(ROWS * width)
                 .enumerate()
                 .for_each(|(b, block)| {
-                    for (j, col) in x.column_iter().enumerate() {
-                        let col = &col.as_slice()[b * ROWS..];
-                        for (row, &v) in block.chunks_exact_mut(width).zip(col) {
-                            row[j / LANES].0[j % LANES] = v;
+                    let xb = x.subrows(b * ROWS, block.len() / width);
+                    if by_rows {
+                        for (i, row) in block.chunks_exact_mut(width).enumerate() {
+                            for (j, &v) in xb.row(i).iter().enumerate() {
+                                row[j / LANES].0[j % LANES] = v;
+                            }
+                        }
+                    } else {
+                        for j in 0..cols {
+                            for (row, &v) in block.chunks_exact_mut(width).zip(xb.col(j).iter()) {
+                                row[j / LANES].0[j % LANES] = v;
+                            }
                         }
                     }
                 });
@@ -108,14 +118,22 @@ pub struct DataRows<'a>(pub(super) Layout<'a>);
 pub(super) enum Layout<'a> {
     /// Each row padded to whole lanes, for the sparse updates.
     Lanes(LaneRows),
-    /// The matrix itself, for dense products over blocks of rows.
-    Columns(&'a DMatrix<f64>),
+    /// The matrix itself (a view of any layout), for dense products over blocks of rows.
+    Columns(MatRef<'a, f64>),
 }
 
 impl<'a> DataRows<'a> {
     /// The layout of `x` (N x p) for [`Assignment::products`]: a row-major copy below
     /// [`DENSE_PRODUCT_COLS`] columns, else a reference to `x`.
     pub fn new(x: &'a DMatrix<f64>) -> DataRows<'a> {
+        DataRows::of(as_faer(x))
+    }
+
+    /// [`DataRows::new`] of a view of any layout: from [`DENSE_PRODUCT_COLS`] columns on,
+    /// the view itself (a row-major view of a C-order array is read where it lies, not
+    /// copied). The products are [`DataRows::new`]'s to the bit for a column-major view,
+    /// and below [`DENSE_PRODUCT_COLS`] columns for any layout.
+    pub fn of(x: MatRef<'a, f64>) -> DataRows<'a> {
         DataRows(if x.ncols() >= DENSE_PRODUCT_COLS {
             Layout::Columns(x)
         } else {
@@ -166,7 +184,7 @@ impl Assignment {
                 let Products { gram, col_sums, .. } = self.sparse_products_of(&empty);
                 Products {
                     gram,
-                    tr_mul: self.dense_tr_mul(x),
+                    tr_mul: self.dense_tr_mul(*x),
                     col_sums,
                 }
             }
@@ -226,7 +244,7 @@ impl Assignment {
     /// window of positions (the least to the largest it uses) as a dense matrix, times the
     /// block's rows of `X` in one sequential faer product; the blocks run in parallel and
     /// their results are added in block order (the same bits for any number of threads).
-    fn dense_tr_mul(&self, x: &DMatrix<f64>) -> DMatrix<f64> {
+    fn dense_tr_mul(&self, x: MatRef<'_, f64>) -> DMatrix<f64> {
         assert_eq!(x.nrows(), self.n, "one row of X per point");
         let p = x.ncols();
         let parts: Vec<Option<(usize, DMatrix<f64>)>> = self
@@ -251,7 +269,7 @@ impl Assignment {
                         r[(point, q as usize - lo)] = v;
                     }
                 }
-                let xb = as_faer(x).subrows(start, b.rows());
+                let xb = x.subrows(start, b.rows());
                 Some((lo, mul_with(as_faer(&r).transpose(), xb, Par::Seq)))
             })
             .collect();

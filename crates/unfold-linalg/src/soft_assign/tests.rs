@@ -6,6 +6,8 @@ use super::products::{products_blocks, LaneRows, Layout};
 use super::*;
 use crate::simd::Level;
 use crate::sq_dists_to;
+use crate::view::as_faer;
+use faer::MatRef;
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
@@ -48,7 +50,7 @@ fn every_instruction_set_gives_the_same_bits() {
         let (z, c) = (points(1100, dim, 0), points(40, dim, 5000));
         let order: Vec<usize> = (0..40).rev().collect();
         let g = Geometry::new(&z, &c, &order);
-        let x = LaneRows::new(&points(1100, 11, 99));
+        let x = LaneRows::new(as_faer(&points(1100, 11, 99)));
         let a = Assignment::from_points(&z, &c, sigma, order.clone(), None);
         let run = |level: Level| {
             let mut block = Block::default();
@@ -180,7 +182,7 @@ fn sparse_products_match_dense() {
         let close = |got: DMatrix<f64>, want: DMatrix<f64>| {
             assert!((&got - &want).norm() <= 1e-12 * want.norm());
         };
-        let products = a.products(&DataRows(Layout::Lanes(LaneRows::new(&x))));
+        let products = a.products(&DataRows(Layout::Lanes(LaneRows::new(as_faer(&x)))));
         assert_eq!(products.gram, products.gram.transpose());
         close(products.gram.clone(), r.transpose() * &r);
         close(products.tr_mul, r.transpose() * &x);
@@ -291,4 +293,31 @@ fn reused_buffers_give_the_bits_of_fresh_ones() {
         }
     }
     assert!(kept > 0, "no case had room for the new rows");
+}
+
+/// The products of a row-major view (a C-order array read where it lies) are those of the
+/// column-major matrix: to the bit through the lane copy below `DENSE_PRODUCT_COLS`
+/// columns, to round-off through the dense blocks from there on; a column-major view
+/// gives `DataRows::new`'s bits.
+#[test]
+fn row_major_views_give_the_products_of_the_matrix() {
+    let (z, c) = (noise(1500, 2, 30), noise(40, 2, 31));
+    let a = Assignment::from_points(&z, &c, 0.05, by_first_coordinate(&c), None);
+    for p in [7, DENSE_PRODUCT_COLS + 5] {
+        let x = noise(1500, p, 32);
+        let rows: Vec<f64> = x.transpose().as_slice().to_vec();
+        let view = MatRef::from_row_major_slice(&rows, 1500, p);
+        let want = a.products(&DataRows::new(&x));
+        let same = a.products(&DataRows::of(as_faer(&x)));
+        assert_eq!((&same.gram, &same.tr_mul), (&want.gram, &want.tr_mul));
+        let got = a.products(&DataRows::of(view));
+        assert_eq!(got.gram, want.gram, "p = {p}");
+        assert_eq!(got.col_sums, want.col_sums, "p = {p}");
+        if p < DENSE_PRODUCT_COLS {
+            assert_eq!(got.tr_mul, want.tr_mul, "p = {p}");
+        } else {
+            let rel = (&got.tr_mul - &want.tr_mul).amax() / want.tr_mul.amax();
+            assert!(rel < 1e-13, "p = {p}: {rel:e}");
+        }
+    }
 }

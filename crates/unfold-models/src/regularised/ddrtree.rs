@@ -49,14 +49,17 @@ pub(crate) use tree::{spanning_tree, tree_energy};
 
 use crate::method::{Checked, Declared, Field, Interval, ParamSpec, Rule, Settings};
 use crate::regularised::{alternating_convergence, LAMBDA_HELP};
-use crate::traits::check_fit_input;
+use crate::traits::check_fit_view;
+use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
 use problem::{Problem, State};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use start::kmeans_evenly_started;
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_graph::trajectory::{Measure, Root, Trajectory};
 use unfold_graph::NeighbourGraph;
+use unfold_linalg::view::as_faer;
 
 /// Which conventions a DDRTree fit follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -231,12 +234,29 @@ impl DdrTreeParams {
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<DdrTree> {
         self.clone().check()?.fit(y)
     }
+
+    /// [`DdrTreeParams::fit`] of the rows of a faer view of any layout, read where they lie:
+    /// a row-major view of a C-order array (N x D) is fitted without a column-major copy of
+    /// `Y` (narrow data, below 96 columns, are copied row by row into the padded lanes that
+    /// `R^T Y` reads, as for any layout). A column-major view gives
+    /// [`DdrTreeParams::fit`]'s bits; a row-major one the same fit to round-off.
+    ///
+    /// # Errors
+    /// As [`DdrTreeParams::fit`].
+    pub fn fit_view(&self, y: MatRef<'_, f64>) -> Result<DdrTree> {
+        self.clone().check()?.fit_view(y)
+    }
 }
 
 impl Checked<DdrTreeParams> {
     /// [`DdrTreeParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<DdrTree> {
-        check_fit_input(y, self.dim, "DDRTree")?;
+        self.fit_view(as_faer(y))
+    }
+
+    /// [`DdrTreeParams::fit_view`] with the parameters checked.
+    pub fn fit_view(&self, y: MatRef<'_, f64>) -> Result<DdrTree> {
+        check_fit_view(y, self.dim, "DDRTree")?;
         let n = y.nrows();
         let lambda = self.lambda.unwrap_or(5.0 * n as f64);
         if !(self.tol >= 0.0 && self.tol.is_finite()) {
@@ -256,7 +276,7 @@ impl Checked<DdrTreeParams> {
             ));
         }
         let mean = match self.compat {
-            Compat::Paper => DVector::from_fn(y.ncols(), |j, _| y.column(j).mean()),
+            Compat::Paper => column_means(y),
             Compat::R => DVector::zeros(y.ncols()),
         };
         // The paper's centring is never formed (no second N x D matrix): the problem
@@ -291,6 +311,34 @@ impl Checked<DdrTreeParams> {
             None => Ok(fit),
         }
     }
+}
+
+/// The mean of each column of `y`, summed from the first row to the last as nalgebra's
+/// `mean` sums a column, so that both layouts give the same bits: column by column when the
+/// columns are contiguous, else groups of columns row by row (a row-major view is read
+/// along its rows).
+fn column_means(y: MatRef<'_, f64>) -> DVector<f64> {
+    const GROUP: usize = 64;
+    let (n, p) = (y.nrows(), y.ncols());
+    let by_rows = y.col_stride() == 1 && y.row_stride() != 1;
+    let mut sums = vec![0.0; p];
+    sums.par_chunks_mut(GROUP)
+        .enumerate()
+        .for_each(|(g, sums)| {
+            let cols = y.subcols(g * GROUP, sums.len());
+            if by_rows {
+                for i in 0..n {
+                    for (s, &v) in sums.iter_mut().zip(cols.row(i).iter()) {
+                        *s += v;
+                    }
+                }
+            } else {
+                for (j, s) in sums.iter_mut().enumerate() {
+                    *s = cols.col(j).iter().fold(0.0, |a, &v| a + v);
+                }
+            }
+        });
+    DVector::from_iterator(p, sums.into_iter().map(|s| s / n as f64))
 }
 
 /// Monocle 2's number of centres for `n` points (`cal_ncenter` with its limit of 100):
@@ -391,7 +439,7 @@ mod registration {
         }
 
         fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
-            p.fit(&data.y.matrix())
+            p.fit_view(data.y.view())
         }
     }
 

@@ -7,12 +7,14 @@ use super::residual::{
 };
 use super::start::top_eigenvectors;
 use super::tree::tree_energy;
+use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use unfold_core::{Error, Result};
-use unfold_linalg::gemm::{centred_mul, centred_tr_mul_self, mul, tr_mul, tr_mul_self};
+use unfold_linalg::gemm::{
+    centred_mul, centred_tr_mul_self, mul, mul_of, tr_mul, tr_mul_self, tr_mul_self_of,
+};
 use unfold_linalg::soft_assign::{Assignment, DataRows, Products};
-use unfold_linalg::view::as_faer;
 use unfold_linalg::{symmetrised, Cholesky};
 
 /// The block variables `{W, Z, C}`.
@@ -25,9 +27,12 @@ pub(crate) struct State {
 
 /// The data and parameters of one fit. The data are `Y - 1 mu^T` for the stored `mean`
 /// (the paper's centred data) or `Y` itself (`mean` `None`, the R package's); every
-/// product subtracts the mean's share, so the centred N x D matrix is never formed.
+/// product subtracts the mean's share, so the centred N x D matrix is never formed. `Y` is
+/// a view of any layout, read where it lies: a row-major view (a C-order array) gets no
+/// column-major copy (below [`DENSE_PRODUCT_COLS`](unfold_linalg::soft_assign::DENSE_PRODUCT_COLS)
+/// columns `R^T Y` reads the padded row copy of [`DataRows`], whatever the layout).
 pub(crate) struct Problem<'a> {
-    pub(crate) y: &'a DMatrix<f64>,
+    pub(crate) y: MatRef<'a, f64>,
     /// The column means `mu` subtracted from the rows of `y`, if any.
     pub(super) mean: Option<&'a DVector<f64>>,
     /// The rows of `Y` laid out for `R^T Y`.
@@ -40,13 +45,7 @@ pub(crate) struct Problem<'a> {
 }
 
 impl<'a> Problem<'a> {
-    pub(crate) fn new(
-        y: &'a DMatrix<f64>,
-        lambda: f64,
-        sigma: f64,
-        gamma: f64,
-        dim: usize,
-    ) -> Self {
+    pub(crate) fn new(y: MatRef<'a, f64>, lambda: f64, sigma: f64, gamma: f64, dim: usize) -> Self {
         Problem::with_mean(y, None, lambda, sigma, gamma, dim)
     }
 
@@ -55,7 +54,7 @@ impl<'a> Problem<'a> {
     /// away (`Yc B = Y B - 1 (mean^T B)`, `R^T Yc = R^T Y - (R^T 1) mean^T`), which loses
     /// no more than centring each entry first.
     pub(crate) fn centred(
-        y: &'a DMatrix<f64>,
+        y: MatRef<'a, f64>,
         mean: &'a DVector<f64>,
         lambda: f64,
         sigma: f64,
@@ -66,7 +65,7 @@ impl<'a> Problem<'a> {
     }
 
     fn with_mean(
-        y: &'a DMatrix<f64>,
+        y: MatRef<'a, f64>,
         mean: Option<&'a DVector<f64>>,
         lambda: f64,
         sigma: f64,
@@ -74,13 +73,13 @@ impl<'a> Problem<'a> {
         dim: usize,
     ) -> Self {
         let yty = match mean {
-            Some(mean) => centred_tr_mul_self(as_faer(y), mean.as_slice()),
-            None => tr_mul_self(y),
+            Some(mean) => centred_tr_mul_self(y, mean.as_slice()),
+            None => tr_mul_self_of(y),
         };
         Problem {
             y,
             mean,
-            y_rows: DataRows::new(y),
+            y_rows: DataRows::of(y),
             yty,
             lambda,
             sigma,
@@ -92,8 +91,8 @@ impl<'a> Problem<'a> {
     /// `Yc B` for the problem's data `Yc` (N x D) and `B` (D x m).
     pub(crate) fn y_mul(&self, b: &DMatrix<f64>) -> DMatrix<f64> {
         match self.mean {
-            Some(mean) => centred_mul(as_faer(self.y), mean, b),
-            None => mul(self.y, b),
+            Some(mean) => centred_mul(self.y, mean, b),
+            None => mul_of(self.y, b),
         }
     }
 
@@ -262,7 +261,7 @@ impl Problem<'_> {
         if ete.trace() < 1e-6 * self.yty.trace() {
             return Ok(None);
         }
-        let (n, p) = self.y.shape();
+        let (n, p) = (self.y.nrows(), self.y.ncols());
         residual_plan_of(n.min(p), self.dim, &ete).map(Some)
     }
 

@@ -3,7 +3,7 @@
 //! lose digits; and the blocks of rows the residual is formed by.
 
 use faer::linalg::matmul::matmul;
-use faer::Accum;
+use faer::{Accum, MatRef};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -32,14 +32,14 @@ pub fn r_residual_term(residual: &DMatrix<f64>, dim: usize) -> Result<f64> {
 
 /// The rows `rows` of `E = Y - 1 mean^T - Z W^T` (no mean: `Y - Z W^T`).
 pub(super) fn residual_block(
-    y: &DMatrix<f64>,
+    y: MatRef<'_, f64>,
     mean: Option<&DVector<f64>>,
     z: &DMatrix<f64>,
     w: &DMatrix<f64>,
     rows: &Range<usize>,
 ) -> DMatrix<f64> {
     let mut e = DMatrix::zeros(rows.len(), y.ncols());
-    as_faer_mut(&mut e).copy_from(as_faer(y).subrows(rows.start, rows.len()));
+    as_faer_mut(&mut e).copy_from(y.subrows(rows.start, rows.len()));
     if let Some(mean) = mean {
         for (mut col, &m) in e.column_iter_mut().zip(mean.iter()) {
             col.add_scalar_mut(-m);
@@ -58,13 +58,13 @@ pub(super) fn residual_block(
 
 /// [`r_residual_term`] of `E = Y - 1 mean^T - Z W^T`, formed by small blocks of rows.
 pub(super) fn r_residual_term_of(
-    y: &DMatrix<f64>,
+    y: MatRef<'_, f64>,
     mean: Option<&DVector<f64>>,
     z: &DMatrix<f64>,
     w: &DMatrix<f64>,
     dim: usize,
 ) -> Result<f64> {
-    let (n, p) = y.shape();
+    let (n, p) = (y.nrows(), y.ncols());
     let blocks = residual_blocks(n);
     let (residuals, parts): (Vec<DMatrix<f64>>, Vec<DMatrix<f64>>) = blocks
         .par_iter()

@@ -10,6 +10,7 @@ use rand_distr::{Distribution, StandardNormal};
 use unfold_linalg::gemm::tr_mul_self;
 use unfold_linalg::soft_assign::{Assignment, DENSE_PRODUCT_COLS};
 use unfold_linalg::symmetrised;
+use unfold_linalg::view::as_faer;
 
 /// A noisy three-branch tree in 2-D, rotated into `p` dimensions, plus an offset.
 pub(crate) fn branching(n: usize, p: usize, seed: u64) -> DMatrix<f64> {
@@ -40,7 +41,7 @@ type FirstStep = (Vec<(usize, usize, f64)>, DMatrix<f64>, Assignment);
 
 /// A problem at its first iteration: state, tree, Laplacian and assignments.
 fn first_iteration(y: &DMatrix<f64>, k: usize, sigma: f64) -> (Problem<'_>, FirstStep) {
-    let problem = Problem::new(y, 3.0, sigma, 2.0, 2);
+    let problem = Problem::new(as_faer(y), 3.0, sigma, 2.0, 2);
     let w = top_eigenvectors(&problem.yty, 2).unwrap();
     let z = y * &w;
     let c = kmeans_evenly_started(&z, k).unwrap();
@@ -64,7 +65,7 @@ fn implicit_centring_matches_the_centred_copy() {
         let mean = y.row_mean().transpose();
         let yc = centred(y.clone());
         let (copy, (edges, lap, assign)) = first_iteration(&yc, 10, 0.2);
-        let implicit = Problem::centred(&y, &mean, copy.lambda, 0.2, copy.gamma, 2);
+        let implicit = Problem::centred(as_faer(&y), &mean, copy.lambda, 0.2, copy.gamma, 2);
         let close = |a: &DMatrix<f64>, b: &DMatrix<f64>, what: &str| {
             let rel = (a - b).amax() / b.amax();
             assert!(rel < 1e-11, "p = {p}, {what}: relative difference {rel:e}");
@@ -190,7 +191,7 @@ fn objective_never_increases() {
 fn residual_term_without_the_residual_matches_the_formed_one() {
     let y = noise(300, 6, 11);
     for dim in [2, 6] {
-        let problem = Problem::new(&y, 1.0, 0.1, 1.0, dim);
+        let problem = Problem::new(as_faer(&y), 1.0, 0.1, 1.0, dim);
         let w = top_eigenvectors(&problem.yty, dim.min(3)).unwrap();
         for z in [&y * &w, (&y * &w) * 0.5 + noise(300, dim.min(3), 2) * 0.1] {
             let direct = r_residual_term(&(&y - &z * w.transpose()), dim).unwrap();
@@ -204,7 +205,7 @@ fn residual_term_without_the_residual_matches_the_formed_one() {
     // Y = Z W^T exactly: the guard falls back to forming E, whose term is ~0.
     let w = top_eigenvectors(&tr_mul_self(&y), 2).unwrap();
     let exact = (&y * &w) * w.transpose();
-    let problem = Problem::new(&exact, 1.0, 0.1, 1.0, 6);
+    let problem = Problem::new(as_faer(&exact), 1.0, 0.1, 1.0, 6);
     let z = &exact * &w;
     let got = problem.r_residual_term(&z, &w, &exact.tr_mul(&z)).unwrap();
     assert!(
@@ -378,8 +379,8 @@ fn the_loop_has_the_bits_of_each_convention_written_out() {
             let fit = params.fit(&y).unwrap();
             let mean = DVector::from_fn(p, |j, _| y.column(j).mean());
             let problem = match compat {
-                Compat::Paper => Problem::centred(&y, &mean, 100.0, 0.05, 10.0, 2),
-                Compat::R => Problem::new(&y, 100.0, 0.05, 10.0, 2),
+                Compat::Paper => Problem::centred(as_faer(&y), &mean, 100.0, 0.05, 10.0, 2),
+                Compat::R => Problem::new(as_faer(&y), 100.0, 0.05, 10.0, 2),
             };
             let w = top_eigenvectors(&problem.yty, 2).unwrap();
             let z = problem.y_mul(&w);
@@ -553,4 +554,65 @@ fn the_fit_orders_the_points_when_asked() {
     assert!(plain.trajectory.is_none());
     let want = plain.order_with(Root::Cell(3), 1).unwrap();
     assert_eq!(ordered.trajectory.unwrap().pseudotime, want.pseudotime);
+}
+
+/// A row-major view of the data (a C-order array, read where it lies) gives the fit of the
+/// column-major matrix, in both conventions, on narrow and wide data (both layouts of
+/// `R^T Y`; from 200 columns on, `Y W` as `(W^T Y^T)^T`), with `K < N` and `K = N`
+/// centres: the same latent points, projection, centres and objective to round-off (the
+/// products may add in another order for another layout), the same mean and the same
+/// tree. A column-major view gives the matrix's fit to the bit.
+#[test]
+fn a_row_major_view_gives_the_fit_of_the_matrix() {
+    for (n, p, k) in [
+        (400, 5, Some(25)),
+        (90, 6, None),
+        (300, DENSE_PRODUCT_COLS + 4, Some(20)),
+        (300, 210, Some(20)),
+    ] {
+        let y = branching(n, p, 11) + noise(n, p, 12) * 0.05;
+        let rows: Vec<f64> = y.transpose().as_slice().to_vec();
+        let view = faer::MatRef::from_row_major_slice(&rows, n, p);
+        for compat in [Compat::Paper, Compat::R] {
+            let params = DdrTreeParams {
+                compat,
+                ncenters: k,
+                lambda: Some(50.0),
+                sigma: 0.05,
+                ..DdrTreeParams::new(2)
+            };
+            let what = format!("{compat:?}, {n} x {p}, K = {k:?}");
+            let want = params.fit(&y).unwrap();
+            let same = params.fit_view(as_faer(&y)).unwrap();
+            assert_eq!(same.coords(), want.coords(), "{what}");
+            assert_eq!((&same.w, &same.centres), (&want.w, &want.centres), "{what}");
+            assert_eq!(same.convergence.trace, want.convergence.trace, "{what}");
+            let got = params.fit_view(view).unwrap();
+            let close = |a: &DMatrix<f64>, b: &DMatrix<f64>, name: &str| {
+                let rel = (a - b).amax() / b.amax().max(f64::MIN_POSITIVE);
+                assert!(rel <= 1e-12, "{what}, {name}: relative difference {rel:e}");
+            };
+            close(got.coords(), want.coords(), "Z");
+            close(&got.w, &want.w, "W");
+            close(&got.centres, &want.centres, "C");
+            assert_eq!(got.mean, want.mean, "{what}");
+            let pairs = |t: &DdrTree| t.edges.iter().map(|&(a, b, _)| (a, b)).collect::<Vec<_>>();
+            assert_eq!(pairs(&got), pairs(&want), "{what}");
+            assert_eq!(
+                got.convergence.converged, want.convergence.converged,
+                "{what}"
+            );
+            assert_eq!(
+                got.convergence.trace.len(),
+                want.convergence.trace.len(),
+                "{what}"
+            );
+            for (a, b) in got.convergence.trace.iter().zip(&want.convergence.trace) {
+                assert!(
+                    (a - b).abs() <= 1e-12 * b.abs(),
+                    "{what}: objective {a} vs {b}"
+                );
+            }
+        }
+    }
 }
