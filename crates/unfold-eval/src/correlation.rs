@@ -4,17 +4,19 @@ use unfold_core::{Error, Result};
 
 /// The ranks of `v` (0-based, ties given the mean of the ranks they span).
 fn ranks(v: &[f64]) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..v.len()).collect();
-    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    // Sorting (value, index) pairs in place reads memory in order, several times faster
+    // than sorting indices by the values they point at once v no longer fits in cache.
+    let mut order: Vec<(f64, usize)> = v.iter().copied().zip(0..).collect();
+    order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let mut out = vec![0.0; v.len()];
     let mut start = 0;
     while start < order.len() {
         let mut end = start + 1;
-        while end < order.len() && v[order[end]] == v[order[start]] {
+        while end < order.len() && order[end].0 == order[start].0 {
             end += 1;
         }
         let mean = (start + end - 1) as f64 / 2.0;
-        for &i in &order[start..end] {
+        for &(_, i) in &order[start..end] {
             out[i] = mean;
         }
         start = end;

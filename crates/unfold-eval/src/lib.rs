@@ -18,6 +18,9 @@
 //!   picks (exact up to [`GPLVM_EXACT_MAX_POINTS`] points by default), labelled.
 //! * [`kmeans`], [`hungarian`], [`clustering_accuracy`], [`nmi`]: clustering of an
 //!   embedding and its agreement with known classes.
+//! * Trajectories (a tree over the cells, [`TrajectoryLayout`]) against a reference, with
+//!   dynverse's definitions (`docs/trajectory_metrics.md`): [`geodesic_correlation`],
+//!   [`pseudotime_correlation`], [`f1_branches`] / [`f1_labels`] and [`him`].
 //!
 //! Neighbours are always ordered by the pair (distance, index): of two points at the same
 //! distance the one with the smaller row index is the nearer. See `docs/eval.md` for the
@@ -55,6 +58,7 @@ mod procrustes;
 mod ranks;
 mod residual;
 mod rows;
+mod trajectory;
 
 pub use assignment::hungarian;
 pub use clustering::{clustering_accuracy, nmi};
@@ -72,3 +76,8 @@ pub use knn::loo_1nn_accuracy;
 pub use neighbourhood::{continuity, trustworthiness};
 pub use procrustes::{procrustes, procrustes_error, Procrustes};
 pub use residual::residual_variance;
+pub use trajectory::{
+    branches, f1_branches, f1_labels, geodesic_correlation, geodesic_distances, him, pseudotime,
+    pseudotime_correlation, waypoint_cells, BranchF1, Him, HimOptions, Root, TrajectoryLayout,
+    Waypoints, TIE_PRECISION,
+};
