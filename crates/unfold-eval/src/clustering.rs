@@ -70,13 +70,13 @@ pub fn nmi(pred: &[usize], truth: &[usize]) -> Result<f64> {
 
 /// Contingency table of two labelings: `counts[(i, j)]` points in predicted cluster `i` and
 /// true class `j`, with the distinct label values of each side taken in increasing order.
-struct Contingency {
-    counts: DMatrix<f64>,
-    n: f64,
+pub(crate) struct Contingency {
+    pub(crate) counts: DMatrix<f64>,
+    pub(crate) n: f64,
 }
 
 impl Contingency {
-    fn new(pred: &[usize], truth: &[usize]) -> Result<Self> {
+    pub(crate) fn new(pred: &[usize], truth: &[usize]) -> Result<Self> {
         if pred.is_empty() {
             return Err(Error::Empty("predicted labels".to_string()));
         }

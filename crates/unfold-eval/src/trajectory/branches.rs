@@ -2,6 +2,7 @@
 //! of the cells' grouping by branch.
 
 use super::{Checked, Place, TrajectoryLayout, Tree};
+use crate::clustering::Contingency;
 use unfold_core::{Error, Result};
 
 /// The tree's branches: every edge lies on exactly one maximal path whose inner nodes all
@@ -154,28 +155,12 @@ pub fn f1_branches(pred: &TrajectoryLayout, reference: &TrajectoryLayout) -> Res
 ///
 /// Errors: no labels, or label vectors of different lengths.
 pub fn f1_labels(pred: &[usize], reference: &[usize]) -> Result<BranchF1> {
-    if pred.is_empty() {
-        return Err(Error::Empty("the predicted groups".to_string()));
-    }
-    if pred.len() != reference.len() {
-        return Err(Error::DimensionMismatch(format!(
-            "there are {} predicted labels but {} reference labels; give one of each per cell",
-            pred.len(),
-            reference.len()
-        )));
-    }
-    let (p, np) = compact(pred);
-    let (r, nr) = compact(reference);
-    let mut both = vec![0usize; np * nr];
-    let (mut size_p, mut size_r) = (vec![0usize; np], vec![0usize; nr]);
-    for (&i, &j) in p.iter().zip(&r) {
-        both[i * nr + j] += 1;
-        size_p[i] += 1;
-        size_r[j] += 1;
-    }
+    let counts = Contingency::new(pred, reference)?.counts;
+    let (np, nr) = counts.shape();
+    let (size_p, size_r) = (counts.column_sum(), counts.row_sum());
     let jaccard = |i: usize, j: usize| {
-        let c = both[i * nr + j];
-        c as f64 / (size_p[i] + size_r[j] - c) as f64
+        let c = counts[(i, j)];
+        c / (size_p[i] + size_r[j] - c)
     };
     let recovery = (0..nr)
         .map(|j| (0..np).map(|i| jaccard(i, j)).fold(0.0, f64::max))
@@ -195,16 +180,4 @@ pub fn f1_labels(pred: &[usize], reference: &[usize]) -> Result<BranchF1> {
         relevance,
         f1,
     })
-}
-
-/// Labels renumbered `0..m` in increasing order of their values, and `m`.
-fn compact(labels: &[usize]) -> (Vec<usize>, usize) {
-    let mut values = labels.to_vec();
-    values.sort_unstable();
-    values.dedup();
-    let ids = labels
-        .iter()
-        .map(|l| values.binary_search(l).unwrap_or_default())
-        .collect();
-    (ids, values.len())
 }
