@@ -1,5 +1,8 @@
 //! End-to-end tests of the `unfold` binary: fit, project, and the errors bad input gets.
 
+mod common;
+
+use common::sheet_csv;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -30,17 +33,6 @@ fn scratch(name: &str) -> PathBuf {
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// A noiseless Swiss roll-like sheet with a header row, as CSV.
-fn sheet_csv(n: usize) -> String {
-    let mut text = String::from("a,b,c\n");
-    for i in 0..n {
-        let t = 1.5 * std::f64::consts::PI * (1.0 + 2.0 * (i as f64 * 0.618034).fract());
-        let h = 10.0 * (i as f64 * 0.414214).fract();
-        text.push_str(&format!("{},{},{}\n", t * t.cos(), h, t * t.sin()));
-    }
-    text
 }
 
 /// A scratch directory holding `data.csv`, a sheet of `n` points.

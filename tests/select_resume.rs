@@ -2,6 +2,9 @@
 //! table of an uninterrupted run: the same rows in the same order with the same numbers,
 //! no row twice and none missing.
 
+mod common;
+
+use common::sheet_csv;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -10,18 +13,6 @@ fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("unfold-resume-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// A noiseless Swiss roll-like sheet of `n` points with a header row, as CSV (k = 5
-/// splits it into components, so the sweep also has failed candidates).
-fn sheet_csv(n: usize) -> String {
-    let mut text = String::from("a,b,c\n");
-    for i in 0..n {
-        let t = 1.5 * std::f64::consts::PI * (1.0 + 2.0 * (i as f64 * 0.618034).fract());
-        let h = 10.0 * (i as f64 * 0.414214).fract();
-        text.push_str(&format!("{},{},{}\n", t * t.cos(), h, t * t.sin()));
-    }
-    text
 }
 
 /// LL-LVM over k = 5..9 with three restarts: 15 candidates of a few tenths of a second.
@@ -74,6 +65,7 @@ fn rows_but_time(text: &str) -> Vec<Vec<String>> {
 fn select_stopped_by_sigterm_resumes_to_the_uninterrupted_table() {
     let dir = scratch("sigterm");
     let input = dir.join("data.csv");
+    // k = 5 splits the sheet into components, so the sweep also has failed candidates.
     std::fs::write(&input, sheet_csv(150)).unwrap();
     let (full, part) = (dir.join("full.csv"), dir.join("part.csv"));
 

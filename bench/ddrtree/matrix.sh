@@ -7,11 +7,5 @@
 # runs only the cells given.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
 . "$here/venv.sh"
-(cd "$root" && cargo build --release -q --example bench_trajectory)
-out="${OUT:-${TMPDIR:-/tmp}/unfold-ddrtree-matrix}"
-mkdir -p "$out"
-"$here/.venv/bin/python" "$here/matrix.py" "$out" \
-  "${CARGO_TARGET_DIR:-$root/target}/release/examples/bench_trajectory" ${1:-}
-cat "$out/matrix.md"
+run_trajectory_bench matrix ${1:-}

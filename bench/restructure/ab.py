@@ -64,30 +64,34 @@ DATA = {
     "tree-5000-D500": lambda: branches(5000, 500, 6, 0.1, 6),
 }
 
+# method | data | flags, one case per line.
 CASES = [
-    ("pca", "roll-D50-2000", []),
-    ("cmds", "roll-2000", []),
-    ("kpca", "roll-2000", []),
-    ("le", "roll-2000", []),
-    ("le", "s-curve-2000 (noise 0.1)", []),
-    ("lle", "roll-2000", []),
-    ("isomap", "roll-2000", []),
-    ("isomap", "roll-D50-2000", []),
-    ("mvu", "roll-300", ["--k", "6"]),
-    ("meu", "roll-2000", []),
-    ("meu", "s-curve-2000 (noise 0.1)", []),
-    ("meu", "roll-D50-2000", []),
-    ("alle", "roll-2000", []),
-    ("lle-pl", "roll-2000", []),
-    ("drill", "roll-300", []),
-    ("lllvm", "roll-400", ["--max-iter", "5"]),
-    ("spl", "roll-300", []),
-    ("mpme", "roll-300", []),
-    ("drtree", "roll-2000", []),
-    ("ddrtree", "roll-2000", []),
-    ("ddrtree", "tree-20000-D50", ["--ncenters", "200"]),
-    ("ddrtree", "tree-20000-D50", ["--ncenters", "200", "--compat", "r", "--order"]),
-    ("ddrtree", "tree-5000-D500", ["--ncenters", "100"]),
+    (method.strip(), data.strip(), flags.split())
+    for method, data, flags in (line.split("|") for line in """
+pca | roll-D50-2000 |
+cmds | roll-2000 |
+kpca | roll-2000 |
+le | roll-2000 |
+le | s-curve-2000 (noise 0.1) |
+lle | roll-2000 |
+isomap | roll-2000 |
+isomap | roll-D50-2000 |
+mvu | roll-300 | --k 6
+meu | roll-2000 |
+meu | s-curve-2000 (noise 0.1) |
+meu | roll-D50-2000 |
+alle | roll-2000 |
+lle-pl | roll-2000 |
+drill | roll-300 |
+lllvm | roll-400 | --max-iter 5
+spl | roll-300 |
+mpme | roll-300 |
+drtree | roll-2000 |
+ddrtree | roll-2000 |
+ddrtree | tree-20000-D50 | --ncenters 200
+ddrtree | tree-20000-D50 | --ncenters 200 --compat r --order
+ddrtree | tree-5000-D500 | --ncenters 100
+""".strip().splitlines())
 ]
 
 
