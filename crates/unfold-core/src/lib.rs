@@ -26,8 +26,8 @@ pub use memory::{
 };
 pub use observe::{Observer, Silent, Stop};
 pub use validate::{
-    check_dim, check_finite, check_finite_values, check_k, check_point_values, check_points, Order,
-    MAX_MAGNITUDE, MIN_MAGNITUDE,
+    check_dim, check_finite, check_finite_values, check_k, check_point_values, check_points,
+    magnitude, Order, MAX_MAGNITUDE, MIN_MAGNITUDE,
 };
 
 /// The random number generator used throughout unfold: ChaCha with 12 rounds, seeded

@@ -65,16 +65,10 @@ pub fn check_points(y: &DMatrix<f64>, what: &str) -> Result<()> {
     check_point_values(y.as_slice(), y.nrows(), y.ncols(), Order::Columns, what)
 }
 
-/// [`check_points`] of the n x p matrix whose values `values` holds in `order`.
-pub fn check_point_values(
-    values: &[f64],
-    n: usize,
-    p: usize,
-    order: Order,
-    what: &str,
-) -> Result<()> {
-    // One pass for both checks: the largest absolute value (infinite if a value is) and
-    // whether any value is NaN, each lane of 8 on its own so that the loop vectorises.
+/// The largest absolute value of `values` (infinite if a value is) and whether one is NaN,
+/// in one pass, each lane of 8 on its own so that the loop vectorises: what
+/// [`check_point_values`] reads, for callers that see their values in pieces.
+pub fn magnitude(values: &[f64]) -> (f64, bool) {
     let mut lanes = [0.0f64; 8];
     let mut nan = false;
     let mut chunks = values.chunks_exact(8);
@@ -89,7 +83,18 @@ pub fn check_point_values(
         lanes[0] = lanes[0].max(v.abs());
         nan |= v.is_nan();
     }
-    let largest = lanes.iter().fold(0.0f64, |m, &v| m.max(v));
+    (lanes.iter().fold(0.0f64, |m, &v| m.max(v)), nan)
+}
+
+/// [`check_points`] of the n x p matrix whose values `values` holds in `order`.
+pub fn check_point_values(
+    values: &[f64],
+    n: usize,
+    p: usize,
+    order: Order,
+    what: &str,
+) -> Result<()> {
+    let (largest, nan) = magnitude(values);
     if nan || largest.is_infinite() || values.is_empty() {
         check_finite_values(values, n, p, order, what)?;
     }

@@ -183,8 +183,8 @@ pub fn check_fit_view(y: MatRef<'_, f64>, dim: usize, method: &str) -> Result<()
     for j in 0..lines.ncols() {
         let line = lines.col(j);
         let (line_largest, nan) = match line.try_as_col_major() {
-            Some(line) => magnitude(line.as_slice()),
-            None => magnitude(&line.iter().copied().collect::<Vec<_>>()),
+            Some(line) => unfold_core::magnitude(line.as_slice()),
+            None => unfold_core::magnitude(&line.iter().copied().collect::<Vec<_>>()),
         };
         if nan || line_largest.is_infinite() {
             let i = (0..lines.nrows())
@@ -202,26 +202,6 @@ pub fn check_fit_view(y: MatRef<'_, f64>, dim: usize, method: &str) -> Result<()
     // The magnitude check reads the largest absolute value only.
     unfold_core::check_point_values(&[largest], 1, 1, unfold_core::Order::Columns, "the data")?;
     check_fit_shape(n, p, dim, method)
-}
-
-/// The largest absolute value of `values` and whether one is NaN, in one pass of eight
-/// lanes (so that it vectorises), as [`unfold_core::check_point_values`] finds them.
-fn magnitude(values: &[f64]) -> (f64, bool) {
-    let mut lanes = [0.0f64; 8];
-    let mut nan = false;
-    let mut chunks = values.chunks_exact(8);
-    for chunk in &mut chunks {
-        for (m, &v) in lanes.iter_mut().zip(chunk) {
-            let a = v.abs();
-            *m = if a > *m { a } else { *m };
-            nan |= v.is_nan();
-        }
-    }
-    for &v in chunks.remainder() {
-        lanes[0] = lanes[0].max(v.abs());
-        nan |= v.is_nan();
-    }
-    (lanes.iter().fold(0.0f64, |m, &v| m.max(v)), nan)
 }
 
 /// The shape half of [`check_fit_input`]: at least two points and `1 <= dim < min(p, n)`.
