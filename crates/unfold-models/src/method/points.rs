@@ -62,14 +62,19 @@ impl<'a> Points<'a> {
     }
 
     /// The points as a column-major matrix: borrowed when they were given as one, else
-    /// copied once.
+    /// copied once (rows by [`unfold_linalg::from_rows`], in parallel blocks of columns).
     pub fn matrix(&self) -> Cow<'a, DMatrix<f64>> {
         match (self.matrix, self.order) {
             (Some(m), _) => Cow::Borrowed(m),
             (None, Order::Columns) => {
                 Cow::Owned(DMatrix::from_column_slice(self.n, self.p, self.values))
             }
-            (None, Order::Rows) => Cow::Owned(DMatrix::from_row_slice(self.n, self.p, self.values)),
+            (None, Order::Rows) => {
+                let (values, p) = (self.values, self.p);
+                Cow::Owned(unfold_linalg::from_rows(self.n, p, |i| {
+                    &values[i * p..(i + 1) * p]
+                }))
+            }
         }
     }
 }
