@@ -481,7 +481,17 @@ fn ddrtree_orders_the_cells_along_its_tree() {
     assert_eq!(rows.len(), 80);
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    let root: usize = r["notes"][0][1].as_str().unwrap().parse().unwrap();
+    let note = |name: &str| {
+        let notes = r["notes"].as_array().unwrap();
+        let pair = notes.iter().find(|p| p[0] == name).unwrap();
+        pair[1].as_str().unwrap().to_string()
+    };
+    let root: usize = note("root_cell").parse().unwrap();
+    // The settings chosen from the data are reported with their reasons.
+    let dim: usize = note("dim").parse().unwrap();
+    assert!(dim >= 2, "{r}");
+    assert!(note("dim_reason").contains("singular values"), "{r}");
+    assert!(note("lambda_reason").contains("gamma N / K"), "{r}");
     assert_eq!(rows[root][0], 0.0, "pseudotime starts at the root cell");
     assert!(rows
         .iter()

@@ -59,3 +59,38 @@ def test_missing_representation_is_named():
     adata = anndata.AnnData(X=swiss_roll(50, seed=1))
     with pytest.raises(KeyError, match="X_umap"):
         unfold.tl.embed(adata, use_rep="X_umap")
+
+
+def test_ddrtree_reports_its_defaults_and_draws_its_trajectory():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    X = swiss_roll(200, seed=9)
+    adata = anndata.AnnData(X=X)
+    unfold.tl.ddrtree(adata, use_rep="X", ncenters=20)
+    defaults = adata.uns["ddrtree"]["defaults"]
+    # The number of centres was given; the rest were chosen from the data, with why.
+    assert set(defaults) == {"dim", "lambda", "min_branch"}
+    assert int(defaults["dim"]["value"]) == adata.obsm["X_ddrtree"].shape[1]
+    assert "singular values" in defaults["dim"]["reason"]
+    assert float(defaults["lambda"]["value"]) == pytest.approx(10.0 * 200 / 20)
+    ax = unfold.pl.trajectory(adata)
+    # One line per edge of the tree over the 20 centres; one ringed dot per branch point.
+    assert len(ax.get_lines()) == 19
+    branch = adata.uns["ddrtree"]["branch_points"]
+    assert sum(len(c.get_offsets()) for c in ax.collections) == 200 + len(branch)
+    by_state = unfold.pl.trajectory(adata, color="state")
+    states = adata.obs["ddrtree_state"].nunique()
+    assert len(by_state.get_legend().get_texts()) == states
+    with pytest.raises(KeyError, match="colour by"):
+        unfold.pl.trajectory(adata, color="nothing")
+    with pytest.raises(KeyError, match="tl.ddrtree"):
+        unfold.pl.trajectory(anndata.AnnData(X=X))
+    matplotlib.pyplot.close("all")
+
+
+def test_ddrtree_takes_the_iteration_controls():
+    X = swiss_roll(150, seed=4)
+    est = unfold.DDRTree(max_iter=3, tol=0.0, ncenters=15).fit(X)
+    assert est.n_iter_ == 3 and not est.converged_
+    with pytest.raises(ValueError, match="max_iter"):
+        unfold.DDRTree(max_iter=0).fit(X)

@@ -3,12 +3,12 @@
 Every method of unfold is a scikit-learn estimator here (``unfold.MEU``, ``unfold.LLLVM``,
 ``unfold.DDRTree``, ...; ``unfold.ESTIMATORS`` lists them), generated from the Rust method
 registry. ``unfold.select`` compares graphs, dimensions and restarts by evidence (on Dask
-with ``client=``), ``unfold.tl`` writes results into AnnData objects, ``unfold.metrics``
+with ``client=``), ``unfold.tl`` writes results into AnnData objects and ``unfold.pl`` draws them, ``unfold.metrics``
 compares a trajectory (a tree over the cells) with a reference, and
 ``unfold.load_model`` reads a model file written by the command line or ``to_bytes``.
 """
 
-from . import _native, metrics, tl
+from . import _native, metrics, pl, tl
 from ._estimators import (
     Evidence,
     NotProjectableError,

@@ -75,7 +75,10 @@ def ddrtree(adata, use_rep=None, key_added="ddrtree", copy=False, order=True, **
     root, else an end of the tree's diameter) ``adata.obs["<key>_pseudotime"]``,
     ``["<key>_state"]`` and ``["<key>_centre"]`` hold each cell's pseudotime, state and
     nearest centre, and ``adata.uns[key]["root_cell"]`` and ``["branch_points"]`` the root
-    and the branch points (centres).
+    and the branch points (centres). ``adata.uns[key]["defaults"]`` names each setting the
+    fit chose from the data (the latent dimension, ``lambda``, the number of centres, the
+    smallest branch) with its ``value`` and ``reason``. ``unfold.pl.trajectory(adata)``
+    draws the result.
     """
     adata = adata.copy() if copy else adata
     if order and params.get("root_cell") is None and params.get("root_state") is None:
@@ -85,12 +88,17 @@ def ddrtree(adata, use_rep=None, key_added="ddrtree", copy=False, order=True, **
     tree = est.tables_["tree"][1]
     adata.uns[key_added]["centres"] = centres
     adata.uns[key_added]["tree"] = tree
+    notes = dict(est.model_.notes())
+    adata.uns[key_added]["defaults"] = {
+        name: {"value": notes[name], "reason": notes[f"{name}_reason"]}
+        for name in notes
+        if f"{name}_reason" in notes
+    }
     if "order" in est.tables_:
         rows = est.tables_["order"][1]
         adata.obs[f"{key_added}_pseudotime"] = rows[:, 0]
         adata.obs[f"{key_added}_state"] = rows[:, 1].astype(np.int64)
         adata.obs[f"{key_added}_centre"] = rows[:, 2].astype(np.int64)
-        notes = dict(est.model_.notes())
         adata.uns[key_added]["root_cell"] = int(notes["root_cell"])
         points = notes["branch_points"]
         adata.uns[key_added]["branch_points"] = [] if points == "none" else [int(c) for c in points.split(", ")]

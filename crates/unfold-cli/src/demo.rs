@@ -348,6 +348,7 @@ fn regularised_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
         Colouring::Value(pseudotime),
         name,
         &overlay.segments,
+        &overlay.marks,
         "DDRTree on a helix: cells by pseudotime, the learned tree",
     )?;
     println!("{out}");

@@ -120,7 +120,15 @@ pub fn run(registry: &Registry, resolved: &Resolved, a: &FitArgs) -> Result<()> 
             (None, Some(l)) => (Colouring::Class(l), ""),
             (None, None) => (Colouring::None, ""),
         };
-        scatter_over_svg(path, x, colouring, value_name, &overlay.segments, method)?;
+        scatter_over_svg(
+            path,
+            x,
+            colouring,
+            value_name,
+            &overlay.segments,
+            &overlay.marks,
+            method,
+        )?;
         wrote.push(format!("plot {}", path.display()));
     }
     if wrote.is_empty() {

@@ -158,17 +158,19 @@ pub fn scatter_svg(
     colouring: Colouring<'_>,
     title: &str,
 ) -> Result<()> {
-    scatter_over_svg(path, x, colouring, "", &[], title)
+    scatter_over_svg(path, x, colouring, "", &[], &[], title)
 }
 
-/// [`scatter_svg`] with line `segments` drawn over the points (DDRTree's tree) and, for a
-/// [`Colouring::Value`], a colour bar named `value_name` (when not empty).
+/// [`scatter_svg`] with line `segments` drawn over the points (DDRTree's tree), `marks` as
+/// large ringed dots over both (its branch points) and, for a [`Colouring::Value`], a
+/// colour bar named `value_name` (when not empty).
 pub fn scatter_over_svg(
     path: &Path,
     x: &DMatrix<f64>,
     colouring: Colouring<'_>,
     value_name: &str,
     segments: &[[(f64, f64); 2]],
+    marks: &[(f64, f64)],
     title: &str,
 ) -> Result<()> {
     let n = x.nrows();
@@ -240,6 +242,14 @@ pub fn scatter_over_svg(
                         .iter()
                         .map(|&[a, b]| PathElement::new([a, b], BLACK.stroke_width(2))),
                 )
+                .map_err(plot_error)?;
+            chart
+                .draw_series(marks.iter().flat_map(|&p| {
+                    [
+                        Circle::new(p, 7, BLACK.filled()),
+                        Circle::new(p, 4, WHITE.filled()),
+                    ]
+                }))
                 .map(|_| ())
                 .map_err(plot_error)
         },
@@ -381,11 +391,13 @@ mod tests {
             Colouring::Value(&values),
             "pseudotime",
             &segments,
+            &[(0.0, 0.0)],
             title,
         )
         .unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(svg.matches("<circle").count(), 3);
+        // Three points and the branch point's two rings.
+        assert_eq!(svg.matches("<circle").count(), 5);
         assert_eq!(
             svg.matches("stroke=\"#000000\" stroke-width=\"2\"").count(),
             2,

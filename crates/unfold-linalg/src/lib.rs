@@ -17,6 +17,8 @@
 //!   matrices and by block Lanczos ([`partial_sym_eigen`]) otherwise.
 //! - [`symmetrise`], [`fix_signs`]: the symmetric part of a matrix; a reproducible sign
 //!   for eigenvectors.
+//! - [`signal_rank`]: how many components of a data matrix stand above its noise (Gavish
+//!   and Donoho's hard threshold for singular values).
 //! - [`CentredKernel`]: the top eigenpairs of a doubly centred kernel and the Nyström
 //!   projection of new points (classical MDS, kernel PCA, Isomap).
 //! - [`gemm`]: dense products (`A B`, `A^T B`, `A^T A`, tall-skinny blocks) on faer.
@@ -60,6 +62,7 @@ pub mod lanczos;
 pub mod operator;
 pub mod packed;
 pub mod pca;
+pub mod rank;
 pub mod selected_inverse;
 pub mod simd;
 pub mod soft_assign;
@@ -83,6 +86,7 @@ pub use lanczos::{partial_sym_eigen, PartialEigenOptions, Which};
 pub use operator::SymOperator;
 pub use packed::PackedSym;
 pub use pca::{principal_components, principal_components_of, PcaSolver, PrincipalComponents};
+pub use rank::signal_rank;
 pub use selected_inverse::{FillOrdering, SelectedInverse, SparseFactor, SparseSymbolic};
 pub use simd::{exp, lane_sum, vectorize};
 pub use sparse::CsrMatrix;

@@ -197,6 +197,8 @@ pub struct Overlay {
     pub colour_by: Option<(String, Vec<f64>)>,
     /// Line segments in the embedding's coordinates, drawn over the points.
     pub segments: Vec<[(f64, f64); 2]>,
+    /// Places marked over the points and segments (e.g. a tree's branch points).
+    pub marks: Vec<(f64, f64)>,
 }
 
 /// The bytes of a model for its model file; every serialisable model has them.

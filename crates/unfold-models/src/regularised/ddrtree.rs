@@ -37,12 +37,14 @@
 //! [`unfold_linalg::soft_assign`], the centres' order [`unfold_graph::tree_order`], the
 //! ordering of the cells [`unfold_graph::trajectory`].
 
+mod defaults;
 mod iterate;
 mod problem;
 mod residual;
 mod start;
 mod tree;
 
+pub use defaults::Chosen;
 pub use residual::r_residual_term;
 pub(crate) use start::top_eigenvectors;
 pub(crate) use tree::{spanning_tree, tree_energy};
@@ -83,16 +85,27 @@ pub enum Compat {
 crate::choice!(Compat { Paper = "paper", R = "r" });
 
 crate::params! {
-    /// Settings of [`DdrTree`]. Defaults follow the R package: `lambda = 5 N`, `sigma = 1e-3`,
-    /// `gamma = 10`, `K` by Monocle 2's rule, at most 20 iterations, `tol = 1e-3`; the
-    /// points are not ordered.
+    /// Settings of [`DdrTree`]. The latent dimension and `lambda` are chosen from the data
+    /// when not given (`defaults.rs`: the principal components above the noise, and
+    /// `gamma N / K`, or the R package's `5 N` with [`Compat::R`]); the rest follow the R
+    /// package: `sigma = 1e-3`, `gamma = 10`, `K` by Monocle 2's rule, at most 20
+    /// iterations, `tol = 1e-3`; the points are not ordered.
     #[derive(Clone, Debug, PartialEq)]
     pub struct DdrTreeParams {
-        /// Latent dimension `d`.
-        pub dim: usize = 2 => Rule::at_least(1, "latent dimension"),
-        /// Tree regularisation `lambda > 0`; `None` means `5 N`.
-        pub lambda: Option<f64> = None => Rule::auto("5 N (the R package's)", LAMBDA_HELP)
-            .range(Interval::POSITIVE),
+        /// Latent dimension `d`; `None`: the number of principal components above the
+        /// noise, at least 2.
+        pub dim: Option<usize> = None => Rule::auto(
+            "the principal components above the noise (Gavish-Donoho), at least 2",
+            "latent dimension",
+        )
+        .min(1),
+        /// Tree regularisation `lambda > 0`; `None` means `gamma N / K` ([`Compat::Paper`])
+        /// or the R package's `5 N` ([`Compat::R`]).
+        pub lambda: Option<f64> = None => Rule::auto(
+            "gamma N / K (the R package's 5 N with --compat r)",
+            LAMBDA_HELP,
+        )
+        .range(Interval::POSITIVE),
         /// Bandwidth `sigma > 0` of the soft assignments (32) (it divides squared distances).
         pub sigma: f64 = 1e-3 => Rule::within(
             Interval::POSITIVE,
@@ -111,9 +124,12 @@ crate::params! {
         )
         .min(1),
         /// Maximum number of iterations.
-        pub max_iter: usize = 20,
+        pub max_iter: usize = 20 => Rule::at_least(1, "ddrtree: the most iterations of Algorithm 2"),
         /// Relative-change tolerance of the stopping rule.
-        pub tol: f64 = 1e-3,
+        pub tol: f64 = 1e-3 => Rule::within(
+            Interval::NON_NEGATIVE,
+            "ddrtree: stop when the objective's relative change falls below this",
+        ),
         /// Paper or R-package conventions.
         pub compat: Compat = Compat::Paper => Rule::help(
             "ddrtree: the paper's model (centred, objective checked) or the R package's \
@@ -134,8 +150,9 @@ pub struct TreeOrdering {
     /// Where pseudotime starts; `None`: the points are not ordered.
     pub root: Option<Root>,
     /// Spurs of fewer centres start no state and make no branch point
-    /// ([`DdrTree::order_with`]).
-    pub min_branch: usize,
+    /// ([`DdrTree::order_with`]); `None`: chosen from the fit (three RMS distances of the
+    /// cells from the tree, `defaults.rs`), 0 with [`Compat::R`] (Monocle 2's).
+    pub min_branch: Option<usize>,
 }
 
 impl Field for TreeOrdering {
@@ -144,7 +161,9 @@ impl Field for TreeOrdering {
             "ddrtree: order the points along the tree (pseudotime, states, branch points; \
              written as <out>.order.csv)",
         );
-        let min_branch = Rule::help(
+        let min_branch = Rule::auto(
+            "the centres within three RMS distances of the cells from the tree (0 with \
+             --compat r)",
             "ddrtree: side branches of fewer centres start no state and make no branch \
              point (Monocle 3's minimal branch length, 10 there; 0: every centre of degree \
              above 2, as Monocle 2)",
@@ -162,7 +181,7 @@ impl Field for TreeOrdering {
         let (cell, state) = default.roots();
         [
             bool::field_specs("order", &order, &default.root.is_some()),
-            usize::field_specs("min_branch", &min_branch, &default.min_branch),
+            Option::<usize>::field_specs("min_branch", &min_branch, &default.min_branch),
             Option::<usize>::field_specs("root_cell", &root_cell, &cell),
             Option::<usize>::field_specs("root_state", &root_state, &state),
         ]
@@ -214,10 +233,10 @@ impl TreeOrdering {
 }
 
 impl DdrTreeParams {
-    /// The R package's defaults with latent dimension `dim`.
+    /// The defaults with latent dimension `dim`.
     pub fn new(dim: usize) -> Self {
         DdrTreeParams {
-            dim,
+            dim: Some(dim),
             ..DdrTreeParams::default()
         }
     }
@@ -256,9 +275,8 @@ impl Checked<DdrTreeParams> {
 
     /// [`DdrTreeParams::fit_view`] with the parameters checked.
     pub fn fit_view(&self, y: MatRef<'_, f64>) -> Result<DdrTree> {
-        check_fit_view(y, self.dim, "DDRTree")?;
+        check_fit_view(y, self.dim.unwrap_or(1), "DDRTree")?;
         let n = y.nrows();
-        let lambda = self.lambda.unwrap_or(5.0 * n as f64);
         if !(self.tol >= 0.0 && self.tol.is_finite()) {
             return Err(Error::invalid(
                 "tol",
@@ -268,24 +286,56 @@ impl Checked<DdrTreeParams> {
         if self.max_iter == 0 {
             return Err(Error::invalid("max_iter", "must be at least 1"));
         }
-        let k = self.ncenters.unwrap_or_else(|| auto_centres(n));
+        let mut chosen = Vec::new();
+        let k = match self.ncenters {
+            Some(k) => k,
+            None => {
+                let k = auto_centres(n);
+                chosen.push(Chosen {
+                    name: "ncenters",
+                    value: k.to_string(),
+                    reason: if n < 100 {
+                        "N below 100 points: every point a centre (Monocle 2's rule)".to_string()
+                    } else {
+                        "round(200 ln N / (ln N + ln 100)) (Monocle 2's rule)".to_string()
+                    },
+                });
+                k
+            }
+        };
         if k > n {
             return Err(Error::invalid(
                 "ncenters",
                 format!("{k} centres for {n} points: use between 1 and {n} centres (K <= N)"),
             ));
         }
-        let mean = match self.compat {
-            Compat::Paper => column_means(y),
-            Compat::R => DVector::zeros(y.ncols()),
+        let lambda = match (self.lambda, self.compat) {
+            (Some(lambda), _) => lambda,
+            (None, Compat::Paper) => {
+                let (lambda, why) = defaults::balanced_lambda(n, k, self.gamma);
+                chosen.push(why);
+                lambda
+            }
+            (None, Compat::R) => 5.0 * n as f64,
         };
+        let mean = column_means(y);
         // The paper's centring is never formed (no second N x D matrix): the problem
         // subtracts the mean inside its products.
-        let problem = match self.compat {
-            Compat::Paper => Problem::centred(y, &mean, lambda, self.sigma, self.gamma, self.dim),
-            Compat::R => Problem::new(y, lambda, self.sigma, self.gamma, self.dim),
+        let mut problem = match self.compat {
+            Compat::Paper => Problem::centred(y, &mean, lambda, self.sigma, self.gamma, 0),
+            Compat::R => Problem::new(y, lambda, self.sigma, self.gamma, 0),
         };
-        let w = top_eigenvectors(&problem.yty, self.dim)?;
+        problem.dim = match self.dim {
+            Some(dim) => dim,
+            None => {
+                let uncentred = (self.compat == Compat::R).then_some(&mean);
+                let (dim, why) = defaults::latent_dim(&problem.yty, uncentred, n)?;
+                chosen.push(why);
+                dim
+            }
+        };
+        check_fit_view(y, problem.dim, "DDRTree")?;
+        let w = top_eigenvectors(&problem.yty, problem.dim)?;
         let z = problem.y_mul(&w);
         let c = if k == n {
             z.clone()
@@ -295,7 +345,10 @@ impl Checked<DdrTreeParams> {
         let state = State { w, z, c };
         let run = problem.run(state, self.compat, self.max_iter, self.tol)?;
         let fit = DdrTree {
-            mean,
+            mean: match self.compat {
+                Compat::Paper => mean,
+                Compat::R => DVector::zeros(y.ncols()),
+            },
             w: run.state.w,
             centres: run.state.c,
             edges: run.edges,
@@ -305,10 +358,15 @@ impl Checked<DdrTreeParams> {
             evidence: Evidence::from_terms(EvidenceKind::Objective, run.terms),
             coords: run.state.z,
             trajectory: None,
+            chosen,
         };
-        match self.ordering.root {
-            Some(root) => fit.ordered(root, self.ordering.min_branch),
-            None => Ok(fit),
+        let Some(root) = self.ordering.root else {
+            return Ok(fit);
+        };
+        match (self.ordering.min_branch, self.compat) {
+            (Some(m), _) => fit.ordered(root, m),
+            (None, Compat::R) => fit.ordered(root, 0),
+            (None, Compat::Paper) => fit.ordered_auto(root),
         }
     }
 }
@@ -376,6 +434,10 @@ pub struct DdrTree {
     coords: DMatrix<f64>,
     /// The cells' ordering along the tree, when asked for ([`DdrTree::ordered`]).
     pub trajectory: Option<Trajectory>,
+    /// The settings this fit chose from the data, with why (reported by its notes; not
+    /// kept in model files).
+    #[serde(skip)]
+    pub chosen: Vec<Chosen>,
 }
 
 impl DdrTree {
@@ -408,6 +470,20 @@ impl DdrTree {
     /// This fit with its ordering from `root` kept (written as the `order` table).
     pub fn ordered(mut self, root: Root, min_branch: usize) -> Result<Self> {
         self.trajectory = Some(self.order_with(root, min_branch)?);
+        Ok(self)
+    }
+
+    /// [`DdrTree::ordered`] with the smallest branch chosen from this fit: spurs within
+    /// three RMS distances of the cells from the tree are not branches (`defaults.rs`).
+    pub fn ordered_auto(mut self, root: Root) -> Result<Self> {
+        let every = self.order_with(root, 0)?;
+        let (m, why) = defaults::min_branch(&self.coords, &self.centres, &self.edges, &every);
+        self.trajectory = Some(if m <= 1 {
+            every
+        } else {
+            self.order_with(root, m)?
+        });
+        self.chosen.push(why);
         Ok(self)
     }
 }
@@ -509,8 +585,8 @@ mod registration {
             tables
         }
 
-        /// The tree over the centres (first two latent coordinates), and the pseudotime of
-        /// the ordering when there is one.
+        /// The tree over the centres (first two latent coordinates), and the pseudotime and
+        /// branch points of the ordering when there is one.
         fn overlay(&self) -> Option<Overlay> {
             if self.centres.ncols() < 2 {
                 return None;
@@ -522,13 +598,29 @@ mod registration {
                     .as_ref()
                     .map(|t| ("pseudotime".to_string(), t.pseudotime.clone())),
                 segments: self.edges.iter().map(|&(a, b, _)| [at(a), at(b)]).collect(),
+                marks: self
+                    .trajectory
+                    .iter()
+                    .flat_map(|t| t.branch_points.iter().map(|&c| at(c)))
+                    .collect(),
             })
         }
 
-        /// The ordering's root cell, branch points and number of states.
+        /// The settings chosen from the data (each `name` and `name_reason`), and the
+        /// ordering's root cell, branch points and number of states.
         fn notes(&self) -> Vec<(String, String)> {
+            let mut notes: Vec<(String, String)> = self
+                .chosen
+                .iter()
+                .flat_map(|c| {
+                    [
+                        (c.name.to_string(), c.value.clone()),
+                        (format!("{}_reason", c.name), c.reason.clone()),
+                    ]
+                })
+                .collect();
             let Some(t) = &self.trajectory else {
-                return Vec::new();
+                return notes;
             };
             let branch_points = if t.branch_points.is_empty() {
                 "none".to_string()
@@ -539,11 +631,12 @@ mod registration {
                     .collect::<Vec<_>>()
                     .join(", ")
             };
-            vec![
+            notes.extend([
                 ("root_cell".to_string(), t.root_cell.to_string()),
                 ("branch_points".to_string(), branch_points),
                 ("states".to_string(), t.states.to_string()),
-            ]
+            ]);
+            notes
         }
     }
 }

@@ -493,7 +493,8 @@ fn settings_give_the_declared_parameters_and_the_ordering() {
     use crate::method::{Declared, Settings};
     let read = |s: Settings| DdrTreeParams::read_checked(&s).map(|p| p.into_inner());
     let p = read(Settings::new()).unwrap();
-    assert_eq!(p, DdrTreeParams::new(2));
+    assert_eq!(p, DdrTreeParams::default());
+    assert_eq!((p.dim, p.ordering.min_branch), (None, None));
     assert_eq!(
         (p.sigma, p.gamma, p.max_iter, p.tol),
         (1e-3, 10.0, 20, 1e-3)
@@ -507,12 +508,12 @@ fn settings_give_the_declared_parameters_and_the_ordering() {
         .with("min_branch", 2usize)
         .with("root_state", 2usize);
     let p = read(s).unwrap();
-    assert_eq!((p.dim, p.lambda, p.compat), (3, Some(4.0), Compat::R));
+    assert_eq!((p.dim, p.lambda, p.compat), (Some(3), Some(4.0), Compat::R));
     assert_eq!(
         p.ordering,
         TreeOrdering {
             root: Some(Root::State(2)),
-            min_branch: 2
+            min_branch: Some(2)
         }
     );
     assert_eq!(read(p.settings()).unwrap(), p);
@@ -532,7 +533,7 @@ fn settings_give_the_declared_parameters_and_the_ordering() {
     // The declared ranges, checked for parameters set through the Rust API.
     let state0 = DdrTreeParams::new(2).ordering(TreeOrdering {
         root: Some(Root::State(0)),
-        min_branch: 0,
+        min_branch: Some(0),
     });
     assert!(state0
         .check()
@@ -547,7 +548,7 @@ fn the_fit_orders_the_points_when_asked() {
     let y = branching(60, 4, 6);
     let root = TreeOrdering {
         root: Some(Root::Cell(3)),
-        min_branch: 1,
+        min_branch: Some(1),
     };
     let ordered = DdrTreeParams::new(2).ordering(root).fit(&y).unwrap();
     let plain = DdrTreeParams::new(2).fit(&y).unwrap();
@@ -615,4 +616,86 @@ fn a_row_major_view_gives_the_fit_of_the_matrix() {
             }
         }
     }
+}
+
+/// With no setting but the root, a tree of three branch points (a seeded binary tree of
+/// seven segments in 20 dimensions) is ordered right: pseudotime against the true time has
+/// Spearman's correlation >= 0.95 and the ordering finds exactly three branch points. The
+/// papers' `d = 2` and `lambda = 5 N` give 0.87 and one branch point on these data.
+/// The choices are reported with their reasons.
+#[test]
+fn the_defaults_order_a_tree_of_three_branch_points() {
+    use unfold_data::synthetic::{tree, TreeSpec};
+    let spec = TreeSpec::binary(2);
+    let data = tree(2000, &spec, 20, 0.05, 11).unwrap();
+    let time: Vec<f64> = data
+        .latent
+        .as_ref()
+        .unwrap()
+        .column(0)
+        .iter()
+        .copied()
+        .collect();
+    let root = (0..time.len())
+        .min_by(|&i, &j| time[i].total_cmp(&time[j]))
+        .unwrap();
+    let order = TreeOrdering {
+        root: Some(Root::Cell(root)),
+        min_branch: None,
+    };
+    let fit = DdrTreeParams::default()
+        .ordering(order)
+        .fit(&data.points)
+        .unwrap();
+    let t = fit.trajectory.as_ref().unwrap();
+    let rho = unfold_eval::spearman(&t.pseudotime, &time).unwrap();
+    assert!(rho >= 0.95, "Spearman {rho}");
+    assert_eq!(t.branch_points.len(), spec.branch_points());
+    // Seven orthogonal segments: seven components above the noise.
+    assert_eq!(fit.w.ncols(), 7);
+    assert_eq!(fit.lambda, 10.0 * 2000.0 / auto_centres(2000) as f64);
+    let notes = crate::method::Model::notes(&fit);
+    let note = |k: &str| notes.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    assert_eq!(note("dim").as_deref(), Some("7"));
+    assert!(note("dim_reason")
+        .unwrap()
+        .contains("7 principal components"));
+    for name in ["lambda", "ncenters", "min_branch"] {
+        assert!(note(&format!("{name}_reason")).is_some(), "{name}");
+    }
+    // The papers' settings, for the record of what the defaults replace.
+    let papers = DdrTreeParams {
+        lambda: Some(5.0 * 2000.0),
+        ..DdrTreeParams::new(2)
+    }
+    .ordering(TreeOrdering {
+        root: Some(Root::Cell(root)),
+        min_branch: Some(0),
+    })
+    .fit(&data.points)
+    .unwrap();
+    let t2 = papers.trajectory.unwrap();
+    assert!(unfold_eval::spearman(&t2.pseudotime, &time).unwrap() < 0.95);
+    assert!(t2.branch_points.len() < 3);
+}
+
+/// Where the dimension rule cannot read the spectrum (three features), the fit falls back
+/// to the papers' plane and says so; a given dimension is not reported as chosen; with the
+/// R package's conventions `lambda` is its `5 N`.
+#[test]
+fn a_default_that_cannot_be_chosen_falls_back_and_says_so() {
+    let y = branching(120, 3, 2);
+    let fit = DdrTreeParams::default().fit(&y).unwrap();
+    assert_eq!(fit.w.ncols(), 2);
+    let reason = &fit.chosen.iter().find(|c| c.name == "dim").unwrap().reason;
+    assert!(reason.contains("fell back"), "{reason}");
+    let given = DdrTreeParams::new(2).fit(&y).unwrap();
+    assert!(given.chosen.iter().all(|c| c.name != "dim"));
+    let r = DdrTreeParams {
+        compat: Compat::R,
+        ..DdrTreeParams::new(2)
+    }
+    .fit(&y)
+    .unwrap();
+    assert_eq!(r.lambda, 5.0 * 120.0);
 }
