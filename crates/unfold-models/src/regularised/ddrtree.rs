@@ -325,11 +325,37 @@ impl Checked<DdrTreeParams> {
             Compat::Paper => Problem::centred(y, &mean, lambda, self.sigma, self.gamma, 0),
             Compat::R => Problem::new(y, lambda, self.sigma, self.gamma, 0),
         };
+        // Points that all coincide have no principal axis, no tree and no ordering.
+        let offset = n as f64 * mean.norm_squared();
+        let spread = match self.compat {
+            Compat::Paper => problem.yty.trace(),
+            Compat::R => problem.yty.trace() - offset,
+        };
+        if spread <= 1e-12 * (spread.abs() + offset) {
+            return Err(Error::invalid(
+                "data",
+                format!(
+                    "the {n} points have no spread (every point is the same): DDRTree needs \
+                     points that differ; check the input (a constant column block, or rows \
+                     copied from one cell)"
+                ),
+            ));
+        }
+        // The spectrum, when a default reads it: the dimension, and the noise that the
+        // smallest branch of an ordering is measured against.
+        let auto_branch = self.ordering.root.is_some()
+            && self.ordering.min_branch.is_none()
+            && self.compat == Compat::Paper;
+        let spectrum = if self.dim.is_none() || auto_branch {
+            let uncentred = (self.compat == Compat::R).then_some(&mean);
+            defaults::spectrum(&problem.yty, uncentred, n)?
+        } else {
+            Vec::new()
+        };
         problem.dim = match self.dim {
             Some(dim) => dim,
             None => {
-                let uncentred = (self.compat == Compat::R).then_some(&mean);
-                let (dim, why) = defaults::latent_dim(&problem.yty, uncentred, n)?;
+                let (dim, why) = defaults::latent_dim(&spectrum, n, y.ncols());
                 chosen.push(why);
                 dim
             }
@@ -344,9 +370,9 @@ impl Checked<DdrTreeParams> {
         };
         let state = State { w, z, c };
         let run = problem.run(state, self.compat, self.max_iter, self.tol)?;
-        let fit = DdrTree {
+        let mut fit = DdrTree {
             mean: match self.compat {
-                Compat::Paper => mean,
+                Compat::Paper => mean.clone(),
                 Compat::R => DVector::zeros(y.ncols()),
             },
             w: run.state.w,
@@ -363,11 +389,17 @@ impl Checked<DdrTreeParams> {
         let Some(root) = self.ordering.root else {
             return Ok(fit);
         };
-        match (self.ordering.min_branch, self.compat) {
-            (Some(m), _) => fit.ordered(root, m),
-            (None, Compat::R) => fit.ordered(root, 0),
-            (None, Compat::Paper) => fit.ordered_auto(root),
-        }
+        let min_branch = match self.ordering.min_branch {
+            Some(m) => m,
+            None if auto_branch => {
+                let sd = defaults::noise_sd(&spectrum, problem.dim, n);
+                let (m, why) = defaults::min_branch(&fit.centres, &fit.edges, sd);
+                fit.chosen.push(why);
+                m
+            }
+            None => 0,
+        };
+        fit.ordered(root, min_branch)
     }
 }
 
@@ -470,20 +502,6 @@ impl DdrTree {
     /// This fit with its ordering from `root` kept (written as the `order` table).
     pub fn ordered(mut self, root: Root, min_branch: usize) -> Result<Self> {
         self.trajectory = Some(self.order_with(root, min_branch)?);
-        Ok(self)
-    }
-
-    /// [`DdrTree::ordered`] with the smallest branch chosen from this fit: spurs within
-    /// three RMS distances of the cells from the tree are not branches (`defaults.rs`).
-    pub fn ordered_auto(mut self, root: Root) -> Result<Self> {
-        let every = self.order_with(root, 0)?;
-        let (m, why) = defaults::min_branch(&self.coords, &self.centres, &self.edges, &every);
-        self.trajectory = Some(if m <= 1 {
-            every
-        } else {
-            self.order_with(root, m)?
-        });
-        self.chosen.push(why);
         Ok(self)
     }
 }

@@ -5,8 +5,8 @@
 //! points does not fit in a plane, and `5 N` pulls the centres of a deep tree together.
 
 use nalgebra::{DMatrix, DVector};
+use statrs::distribution::{ChiSquared, ContinuousCDF};
 use unfold_core::Result;
-use unfold_graph::trajectory::Trajectory;
 use unfold_linalg::{rank::MIN_VALUES, signal_rank, sym_eigen};
 
 /// A setting chosen from the data: its name, the value and why (reported by the fit's
@@ -31,28 +31,34 @@ impl Chosen {
     }
 }
 
-/// The latent dimension when not given: the number of principal components of the centred
-/// data that stand above the noise ([`signal_rank`], Gavish and Donoho's threshold), at
-/// least 2 (the plane the papers use) and below `min(N, D)`; 2 when the spectrum has too
-/// few values or no spread for the rule. `gram` is `Y^T Y` of the data the fit reads, and
-/// `mean` their column means when `gram` is not centred (the R package's conventions).
-pub(crate) fn latent_dim(
+/// The eigenvalues of the centred data's Gram matrix that can be nonzero, descending: the
+/// squared singular values of the centred data. `gram` is `Y^T Y` of the data the fit
+/// reads, and `mean` their column means when `gram` is not centred (the R package's
+/// conventions).
+pub(crate) fn spectrum(
     gram: &DMatrix<f64>,
     mean: Option<&DVector<f64>>,
     n: usize,
-) -> Result<(usize, Chosen)> {
+) -> Result<Vec<f64>> {
     let p = gram.nrows();
     let centred = match mean {
         Some(mu) => gram - (mu * mu.transpose()) * n as f64,
         None => gram.clone(),
     };
     let values = sym_eigen(&centred)?.values;
-    let m = n.min(p);
-    // The m largest eigenvalues are the squared singular values; the rest are zeros of a
+    // Ascending; the min(N, D) largest are the squared singular values, the rest zeros of a
     // wide matrix.
-    let top = &values.as_slice()[p - m..];
+    Ok(values.iter().rev().take(n.min(p)).copied().collect())
+}
+
+/// The latent dimension when not given: the number of principal components of the centred
+/// data that stand above the noise ([`signal_rank`], Gavish and Donoho's threshold, on
+/// the [`spectrum`] of `n x p` data), at least 2 (the plane the papers use) and below
+/// `min(N, D)`; 2 when the spectrum has too few values or no spread for the rule.
+pub(crate) fn latent_dim(spectrum: &[f64], n: usize, p: usize) -> (usize, Chosen) {
+    let m = spectrum.len();
     let most = m.saturating_sub(1).max(1);
-    let (dim, reason) = match signal_rank(top, n, p) {
+    let (dim, reason) = match signal_rank(spectrum, n, p) {
         Some(r) => {
             let dim = r.clamp(2.min(most), most);
             let bound = match dim.cmp(&r) {
@@ -76,7 +82,20 @@ pub(crate) fn latent_dim(
             ),
         ),
     };
-    Ok((dim, Chosen::new("dim", dim, reason)))
+    (dim, Chosen::new("dim", dim, reason))
+}
+
+/// The noise's standard deviation per dimension, from the [`spectrum`] of `n` points
+/// beyond the first `dim` components: the mean of those squared singular values is `n`
+/// times the noise variance of one direction. `None` when no component is left beyond
+/// `dim` (centring removes one).
+pub(crate) fn noise_sd(spectrum: &[f64], dim: usize, n: usize) -> Option<f64> {
+    let rest = spectrum.get(dim..n.saturating_sub(1).min(spectrum.len()))?;
+    if rest.is_empty() {
+        return None;
+    }
+    let mean = rest.iter().map(|v| v.max(0.0)).sum::<f64>() / rest.len() as f64;
+    Some((mean / n as f64).sqrt())
 }
 
 /// `lambda` when not given, for the paper's conventions: `gamma N / K`, so that the tree
@@ -95,44 +114,96 @@ pub(crate) fn balanced_lambda(n: usize, k: usize, gamma: f64) -> (f64, Chosen) {
 /// The fewest centres of a side branch: one or two centres are a single cluster's bulge.
 const MIN_CENTRES: usize = 3;
 
+/// The share of the cells that the noise keeps within the tube around the tree (the
+/// three-sigma share of a normal).
+const TUBE_SHARE: f64 = 0.9973;
+
 /// The smallest side branch, in centres, that an ordering counts as a branch when not
-/// given: spurs whose length is within three root-mean-square distances `r` of the cells
-/// from the tree are the noise's width, not a fate; and a spur of one or two centres is one
-/// cluster of cells bulging from the tree, with no direction of its own. With `l` the
-/// tree's mean edge length, `max(3, ceil(3 r / l))` centres.
+/// given. Noise of standard deviation `sd` per dimension scatters the cells of a path in
+/// `d` latent dimensions around it with squared distances `sd^2` times a chi-square of
+/// `d - 1` degrees of freedom; a tube of radius `w = sd sqrt(q)`, `q` that chi-square's
+/// [`TUBE_SHARE`] quantile, holds all but 0.27% of them (`w = 3 sd` in a plane). The tree
+/// reaches into the tube with spurs, so a spur no longer than `w` is the noise's width, not
+/// a fate, and a spur of one or two centres is a single cluster bulging from the tree. With
+/// `l` the tree's mean edge length: `max(3, ceil(w / l))` centres, or 3 when the noise
+/// cannot be estimated (`sd` `None`: no component left beyond `d`).
 pub(crate) fn min_branch(
-    z: &DMatrix<f64>,
     centres: &DMatrix<f64>,
     edges: &[(usize, usize, f64)],
-    ordering: &Trajectory,
+    sd: Option<f64>,
 ) -> (usize, Chosen) {
-    let n = z.nrows();
-    let residual: f64 = ordering
-        .position
-        .iter()
-        .enumerate()
-        .map(|(i, q)| {
-            let t = q.t.clamp(0.0, 1.0);
-            let on_tree = centres.row(q.from) * (1.0 - t) + centres.row(q.to) * t;
-            (z.row(i) - on_tree).norm_squared()
-        })
-        .sum();
-    let r = (residual / n as f64).sqrt();
+    let d = centres.ncols();
     let length: f64 = edges
         .iter()
         .map(|&(a, b, _)| (centres.row(a) - centres.row(b)).norm())
         .sum();
     let l = length / edges.len().max(1) as f64;
-    let width = if l > 0.0 {
-        (3.0 * r / l).ceil() as usize
-    } else {
-        0
+    let Some(sd) = sd else {
+        let reason = format!(
+            "no component is left beyond the latent dimension to measure the noise; side \
+             branches of fewer than {MIN_CENTRES} centres are single clusters"
+        );
+        return (MIN_CENTRES, Chosen::new("min_branch", MIN_CENTRES, reason));
     };
+    let across = ChiSquared::new((d.max(2) - 1) as f64).expect("at least one degree of freedom");
+    let w = sd * across.inverse_cdf(TUBE_SHARE).sqrt();
+    let width = if l > 0.0 { (w / l).ceil() as usize } else { 0 };
     let m = width.max(MIN_CENTRES);
     let reason = format!(
-        "max({MIN_CENTRES}, ceil(3 r / l)) with ceil(3 x {r:.3e} / {l:.3e}) = {width}: side \
-         branches within three RMS distances r of the cells from the tree (l: the mean edge \
-         length), or of fewer than {MIN_CENTRES} centres, are noise"
+        "max({MIN_CENTRES}, ceil(w / l)) with w = {w:.3e} (the radius around the tree within \
+         which the noise keeps 99.73% of the cells: its standard deviation {sd:.3e} beyond \
+         the latent dimensions, times the square root of the chi-square quantile with d - 1 \
+         degrees of freedom) and l = {l:.3e} (the mean edge length): side branches that \
+         reach no further, or of fewer than {MIN_CENTRES} centres, are noise"
     );
     (m, Chosen::new("min_branch", m, reason))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_distr::{Distribution, StandardNormal};
+
+    /// On a plane of spread 3 plus white noise of sd 0.1 in 40 dimensions, the spectrum
+    /// has two components above the noise and the noise's sd is read back within 5%; with
+    /// an uncentred Gram matrix and the mean, the spectrum is the centred one; no component
+    /// beyond the dimension gives no noise estimate; the smallest branch is 3 noise radii
+    /// in edges of the tree (here a path of unit edges), at least 3 centres.
+    #[test]
+    fn the_spectrum_gives_the_dimension_and_the_noise() {
+        let (n, p) = (3000, 40);
+        let mut rng = unfold_core::seeded_rng(5);
+        let mut g = || -> f64 { StandardNormal.sample(&mut rng) };
+        let mut y = DMatrix::from_fn(n, p, |_, _| 0.1 * g());
+        for i in 0..n {
+            let (a, b) = (3.0 * g(), 3.0 * g());
+            y[(i, 0)] += a + 5.0;
+            y[(i, 1)] += b - 2.0;
+        }
+        let mean = DVector::from_fn(p, |j, _| y.column(j).mean());
+        let centred = DMatrix::from_fn(n, p, |i, j| y[(i, j)] - mean[j]);
+        let s = spectrum(&(centred.transpose() * &centred), None, n).unwrap();
+        let s_uncentred = spectrum(&(y.transpose() * &y), Some(&mean), n).unwrap();
+        for (a, b) in s.iter().zip(&s_uncentred) {
+            assert!((a - b).abs() <= 1e-8 * s[0], "{a} {b}");
+        }
+        let (dim, why) = latent_dim(&s, n, p);
+        assert_eq!(dim, 2, "{}", why.reason);
+        let sd = noise_sd(&s, dim, n).unwrap();
+        assert!((sd - 0.1).abs() < 0.005, "{sd}");
+        assert_eq!(noise_sd(&s, p, n), None);
+        // A path of 10 unit edges in a plane: w = 3.0 sd (the normal's 99.73% two-sided
+        // quantile), 0.3 rounds up to 1, so the floor of 3 centres.
+        let path = DMatrix::from_fn(11, 2, |i, j| if j == 0 { i as f64 } else { 0.0 });
+        let edges: Vec<_> = (0..10).map(|i| (i, i + 1, 1.0)).collect();
+        assert_eq!(min_branch(&path, &edges, Some(0.1)).0, 3);
+        // Wider noise: ceil(3.0 x 2.5 / 1) = 8 centres; in 5 dimensions (4 degrees of
+        // freedom, quantile 16.25) ceil(2.5 x 4.031) = 11.
+        assert_eq!(min_branch(&path, &edges, Some(2.5)).0, 8);
+        let path5 = path.clone().resize_horizontally(5, 0.0);
+        assert_eq!(min_branch(&path5, &edges, Some(2.5)).0, 11);
+        assert_eq!(min_branch(&path, &edges, None).0, 3);
+        let (lambda, _) = balanced_lambda(4000, 125, 10.0);
+        assert_eq!(lambda, 320.0);
+    }
 }

@@ -698,4 +698,14 @@ fn a_default_that_cannot_be_chosen_falls_back_and_says_so() {
     .fit(&y)
     .unwrap();
     assert_eq!(r.lambda, 5.0 * 120.0);
+    // Points with no spread are refused with the reason, in both conventions.
+    let same = DMatrix::from_element(50, 5, 1.5);
+    for compat in [Compat::Paper, Compat::R] {
+        let params = DdrTreeParams {
+            compat,
+            ..DdrTreeParams::default()
+        };
+        let e = params.fit(&same).unwrap_err().to_string();
+        assert!(e.contains("no spread"), "{e}");
+    }
 }
