@@ -150,8 +150,8 @@ pub struct TreeOrdering {
     /// Where pseudotime starts; `None`: the points are not ordered.
     pub root: Option<Root>,
     /// Spurs of fewer centres start no state and make no branch point
-    /// ([`DdrTree::order_with`]); `None`: chosen from the fit (three RMS distances of the
-    /// cells from the tree, `defaults.rs`), 0 with [`Compat::R`] (Monocle 2's).
+    /// ([`DdrTree::order_with`]); `None`: chosen from the fit (the noise's radius around
+    /// the tree in edges, at least 3, `defaults.rs`), 0 with [`Compat::R`] (Monocle 2's).
     pub min_branch: Option<usize>,
 }
 
@@ -162,8 +162,8 @@ impl Field for TreeOrdering {
              written as <out>.order.csv)",
         );
         let min_branch = Rule::auto(
-            "the centres within three RMS distances of the cells from the tree (0 with \
-             --compat r)",
+            "the centres spanning the noise's 99.73% radius around the tree, at least 3 (0 \
+             with --compat r)",
             "ddrtree: side branches of fewer centres start no state and make no branch \
              point (Monocle 3's minimal branch length, 10 there; 0: every centre of degree \
              above 2, as Monocle 2)",
