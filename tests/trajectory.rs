@@ -16,20 +16,12 @@ fn pseudotime_and_states_recover_a_simulated_trajectory() {
     let n = 3000;
     for seed in 1..=3 {
         let data = branching(n, 3, 100, 0.05, seed).unwrap();
-        let time: Vec<f64> = data
-            .latent
-            .as_ref()
-            .unwrap()
-            .column(0)
-            .iter()
-            .copied()
-            .collect();
+        let (time, root) = data.time_and_start().unwrap();
         let params = DdrTreeParams {
             lambda: Some(n as f64 / 10.0),
             ..DdrTreeParams::new(2)
         };
         let fit = params.fit(&data.points).unwrap();
-        let root = (0..n).min_by(|&a, &b| time[a].total_cmp(&time[b])).unwrap();
         let order = fit.order(Root::Cell(root)).unwrap();
         let rho = spearman(&order.pseudotime, &time).unwrap();
         let agreement = clustering_accuracy(&order.state, data.labels.as_ref().unwrap()).unwrap();

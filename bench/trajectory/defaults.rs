@@ -41,12 +41,8 @@ fn main() -> unfold::core::Result<()> {
             continue;
         }
         let data = tree(n, &spec, p, noise, seed)?;
-        let latent = data.latent.as_ref().expect("the generator's times");
         let labels = data.labels.as_ref().expect("the generator's segments");
-        let time: Vec<f64> = latent.column(0).iter().copied().collect();
-        let root = (0..n)
-            .min_by(|&i, &j| time[i].total_cmp(&time[j]))
-            .expect("cells");
+        let (time, root) = data.time_and_start().expect("the generator's times");
         let papers = DdrTreeParams {
             lambda: Some(5.0 * n as f64),
             ..DdrTreeParams::new(2)

@@ -13,17 +13,7 @@ pub struct Truth<'a> {
 
 /// The truth of a data set made by `synthetic::branching` (its latent time and labels).
 pub fn truth(data: &Dataset) -> Truth<'_> {
-    let time: Vec<f64> = data
-        .latent
-        .as_ref()
-        .expect("true time")
-        .column(0)
-        .iter()
-        .copied()
-        .collect();
-    let root = (0..time.len())
-        .min_by(|&a, &b| time[a].total_cmp(&time[b]))
-        .expect("at least one cell");
+    let (time, root) = data.time_and_start().expect("the true time of some cells");
     Truth {
         time,
         segment: data.labels.as_deref().expect("segments"),

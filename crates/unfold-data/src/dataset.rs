@@ -44,6 +44,15 @@ impl Dataset {
         self.points.ncols()
     }
 
+    /// A simulated trajectory's truth: the first latent column (each point's true time,
+    /// as `synthetic::tree` and `synthetic::branching` record it) and the earliest point.
+    /// `None` without latent coordinates or points.
+    pub fn time_and_start(&self) -> Option<(Vec<f64>, usize)> {
+        let time: Vec<f64> = self.latent.as_ref()?.column(0).iter().copied().collect();
+        let start = (0..time.len()).min_by(|&a, &b| time[a].total_cmp(&time[b]))?;
+        Some((time, start))
+    }
+
     /// The same data set (labels, latent coordinates, row names) with new points, e.g.
     /// standardised ones. Feature names are kept when the number of columns is unchanged
     /// and become `y1..yp` otherwise.

@@ -628,17 +628,7 @@ fn the_defaults_order_a_tree_of_three_branch_points() {
     use unfold_data::synthetic::{tree, TreeSpec};
     let spec = TreeSpec::binary(2);
     let data = tree(2000, &spec, 20, 0.05, 11).unwrap();
-    let time: Vec<f64> = data
-        .latent
-        .as_ref()
-        .unwrap()
-        .column(0)
-        .iter()
-        .copied()
-        .collect();
-    let root = (0..time.len())
-        .min_by(|&i, &j| time[i].total_cmp(&time[j]))
-        .unwrap();
+    let (time, root) = data.time_and_start().unwrap();
     let order = TreeOrdering {
         root: Some(Root::Cell(root)),
         min_branch: None,
