@@ -205,7 +205,7 @@ pub fn check_fit_view(y: MatRef<'_, f64>, dim: usize, method: &str) -> Result<()
 }
 
 /// The shape half of [`check_fit_input`]: at least two points and `1 <= dim < min(p, n)`.
-fn check_fit_shape(n: usize, p: usize, dim: usize, method: &str) -> Result<()> {
+pub(crate) fn check_fit_shape(n: usize, p: usize, dim: usize, method: &str) -> Result<()> {
     if n < 2 {
         return Err(Error::TooFewPoints {
             what: method.to_string(),

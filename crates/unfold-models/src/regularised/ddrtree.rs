@@ -51,7 +51,7 @@ pub(crate) use tree::{spanning_tree, tree_energy};
 
 use crate::method::{Checked, Declared, Field, Interval, ParamSpec, Rule, Settings};
 use crate::regularised::{alternating_convergence, LAMBDA_HELP};
-use crate::traits::check_fit_view;
+use crate::traits::{check_fit_shape, check_fit_view};
 use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
 use problem::{Problem, State};
@@ -290,16 +290,8 @@ impl Checked<DdrTreeParams> {
         let k = match self.ncenters {
             Some(k) => k,
             None => {
-                let k = auto_centres(n);
-                chosen.push(Chosen {
-                    name: "ncenters",
-                    value: k.to_string(),
-                    reason: if n < 100 {
-                        "N below 100 points: every point a centre (Monocle 2's rule)".to_string()
-                    } else {
-                        "round(200 ln N / (ln N + ln 100)) (Monocle 2's rule)".to_string()
-                    },
-                });
+                let (k, why) = defaults::centres(n);
+                chosen.push(why);
                 k
             }
         };
@@ -360,7 +352,8 @@ impl Checked<DdrTreeParams> {
                 dim
             }
         };
-        check_fit_view(y, problem.dim, "DDRTree")?;
+        // The values were checked above; the chosen dimension needs only the shape's.
+        check_fit_shape(n, y.ncols(), problem.dim, "DDRTree")?;
         let w = top_eigenvectors(&problem.yty, problem.dim)?;
         let z = problem.y_mul(&w);
         let c = if k == n {

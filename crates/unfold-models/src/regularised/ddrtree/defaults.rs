@@ -4,6 +4,7 @@
 //! The papers and Monocle 2 fix `d = 2` and `lambda = 5 N`; a tree with several branch
 //! points does not fit in a plane, and `5 N` pulls the centres of a deep tree together.
 
+use super::auto_centres;
 use nalgebra::{DMatrix, DVector};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 use unfold_core::Result;
@@ -96,6 +97,17 @@ pub(crate) fn noise_sd(spectrum: &[f64], dim: usize, n: usize) -> Option<f64> {
     }
     let mean = rest.iter().map(|v| v.max(0.0)).sum::<f64>() / rest.len() as f64;
     Some((mean / n as f64).sqrt())
+}
+
+/// The number of centres when not given: Monocle 2's rule ([`auto_centres`]).
+pub(crate) fn centres(n: usize) -> (usize, Chosen) {
+    let reason = if n < 100 {
+        "N below 100 points: every point a centre (Monocle 2's rule)"
+    } else {
+        "round(200 ln N / (ln N + ln 100)) (Monocle 2's rule)"
+    };
+    let k = auto_centres(n);
+    (k, Chosen::new("ncenters", k, reason.to_string()))
 }
 
 /// `lambda` when not given, for the paper's conventions: `gamma N / K`, so that the tree
