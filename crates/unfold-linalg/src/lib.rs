@@ -11,6 +11,8 @@
 //! - [`SparseSymbolic`] / [`SparseFactor`] / [`SelectedInverse`]: a sparse factorisation
 //!   whose analysis is reused across matrices with one pattern, and the entries of the
 //!   inverse on the factor's pattern (selected inversion).
+//! - [`QuasiDefiniteSymbolic`] / [`QuasiDefiniteFactor`]: sparse `L D L^T` of symmetric
+//!   quasi-definite matrices (augmented systems), with the pivots' signs checked.
 //! - [`sym_eigen`]: the full symmetric eigendecomposition.
 //! - [`largest_eigenpairs`], [`smallest_eigenpairs`], [`smallest_generalized_eigenpairs`]:
 //!   the few extreme eigenpairs spectral methods need, by the full decomposition for small
@@ -62,6 +64,7 @@ pub mod lanczos;
 pub mod operator;
 pub mod packed;
 pub mod pca;
+pub mod quasi_definite;
 pub mod rank;
 pub mod selected_inverse;
 pub mod simd;
@@ -86,6 +89,7 @@ pub use lanczos::{partial_sym_eigen, PartialEigenOptions, Which};
 pub use operator::SymOperator;
 pub use packed::PackedSym;
 pub use pca::{principal_components, principal_components_of, PcaSolver, PrincipalComponents};
+pub use quasi_definite::{QuasiDefiniteFactor, QuasiDefiniteSymbolic};
 pub use rank::signal_rank;
 pub use selected_inverse::{FillOrdering, SelectedInverse, SparseFactor, SparseSymbolic};
 pub use simd::{exp, lane_sum, vectorize};

@@ -23,13 +23,19 @@
 //! a contiguous n x n block. The maps are `mu_C` (dy x n dx) with column `r n + i` equal to
 //! column r of `C_i`. Public results are n x dx embeddings and per-point maps.
 
+mod covariance;
+mod factorised;
 mod memory;
 mod moments;
 mod params;
 mod project;
 mod registration;
 
-pub use params::{AlphaRule, LlLvmInit, LlLvmParams, Preprocess, RestartBounds};
+pub use covariance::Covariance;
+pub use factorised::{FactorisedPosterior, FactorisedProblem};
+pub use params::{
+    AlphaRule, LlLvmInit, LlLvmParams, Posterior, Preprocess, RestartBounds, FULL_FAMILY_MAX_POINTS,
+};
 pub use project::LlLvmProjection;
 
 use crate::method::Checked;
@@ -81,39 +87,32 @@ struct Stats {
     prior_c_k: f64,
 }
 
-/// An LL-LVM problem: data, graph and settings, with everything that depends only on them
-/// (the pseudo-inverse and eigenvalues of L). It implements [`LatentVariableModel`], so
-/// [`unfold_vem`] drives it.
+/// The data as both posterior families fit it: centred (and scaled), the graph's 0/1
+/// adjacency, and the data's sums that the bound reads.
 #[derive(Clone, Debug)]
-pub struct LlLvmProblem {
+pub(crate) struct Prepared {
     /// The preprocessed data, n x dy.
-    y: DMatrix<f64>,
-    mean: DVector<f64>,
-    scale: f64,
-    dx: usize,
-    epsilon: f64,
-    alpha: AlphaRule,
-    gamma0: f64,
-    init: LlLvmInit,
-    graph: Graph,
-    source_graph: NeighbourGraph,
-    /// Eigenvalues of L, ascending, the first (zero) set exactly to 0.
-    eig: Vec<f64>,
+    pub y: DMatrix<f64>,
+    pub mean: DVector<f64>,
+    pub scale: f64,
+    /// Neighbours of each point (symmetric).
+    pub adj: Vec<Vec<usize>>,
+    pub source_graph: NeighbourGraph,
     /// `Tr(Y L Y^T) = 1/2 sum_ij eta_ij |y_i - y_j|^2`.
-    tr_yly: f64,
+    pub tr_yly: f64,
     /// `|sum_i y_i|^2` (zero for centred data).
-    sum_y_sq: f64,
+    pub sum_y_sq: f64,
 }
 
-impl LlLvmProblem {
-    /// Sets up the problem for the rows of `y` on `graph`, which must be connected.
+impl Prepared {
+    /// Checks the data, the graph and the settings every family shares, and preprocesses
+    /// the data ([`Preprocess`]).
     pub fn new(
         y: &DMatrix<f64>,
         graph: &NeighbourGraph,
         params: &Checked<LlLvmParams>,
-    ) -> Result<Self> {
+    ) -> Result<Prepared> {
         check_fit_input(y, params.dim, "LL-LVM")?;
-        params.check_memory(y.nrows(), y.ncols())?;
         let n = y.nrows();
         if graph.n() != n {
             return Err(Error::DimensionMismatch(format!(
@@ -146,9 +145,6 @@ impl LlLvmProblem {
         }
         yc /= scale;
         let adj: Vec<Vec<usize>> = (0..n).map(|i| graph.neighbours(i).0.to_vec()).collect();
-        let lap = laplacian(&adj);
-        let eig = laplacian_eigenvalues(&lap)?;
-        let pinv = laplacian_pinv(&lap)?;
         let mut tr_yly = 0.0;
         for (i, nb) in adj.iter().enumerate() {
             for &j in nb {
@@ -156,29 +152,72 @@ impl LlLvmProblem {
             }
         }
         let sum_y_sq = yc.row_sum().norm_squared();
-        Ok(LlLvmProblem {
+        Ok(Prepared {
             y: yc,
             mean,
             scale,
-            dx: params.dim,
-            epsilon: params.epsilon,
-            alpha: params.alpha,
-            gamma0: params.gamma0,
-            init: params.init,
-            graph: Graph::new(adj, pinv),
+            adj,
             source_graph: graph.clone(),
-            eig,
             tr_yly,
             sum_y_sq,
         })
     }
 
-    fn n(&self) -> usize {
+    pub fn n(&self) -> usize {
         self.y.nrows()
     }
 
-    fn dy(&self) -> usize {
+    pub fn dy(&self) -> usize {
         self.y.ncols()
+    }
+}
+
+/// An LL-LVM problem: data, graph and settings, with everything that depends only on them
+/// (the pseudo-inverse and eigenvalues of L). It implements [`LatentVariableModel`], so
+/// [`unfold_vem`] drives it.
+#[derive(Clone, Debug)]
+pub struct LlLvmProblem {
+    data: Prepared,
+    dx: usize,
+    epsilon: f64,
+    alpha: AlphaRule,
+    gamma0: f64,
+    init: LlLvmInit,
+    graph: Graph,
+    /// Eigenvalues of L, ascending, the first (zero) set exactly to 0.
+    eig: Vec<f64>,
+}
+
+impl LlLvmProblem {
+    /// Sets up the problem for the rows of `y` on `graph`, which must be connected.
+    pub fn new(
+        y: &DMatrix<f64>,
+        graph: &NeighbourGraph,
+        params: &Checked<LlLvmParams>,
+    ) -> Result<Self> {
+        let data = Prepared::new(y, graph, params)?;
+        params.check_memory(y.nrows(), y.ncols())?;
+        let lap = laplacian(&data.adj);
+        let eig = laplacian_eigenvalues(&lap)?;
+        let pinv = laplacian_pinv(&lap)?;
+        Ok(LlLvmProblem {
+            graph: Graph::new(data.adj.clone(), pinv),
+            data,
+            dx: params.dim,
+            epsilon: params.epsilon,
+            alpha: params.alpha,
+            gamma0: params.gamma0,
+            init: params.init,
+            eig,
+        })
+    }
+
+    fn n(&self) -> usize {
+        self.data.y.nrows()
+    }
+
+    fn dy(&self) -> usize {
+        self.data.y.ncols()
     }
 
     /// The start of the authors' code from a given mean of q(C), in the paper's layout
@@ -244,7 +283,7 @@ impl LlLvmProblem {
         let mut b = DVector::zeros(n * dx);
         for i in 0..n {
             for &j in &self.graph.adj[i] {
-                let dyij = (self.y.row(i) - self.y.row(j)).transpose();
+                let dyij = (self.data.y.row(i) - self.data.y.row(j)).transpose();
                 for r in 0..dx {
                     let csum = mu_c.column(r * n + i) + mu_c.column(r * n + j);
                     b[r * n + i] += gamma * csum.dot(&dyij);
@@ -261,7 +300,7 @@ impl LlLvmProblem {
         let mut h = DMatrix::zeros(self.dy(), n * dx);
         for i in 0..n {
             for &j in &self.graph.adj[i] {
-                let dyji = (self.y.row(j) - self.y.row(i)).transpose();
+                let dyji = (self.data.y.row(j) - self.data.y.row(i)).transpose();
                 for r in 0..dx {
                     let dxr = mu_x[(j, r)] - mu_x[(i, r)];
                     h.column_mut(r * n + i).axpy(dxr, &dyji, 1.0);
@@ -295,7 +334,6 @@ impl LlLvmProblem {
     /// The q(C) update (spec eq. 11): column precision
     /// `(gamma/2) <Qhat L^+ Qhat^T> + eps 1 1^T + 2 L (x) I` and mean `gamma <H> Sigma_C`.
     fn update_c(&self, q: &mut LlLvmPosterior, h: &LlLvmHyper) -> Result<()> {
-        let dy = self.dy() as f64;
         let x_row = DMatrix::from_row_slice(1, q.mu_x.len(), q.mu_x.as_slice());
         // The old covariance of q(C) was last read by the q(x) update: its storage takes
         // Gamma_hat.
@@ -315,21 +353,42 @@ impl LlLvmProblem {
         let mut scratch = self.graph.pool.take(gamma_hat.nrows(), gamma_hat.ncols());
         q.sigma_c = chol.into_inverse_with(&mut scratch);
         self.graph.pool.give(scratch);
+        self.set_moments(q, &gamma_hat, &hm);
+        self.graph.pool.give(gamma_hat);
+        Ok(())
+    }
+
+    /// The expectations of `q` that the M-step and the bound read, but its log-determinants,
+    /// given `Gammahat` of its q(x) and `<H> = H(mu_x)`.
+    fn set_moments(&self, q: &mut LlLvmPosterior, gamma_hat: &DMatrix<f64>, hm: &DMatrix<f64>) {
+        let dy = self.dy() as f64;
+        let x_row = DMatrix::from_row_slice(1, q.mu_x.len(), q.mu_x.as_slice());
         // Tr(Gammahat <C^T C>) = sum_a mu_a Gammahat mu_a^T + dy <Gammahat, Sigma_C>, with
         // <C^T C> never formed.
         let g_mu = unfold_linalg::gemm::mul_with(
-            unfold_linalg::view::as_faer(&gamma_hat),
+            unfold_linalg::view::as_faer(gamma_hat),
             unfold_linalg::view::as_faer(&q.mu_c).transpose(),
             unfold_linalg::view::par_for(gamma_hat.nrows()),
         );
         q.stats.tr_gamma_k = q.mu_c.transpose().dot(&g_mu) + dy * gamma_hat.dot(&q.sigma_c);
-        q.stats.tr_c_h = q.mu_c.dot(&hm);
+        q.stats.tr_c_h = q.mu_c.dot(hm);
         q.stats.tr_s = q.sigma_x.trace() + q.mu_x.norm_squared();
         q.stats.lap_s = self.laplacian_inner(&x_row, &q.sigma_x, 1.0);
         q.stats.prior_c_k = self.epsilon * self.ones_inner(&q.mu_c, &q.sigma_c, dy)
             + 2.0 * self.laplacian_inner(&q.mu_c, &q.sigma_c, dy);
-        self.graph.pool.give(gamma_hat);
-        Ok(())
+    }
+
+    /// The bound of §3.5 at any posterior `q` whose four moments are set (the oracle of
+    /// the per-point family's bound).
+    #[cfg(test)]
+    pub(crate) fn bound_at(&self, q: &mut LlLvmPosterior, h: &LlLvmHyper) -> Result<Evidence> {
+        let x_row = DMatrix::from_row_slice(1, q.mu_x.len(), q.mu_x.as_slice());
+        let gamma_hat = self.graph.form(&x_row, &q.sigma_x, 1.0, 1.0, Form::Gamma);
+        let hm = self.h_mean(&q.mu_x);
+        self.set_moments(q, &gamma_hat, &hm);
+        q.stats.log_det_sigma_x = Cholesky::new(&q.sigma_x, "Sigma_x")?.log_det();
+        q.stats.log_det_sigma_c = Cholesky::new(&q.sigma_c, "Sigma_C")?.log_det();
+        self.elbo(q, h)
     }
 
     /// Adds `I_dx (x) (diag + 2 L + off 1 1^T)` to `m`.
@@ -384,23 +443,18 @@ impl LlLvmProblem {
         restart_bounds: Vec<f64>,
         k: usize,
     ) -> LlLvm {
-        let stopped_by = match run.stop {
-            unfold_core::Stop::AbsTol => "abs_tol",
-            unfold_core::Stop::RelTol => "rel_tol",
-            unfold_core::Stop::MaxIter => "max_iterations",
-        };
-        let convergence = Convergence::iterative(run.bounds(), run.converged(), stopped_by);
+        let convergence = convergence_of(&run);
         let q = run.posterior;
         LlLvm {
             coords: q.mu_x,
-            graph: self.source_graph,
+            graph: self.data.source_graph,
             evidence: run.evidence,
-            y: self.y,
-            mean: self.mean,
-            scale: self.scale,
+            y: self.data.y,
+            mean: self.data.mean,
+            scale: self.data.scale,
             mu_c: q.mu_c,
-            sigma_x: q.sigma_x,
-            sigma_c: q.sigma_c,
+            sigma_x: Covariance::full(q.sigma_x),
+            sigma_c: Covariance::full(q.sigma_c),
             hyper: run.hyper,
             epsilon: self.epsilon,
             k,
@@ -412,23 +466,9 @@ impl LlLvmProblem {
     /// The data-driven start (see [`LlLvmInit::Spectral`]).
     fn spectral_start(&self, rng: &mut Rng) -> Result<(LlLvmPosterior, LlLvmHyper)> {
         let (n, dx) = (self.n(), self.dx);
-        let (mut x0, _) = crate::LaplacianEigenmapsParams::embed(&self.source_graph, dx)?;
-        let (mut dy2, mut dx2) = (0.0, 0.0);
-        for i in 0..n {
-            for &j in &self.graph.adj[i] {
-                dy2 += (self.y.row(i) - self.y.row(j)).norm_squared();
-                dx2 += (x0.row(i) - x0.row(j)).norm_squared();
-            }
-        }
-        x0 *= (dy2 / dx2).sqrt();
-        let jitter = 0.01 * x0.column_iter().map(|c| c.norm()).sum::<f64>() / (n as f64).sqrt();
-        for v in x0.iter_mut() {
-            let z: f64 = StandardNormal.sample(rng);
-            *v += jitter * z;
-        }
         let h = self.initial_hyper();
         let mut q = LlLvmPosterior {
-            mu_x: x0,
+            mu_x: spectral_latent_start(&self.data, dx, rng)?,
             sigma_x: DMatrix::zeros(n * dx, n * dx),
             mu_c: DMatrix::zeros(self.dy(), n * dx),
             sigma_c: DMatrix::zeros(0, 0),
@@ -492,7 +532,7 @@ impl LatentVariableModel for LlLvmProblem {
     fn m_step(&self, q: &LlLvmPosterior, h: &mut LlLvmHyper) -> Result<()> {
         let (n, dy) = (self.n() as f64, self.dy() as f64);
         let s = &q.stats;
-        let denom = 2.0 * self.tr_yly - 2.0 * s.tr_c_h + 0.5 * s.tr_gamma_k;
+        let denom = 2.0 * self.data.tr_yly - 2.0 * s.tr_c_h + 0.5 * s.tr_gamma_k;
         if !(denom > 0.0 && denom.is_finite()) {
             return Err(Error::numerical(
                 "LL-LVM gamma update",
@@ -518,8 +558,8 @@ impl LatentVariableModel for LlLvmProblem {
         let log_2pi = (2.0 * std::f64::consts::PI).ln();
         let ell = -0.5 * n * dy * log_2pi
             + 0.5 * dy * ((n * eps).ln() + (n - 1.0) * (2.0 * gamma).ln() + sum_log_lambda)
-            - 0.5 * eps * self.sum_y_sq
-            - gamma * self.tr_yly
+            - 0.5 * eps * self.data.sum_y_sq
+            - gamma * self.data.tr_yly
             + gamma * s.tr_c_h
             - 0.25 * gamma * s.tr_gamma_k;
         let log_det_prior_x: f64 = self.eig.iter().map(|l| (alpha + 2.0 * l).ln()).sum();
@@ -540,6 +580,39 @@ impl LatentVariableModel for LlLvmProblem {
             ],
         })
     }
+}
+
+/// How EM ended for a run: its iterations, whether a tolerance stopped it before the
+/// iteration limit, and the bound after every iteration.
+fn convergence_of<P, H>(run: &unfold_vem::Run<P, H>) -> Convergence {
+    let stopped_by = match run.stop {
+        unfold_core::Stop::AbsTol => "abs_tol",
+        unfold_core::Stop::RelTol => "rel_tol",
+        unfold_core::Stop::MaxIter => "max_iterations",
+    };
+    Convergence::iterative(run.bounds(), run.converged(), stopped_by)
+}
+
+/// The latent means of the spectral start ([`LlLvmInit::Spectral`]): Laplacian eigenmaps
+/// on the same graph, scaled so that neighbour distances match those in y, plus a small
+/// seeded jitter.
+fn spectral_latent_start(data: &Prepared, dx: usize, rng: &mut Rng) -> Result<DMatrix<f64>> {
+    let n = data.n();
+    let (mut x0, _) = crate::LaplacianEigenmapsParams::embed(&data.source_graph, dx)?;
+    let (mut dy2, mut dx2) = (0.0, 0.0);
+    for i in 0..n {
+        for &j in &data.adj[i] {
+            dy2 += (data.y.row(i) - data.y.row(j)).norm_squared();
+            dx2 += (x0.row(i) - x0.row(j)).norm_squared();
+        }
+    }
+    x0 *= (dy2 / dx2).sqrt();
+    let jitter = 0.01 * x0.column_iter().map(|c| c.norm()).sum::<f64>() / (n as f64).sqrt();
+    for v in x0.iter_mut() {
+        let z: f64 = StandardNormal.sample(rng);
+        *v += jitter * z;
+    }
+    Ok(x0)
 }
 
 /// The dense 0/1 Laplacian `L = diag(G 1_n) - G` (spec `lllvm.md` notation) of symmetric
@@ -616,8 +689,9 @@ pub struct LlLvm {
     scale: f64,
     /// Mean of q(C), dy x (n dx), coordinate-major columns.
     mu_c: DMatrix<f64>,
-    sigma_x: DMatrix<f64>,
-    sigma_c: DMatrix<f64>,
+    /// The covariances of q(x) and q(C), of the family fitted.
+    sigma_x: Covariance,
+    sigma_c: Covariance,
     pub hyper: LlLvmHyper,
     pub epsilon: f64,
     /// The k of the graph, used to connect new points.
@@ -641,7 +715,16 @@ impl LlLvm {
     /// The posterior covariance of `x_i` (dx x dx).
     pub fn x_covariance(&self, i: usize) -> DMatrix<f64> {
         let (n, dx) = self.coords.shape();
-        DMatrix::from_fn(dx, dx, |r, s| self.sigma_x[(r * n + i, s * n + i)])
+        self.sigma_x.block(n, dx, i)
+    }
+
+    /// The variational family the fit used.
+    pub fn posterior(&self) -> Posterior {
+        if self.sigma_x.is_per_point() {
+            Posterior::Factorised
+        } else {
+            Posterior::Full
+        }
     }
 }
 

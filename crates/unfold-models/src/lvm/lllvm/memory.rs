@@ -5,7 +5,7 @@ use unfold_core::{Footprint, MemoryLimit, Result};
 
 /// What to use when LL-LVM's dense (n dx) x (n dx) covariances do not fit.
 const ALTERNATIVE: &str =
-    "meu (a random field whose precision stays sparse on the kNN graph) or LL-LVM on a smaller subsample of the points";
+    "LL-LVM's per-point family (posterior=factorised, --posterior factorised), sparse at any size; meu; or the full family on a smaller subsample of the points";
 
 impl LlLvmParams {
     /// The peak memory in bytes of a fit on `n` points of dimension `dy`, with
@@ -56,23 +56,30 @@ impl LlLvmParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lvm::lllvm::Posterior;
     use nalgebra::DMatrix;
     use unfold_core::Error;
 
-    /// Above the memory limit every entry (kNN fit, given graphs) is refused, naming the
-    /// limit and the alternatives.
+    /// Above the memory limit every entry of the full family (kNN fit, given graphs) is
+    /// refused, naming the limit and the alternatives; `auto` fits the per-point family
+    /// there instead.
     #[test]
     fn refuses_n_above_the_memory_limit() {
         let y: DMatrix<f64> = unfold_data::synthetic::swiss_roll(200, 0.05, 1)
             .unwrap()
             .points;
-        let params = LlLvmParams::new(2, 6)
-            .memory_limit(Some(MemoryLimit::given(1 << 20, "the test's limit")));
+        let limit = Some(MemoryLimit::given(1 << 20, "the test's limit"));
+        let auto = LlLvmParams::new(2, 6)
+            .memory_limit(limit.clone())
+            .max_iter(3);
+        assert_eq!(auto.fit(&y).unwrap().posterior(), Posterior::Factorised);
+        let params = auto.posterior(Posterior::Full);
         let text = params.fit(&y).unwrap_err().to_string();
         for part in [
             "LL-LVM on 200 points",
             "dx = 2",
             "limit of 1.0 MiB (the test's limit)",
+            "posterior=factorised",
             "meu",
             "smaller subsample",
         ] {

@@ -2,7 +2,7 @@
 //! and the options of the Rust API), the fits they start, and the comparison of graphs and
 //! latent dimensions by the bounds of their restarts.
 
-use super::{LlLvm, LlLvmProblem};
+use super::{FactorisedProblem, LlLvm, LlLvmProblem};
 use crate::method::{
     Checked, Choice, Declared, Interval, Param, ParamKind, ParamSpec, Rule, Value,
 };
@@ -80,6 +80,26 @@ pub enum Preprocess {
 
 crate::choice!(Preprocess { CentreMaxAbs = "maxabs", Centre = "centre" });
 
+/// The variational family of q(x) q(C).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Posterior {
+    /// The paper's: one joint Gaussian over all latent positions and one matrix normal over
+    /// all maps, on dense (n dx)^2 covariances (`O(n^3)` per EM iteration).
+    Full,
+    /// One Gaussian per point and per map (`specs/lllvm_scale.md`) on sparse matrices: the
+    /// exact bound at block-diagonal covariances, a fraction of a nat per point below the
+    /// full family's.
+    Factorised,
+    /// [`Posterior::Full`] up to [`FULL_FAMILY_MAX_POINTS`] points where it fits in memory,
+    /// [`Posterior::Factorised`] beyond.
+    Auto,
+}
+
+crate::choice!(Posterior { Auto = "auto", Full = "full", Factorised = "factorised" } aliases { "factorized" = Factorised });
+
+/// The most points for which [`Posterior::Auto`] picks the full family.
+pub const FULL_FAMILY_MAX_POINTS: usize = 2000;
+
 crate::params! {
     /// Settings of an LL-LVM fit.
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -124,11 +144,24 @@ crate::params! {
         /// Stop EM when the bound changes by less than `rel_tol * |bound|` (0, the default,
         /// disables).
         pub rel_tol: f64 = 0.0,
+        /// The variational family (the full one of the paper, or one Gaussian per point).
+        #[serde(default = "Posterior::auto")]
+        pub posterior: Posterior = Posterior::Auto => Rule::help(
+            "lllvm: the variational family: full (the paper's joint Gaussians, O(n^3)), \
+             factorised (one Gaussian per point, sparse; its bound is a little lower) or auto \
+             (full up to 2000 points where it fits in memory)",
+        ),
         /// The memory the fit may use (`None`: `MemoryLimit::from_env_or_machine`); a fit
         /// whose [`LlLvmParams::footprint`] exceeds it is refused before anything large is
         /// allocated.
         #[serde(default)]
         pub memory_limit: Option<unfold_core::MemoryLimit> = None,
+    }
+}
+
+impl Posterior {
+    fn auto() -> Posterior {
+        Posterior::Auto
     }
 }
 
@@ -191,13 +224,7 @@ impl LlLvmParams {
         graphs: &[NeighbourGraph],
     ) -> Result<Vec<RestartBounds>> {
         let params = self.clone().check()?;
-        graphs
-            .iter()
-            .map(|g| {
-                let problem = LlLvmProblem::new(y, g, &params)?;
-                RestartBounds::from_fit(&unfold_vem::fit(&problem, &params.vem(), &Silent)?)
-            })
-            .collect()
+        graphs.iter().map(|g| params.restart_bounds(y, g)).collect()
     }
 
     /// The final bounds of every restart for each latent dimension on the kNN graph of
@@ -208,13 +235,12 @@ impl LlLvmParams {
         let (_, graph) = self.graph.build(y, Weighting::Binary, "LL-LVM")?;
         dims.iter()
             .map(|&dim| {
-                let params = LlLvmParams {
+                LlLvmParams {
                     dim,
                     ..self.clone()
                 }
-                .check()?;
-                let problem = LlLvmProblem::new(y, &graph, &params)?;
-                RestartBounds::from_fit(&unfold_vem::fit(&problem, &params.vem(), &Silent)?)
+                .check()?
+                .restart_bounds(y, &graph)
             })
             .collect()
     }
@@ -235,10 +261,54 @@ impl Checked<LlLvmParams> {
         graph: &NeighbourGraph,
         observer: &dyn Observer,
     ) -> Result<LlLvm> {
-        let problem = LlLvmProblem::new(y, graph, self)?;
-        let fit = unfold_vem::fit(&problem, &self.vem(), observer)?;
-        let restart_bounds = fit.runs.iter().map(|r| r.evidence.value).collect();
-        Ok(problem.into_fitted(fit.into_best(), restart_bounds, self.graph.k))
+        let k = self.graph.k;
+        match self.family(y.nrows(), y.ncols()) {
+            Posterior::Factorised => {
+                let problem = FactorisedProblem::new(y, graph, self)?;
+                let fit = unfold_vem::fit(&problem, &self.vem(), observer)?;
+                let restart_bounds = fit.runs.iter().map(|r| r.evidence.value).collect();
+                Ok(problem.into_fitted(fit.into_best(), restart_bounds, k))
+            }
+            _ => {
+                let problem = LlLvmProblem::new(y, graph, self)?;
+                let fit = unfold_vem::fit(&problem, &self.vem(), observer)?;
+                let restart_bounds = fit.runs.iter().map(|r| r.evidence.value).collect();
+                Ok(problem.into_fitted(fit.into_best(), restart_bounds, k))
+            }
+        }
+    }
+
+    /// The family a fit on `n` points of dimension `dy` uses: the one asked for, and for
+    /// [`Posterior::Auto`] the full family up to [`FULL_FAMILY_MAX_POINTS`] points where
+    /// its dense covariances fit in memory, the per-point family otherwise.
+    pub fn family(&self, n: usize, dy: usize) -> Posterior {
+        match self.posterior {
+            Posterior::Auto if n <= FULL_FAMILY_MAX_POINTS && self.check_memory(n, dy).is_ok() => {
+                Posterior::Full
+            }
+            Posterior::Auto => Posterior::Factorised,
+            family => family,
+        }
+    }
+
+    /// The final bound of every restart of a fit on `graph`, in the family of
+    /// [`Checked::family`]. Bounds of the two families differ by the per-point family's
+    /// gap (a fraction of a nat per point): compare graphs within one family.
+    pub fn restart_bounds(
+        &self,
+        y: &DMatrix<f64>,
+        graph: &NeighbourGraph,
+    ) -> Result<RestartBounds> {
+        match self.family(y.nrows(), y.ncols()) {
+            Posterior::Factorised => {
+                let problem = FactorisedProblem::new(y, graph, self)?;
+                RestartBounds::from_fit(&unfold_vem::fit(&problem, &self.vem(), &Silent)?)
+            }
+            _ => {
+                let problem = LlLvmProblem::new(y, graph, self)?;
+                RestartBounds::from_fit(&unfold_vem::fit(&problem, &self.vem(), &Silent)?)
+            }
+        }
     }
 }
 

@@ -25,7 +25,7 @@
 //!   `O(dx^2 dy^2)`.
 
 use super::moments::Form;
-use super::{laplacian, laplacian_pinv, LlLvm};
+use super::{laplacian, laplacian_pinv, Covariance, LlLvm};
 use crate::traits::{check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
@@ -169,12 +169,10 @@ impl LlLvm {
         let mut mu_c = DMatrix::from_fn(dy, dx, |a, r| {
             nbrs.iter().map(|&j| self.mu_c[(a, r * n + j)]).sum::<f64>() / deg
         });
-        let mut sigma_c = DMatrix::from_fn(dx, dx, |r, s| {
-            nbrs.iter()
-                .map(|&j| self.sigma_c[(r * n + j, s * n + j)])
-                .sum::<f64>()
-                / deg
-        });
+        let mut sigma_c = DMatrix::zeros(dx, dx);
+        for &j in nbrs {
+            sigma_c += self.sigma_c.block(n, dx, j) / deg;
+        }
         let mut mu_x = DVector::zeros(dx);
         let mut cov_x = DMatrix::zeros(dx, dx);
         for sweep in 0..MAX_SWEEPS {
@@ -436,7 +434,7 @@ impl<'a> Blanket<'a> {
         &self,
         form: Form,
         means: &DMatrix<f64>,
-        sigma: &DMatrix<f64>,
+        sigma: &Covariance,
         kappa: f64,
         vs: &[DVector<f64>],
     ) -> Vec<Contraction> {
@@ -459,8 +457,8 @@ impl<'a> Blanket<'a> {
                         .iter()
                         .zip(om[1..].iter().zip(&mw[1..]))
                         .map(|(&a, (o, mws))| {
-                            let cov = sigma.view((s * n, r * n + a), (n, 1));
-                            means.column(r * n + a).dot(&mws[s]) + kappa * cov.dot(&o.rows(0, n))
+                            means.column(r * n + a).dot(&mws[s])
+                                + kappa * sigma.column_dot(n, s, r, a, o.as_slice())
                         })
                         .sum()
                 });

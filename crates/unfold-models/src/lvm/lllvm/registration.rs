@@ -40,8 +40,20 @@ impl Model for LlLvm {
         let dy = self.y.ncols();
         vector("the mean", &self.mean, Some(dy))?;
         matrix("the mean of q(C)", &self.mu_c, Some(dy), Some(ndx))?;
-        square("the covariance of q(x)", &self.sigma_x, ndx)?;
-        square("the covariance of q(C)", &self.sigma_c, ndx)?;
+        for (name, c) in [("q(x)", &self.sigma_x), ("q(C)", &self.sigma_c)] {
+            if !c.has_shape_for(n, dx) {
+                let (r, k) = c.stored().shape();
+                return Err(corrupt(format!(
+                    "the covariance of {name} is {r} x {k}, neither {ndx} x {ndx} nor {dx} x {ndx}"
+                )));
+            }
+            matrix("a covariance", c.stored(), None, None)?;
+        }
+        if self.sigma_x.is_per_point() != self.sigma_c.is_per_point() {
+            return Err(corrupt(
+                "the covariances of q(x) and q(C) are of different families",
+            ));
+        }
         graph("the graph", &self.graph, n)?;
         neighbours(self.k, n)?;
         positive("the scale", self.scale)?;

@@ -181,7 +181,7 @@ fn a_and_b_match_their_definitions() {
         (&a_def - &a_ours).amax() < 1e-10 * a_def.amax(),
         "{a_def}\n{a_ours}"
     );
-    let yv = DVector::from_iterator(n * dy, problem.y.transpose().iter().copied());
+    let yv = DVector::from_iterator(n * dy, problem.data.y.transpose().iter().copied());
     let b_def = ae.transpose() * yv;
     let b_ours = problem.b_mean(&c, gamma);
     for i in 0..n {
@@ -221,7 +221,7 @@ fn gamma_and_h_match_their_definitions() {
     );
     let ours = 0.5 * gamma * gamma_hat.dot(&c.tr_mul(&c));
     assert!((quad - ours).abs() < 1e-10 * quad.abs(), "{quad} vs {ours}");
-    let yv = DVector::from_iterator(n * dy, problem.y.transpose().iter().copied());
+    let yv = DVector::from_iterator(n * dy, problem.data.y.transpose().iter().copied());
     let lin = yv.dot(&e);
     let h = problem.h_mean(&x);
     assert!((lin - gamma * c.dot(&h)).abs() < 1e-10 * lin.abs());
@@ -253,7 +253,7 @@ fn expected_log_likelihood_matches_monte_carlo() {
     let eye = DMatrix::<f64>::identity(dy, dy);
     let prec = prec_small.kronecker(&eye);
     let sigma_y = sigma_small.kronecker(&eye);
-    let yv = DVector::from_iterator(n * dy, problem.y.transpose().iter().copied());
+    let yv = DVector::from_iterator(n * dy, problem.data.y.transpose().iter().copied());
     let lx = q.sigma_x.clone().cholesky().unwrap().l();
     let lc = q.sigma_c.clone().cholesky().unwrap().l();
     let mut rng = unfold_core::seeded_rng(11);
@@ -507,7 +507,7 @@ fn project_by_edge_sums(
         / deg;
     let mut sigma_c = DMatrix::from_fn(dx, dx, |r, s| {
         nbrs.iter()
-            .map(|&j| fit.sigma_c[(r * n + j, s * n + j)])
+            .map(|&j| fit.sigma_c.stored()[(r * n + j, s * n + j)])
             .sum::<f64>()
             / deg
     });
@@ -710,8 +710,8 @@ fn blanket_rows_of_the_augmented_pseudo_inverse_match_the_dense_factor() {
 fn batch_projection_equals_the_per_point_path() {
     let (fit, cases) = projection_cases();
     let frozen = project::Frozen::new(&fit).unwrap();
-    let k_old = c_moment(&fit.mu_c, &fit.sigma_c);
-    let s_old = x_moment(&fit.coords, &fit.sigma_x);
+    let k_old = c_moment(&fit.mu_c, fit.sigma_c.stored());
+    let s_old = x_moment(&fit.coords, fit.sigma_x.stored());
     for (ys, nbrs) in &cases {
         let want = project_by_edge_sums(&fit, ys, nbrs, &k_old, &s_old);
         let got = fit.project_one(&frozen, ys, nbrs).unwrap();

@@ -1,0 +1,398 @@
+//! Sparse `L D L^T` factorisation of symmetric quasi-definite matrices
+//!
+//! ```text
+//! K = [ H   B^T ]      H (the first `positive` rows) and G symmetric positive definite,
+//!     [ B   -G  ]
+//! ```
+//!
+//! for which a factorisation with diagonal `D` exists under **every** symmetric
+//! permutation, with positive pivots on the rows of `H` and negative ones on those of `G`
+//! (Vanderbei 1995). So a fill-reducing ordering is chosen from the pattern alone and no
+//! pivoting is needed, as for a Cholesky factor. These are the augmented systems whose
+//! Schur complement `H + B^T G^{-1} B` is a dense precision that should not be formed (LL-LVM's
+//! per-point family, `specs/lllvm_scale.md` §3.4).
+//!
+//! The numeric factorisation is faer's supernodal `L D L^T`. Every pivot's sign is checked
+//! against the one quasi-definiteness implies: in exact arithmetic it cannot differ, so a
+//! wrong or vanishing pivot means the matrix is too ill-conditioned for the factorisation,
+//! and is reported as such instead of a wrong solution.
+
+use crate::check::check_sparse_symmetric;
+use crate::dissection::nested_dissection;
+use crate::selected_inverse::FillOrdering;
+use crate::sparse::CsrMatrix;
+use crate::sparse_cholesky::{lower_triangle, symbolic_cholesky};
+use crate::view::{as_faer_mut, par};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::perm::PermRef;
+use faer::sparse::linalg::cholesky::{
+    supernodal::SupernodalLdltRef, LdltRef, SymbolicCholesky, SymbolicCholeskyRaw,
+    SymmetricOrdering,
+};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Conj, Par, Side};
+use nalgebra::DMatrix;
+use std::sync::Arc;
+use unfold_core::{Error, Result};
+
+/// Factors with fewer stored values than this are computed on the calling thread.
+const PARALLEL_FACTOR_VALUES: usize = 1 << 20;
+
+/// The analysis of a quasi-definite pattern (ordering, elimination tree, supernodes),
+/// reused for every matrix with that pattern. Cloning is cheap.
+#[derive(Clone, Debug)]
+pub struct QuasiDefiniteSymbolic {
+    inner: Arc<Analysis>,
+}
+
+#[derive(Debug)]
+struct Analysis {
+    n: usize,
+    positive: usize,
+    symbolic: SymbolicCholesky<u32>,
+    /// The analysed pattern (CSR), to check that a factorised matrix has it.
+    indptr: Vec<usize>,
+    indices: Vec<usize>,
+    lower_col_ptr: Vec<u32>,
+    lower_row_idx: Vec<u32>,
+}
+
+impl QuasiDefiniteSymbolic {
+    /// Analyses the symmetric pattern of `a` (square; its values are not read beyond the
+    /// checks), whose first `positive` rows must have positive pivots and the others
+    /// negative ones, under the fill-reducing `ordering`.
+    ///
+    /// # Errors
+    /// [`Error::Empty`], [`Error::DimensionMismatch`], [`Error::NonFinite`],
+    /// [`Error::InvalidParameter`] (not symmetric, or `positive` above the dimension), and
+    /// for [`FillOrdering::Dissection`] points that do not have one row per row of `a`.
+    pub fn analyse(
+        a: &CsrMatrix,
+        positive: usize,
+        ordering: FillOrdering<'_>,
+        context: &str,
+    ) -> Result<QuasiDefiniteSymbolic> {
+        check_sparse_symmetric(a, context)?;
+        let n = a.nrows();
+        if positive > n {
+            return Err(Error::invalid(
+                context,
+                format!("{positive} positive rows asked of a {n} x {n} matrix"),
+            ));
+        }
+        let (lower_col_ptr, lower_row_idx, _) = lower_triangle(a, 0.0, context)?;
+        let symbolic = match ordering {
+            FillOrdering::Amd => symbolic_cholesky(
+                n,
+                &lower_col_ptr,
+                &lower_row_idx,
+                SymmetricOrdering::Amd,
+                context,
+            )?,
+            FillOrdering::Dissection(points) => {
+                let (indptr, indices, _) = a.parts();
+                let forward = nested_dissection(indptr, indices, points, context)?;
+                let mut inverse = vec![0u32; n];
+                for (k, &i) in forward.iter().enumerate() {
+                    inverse[i as usize] = k as u32;
+                }
+                let perm = PermRef::new_checked(&forward, &inverse, n);
+                symbolic_cholesky(
+                    n,
+                    &lower_col_ptr,
+                    &lower_row_idx,
+                    SymmetricOrdering::Custom(perm),
+                    context,
+                )?
+            }
+        };
+        let (indptr, indices, _) = a.parts();
+        Ok(QuasiDefiniteSymbolic {
+            inner: Arc::new(Analysis {
+                n,
+                positive,
+                symbolic,
+                indptr: indptr.to_vec(),
+                indices: indices.to_vec(),
+                lower_col_ptr,
+                lower_row_idx,
+            }),
+        })
+    }
+
+    /// The dimension.
+    pub fn dim(&self) -> usize {
+        self.inner.n
+    }
+
+    /// The number of values the factor stores (a measure of fill).
+    pub fn factor_len(&self) -> usize {
+        self.inner.symbolic.len_val()
+    }
+
+    /// The `L D L^T` factor of `a`, which must have the analysed pattern.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] if the pattern differs from the analysed one or `a` is
+    /// not symmetric, [`Error::NonFinite`], and [`Error::Numerical`] naming the original row
+    /// whose pivot has the wrong sign or vanishes (the matrix is not quasi-definite to
+    /// working precision).
+    pub fn factorise(&self, a: &CsrMatrix, context: &str) -> Result<QuasiDefiniteFactor> {
+        let an = &*self.inner;
+        let (indptr, indices, _) = a.parts();
+        if a.nrows() != an.n || indptr != an.indptr || indices != an.indices {
+            return Err(Error::invalid(
+                context,
+                "the matrix's sparsity pattern differs from the one analysed; analyse the \
+                 new pattern first",
+            ));
+        }
+        check_sparse_symmetric(a, context)?;
+        let (_, _, lower) = lower_triangle(a, 0.0, context)?;
+        let sym = SymbolicSparseColMatRef::new_checked(
+            an.n,
+            an.n,
+            &an.lower_col_ptr,
+            None,
+            &an.lower_row_idx,
+        );
+        let mut values = vec![0.0; an.symbolic.len_val()];
+        let p = if values.len() < PARALLEL_FACTOR_VALUES {
+            Par::Seq
+        } else {
+            par()
+        };
+        let mut mem = MemBuffer::new(
+            an.symbolic
+                .factorize_numeric_ldlt_scratch::<f64>(p, Default::default()),
+        );
+        let failed = an
+            .symbolic
+            .factorize_numeric_ldlt(
+                &mut values,
+                SparseColMatRef::new(sym, &lower),
+                Side::Lower,
+                Default::default(),
+                p,
+                MemStack::new(&mut mem),
+                Default::default(),
+            )
+            .is_err();
+        let factor = QuasiDefiniteFactor {
+            symbolic: self.clone(),
+            values,
+        };
+        if let Some(row) = factor.wrong_pivot().or(failed.then_some(0)) {
+            let block = if row < an.positive {
+                "positive"
+            } else {
+                "negative"
+            };
+            return Err(Error::numerical(
+                context,
+                format!(
+                    "the matrix lost quasi-definiteness at row {row}: its pivot should be \
+                     {block} (it cannot be otherwise in exact arithmetic, so the matrix is \
+                     too ill-conditioned for working precision; rescale the data or its \
+                     parameters)"
+                ),
+            ));
+        }
+        Ok(factor)
+    }
+}
+
+/// A numeric `L D L^T` factor on a [`QuasiDefiniteSymbolic`] analysis.
+#[derive(Debug)]
+pub struct QuasiDefiniteFactor {
+    symbolic: QuasiDefiniteSymbolic,
+    values: Vec<f64>,
+}
+
+impl QuasiDefiniteFactor {
+    /// The pivots `D` in elimination order.
+    fn pivots(&self) -> Vec<f64> {
+        let symbolic = &self.symbolic.inner.symbolic;
+        match symbolic.raw() {
+            SymbolicCholeskyRaw::Supernodal(s) => {
+                let factor = SupernodalLdltRef::new(s, &self.values);
+                let mut d = Vec::with_capacity(self.symbolic.dim());
+                for k in 0..s.n_supernodes() {
+                    let node = factor.supernode(k).val();
+                    d.extend((0..node.ncols()).map(|c| node[(c, c)]));
+                }
+                d
+            }
+            // Each column holds its pivot first.
+            SymbolicCholeskyRaw::Simplicial(s) => s.col_ptr()[..s.ncols()]
+                .iter()
+                .map(|&at| self.values[at as usize])
+                .collect(),
+        }
+    }
+
+    /// The original row of the first pivot whose sign is not the one quasi-definiteness
+    /// implies (or that vanishes or is not finite).
+    fn wrong_pivot(&self) -> Option<usize> {
+        let an = &*self.symbolic.inner;
+        let forward: Vec<usize> = match an.symbolic.perm() {
+            Some(p) => p.arrays().0.iter().map(|&i| i as usize).collect(),
+            None => (0..an.n).collect(),
+        };
+        self.pivots()
+            .iter()
+            .zip(forward)
+            .find(|&(&d, row)| !(if row < an.positive { d > 0.0 } else { d < 0.0 }))
+            .map(|(_, row)| row)
+    }
+
+    /// Solves `K X = B` in place for a block `x` (n x m).
+    ///
+    /// # Panics
+    /// If `x` does not have `n` rows (a programming error).
+    pub fn solve_in_place(&self, x: &mut DMatrix<f64>) {
+        let symbolic = &self.symbolic.inner.symbolic;
+        assert_eq!(
+            x.nrows(),
+            symbolic.nrows(),
+            "QuasiDefiniteFactor::solve: row count differs"
+        );
+        let p = if self.values.len() < PARALLEL_FACTOR_VALUES {
+            Par::Seq
+        } else {
+            par()
+        };
+        let factor = LdltRef::new(symbolic, &self.values);
+        let mut mem = MemBuffer::new(symbolic.solve_in_place_scratch::<f64>(x.ncols(), p));
+        factor.solve_in_place_with_conj(Conj::No, as_faer_mut(x), p, MemStack::new(&mut mem));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::random_matrix;
+
+    /// A random quasi-definite matrix: H = R R^T + I (n1), G = S S^T + I (n2), B sparse.
+    fn random_k(n1: usize, n2: usize, seed: u64, flip: bool) -> CsrMatrix {
+        let r = random_matrix(n1, n1, seed);
+        let s = random_matrix(n2, n2, seed + 1);
+        let b = random_matrix(n2, n1, seed + 2);
+        let mut h = &r * r.transpose() + DMatrix::identity(n1, n1);
+        if flip {
+            h[(3, 3)] *= -50.0;
+        }
+        let g = &s * s.transpose() + DMatrix::identity(n2, n2);
+        let mut t = Vec::new();
+        for i in 0..n1 {
+            for j in 0..n1 {
+                t.push((i, j, h[(i, j)]));
+            }
+        }
+        for i in 0..n2 {
+            for j in 0..n2 {
+                t.push((n1 + i, n1 + j, -g[(i, j)]));
+            }
+            for j in 0..n1 {
+                if (i + 2 * j) % 3 == 0 {
+                    t.push((n1 + i, j, b[(i, j)]));
+                    t.push((j, n1 + i, b[(i, j)]));
+                }
+            }
+        }
+        CsrMatrix::from_triplets(n1 + n2, n1 + n2, &t)
+    }
+
+    fn solves(k: &CsrMatrix, factor: &QuasiDefiniteFactor, m: usize, seed: u64) {
+        let dense = k.to_dense();
+        let b = random_matrix(k.nrows(), m, seed);
+        let want = dense.clone().lu().solve(&b).unwrap();
+        let mut x = b.clone();
+        factor.solve_in_place(&mut x);
+        let gap = (&x - &want).amax() / want.amax();
+        assert!(gap < 1e-10, "relative gap {gap}");
+    }
+
+    #[test]
+    fn quasi_definite_solves_match_dense_ones_under_both_orderings() {
+        let k = random_k(30, 12, 1, false);
+        let points = random_matrix(42, 2, 7);
+        for ordering in [FillOrdering::Amd, FillOrdering::Dissection(&points)] {
+            let analysis = QuasiDefiniteSymbolic::analyse(&k, 30, ordering, "K").unwrap();
+            let factor = analysis.factorise(&k, "K").unwrap();
+            solves(&k, &factor, 1, 3);
+            solves(&k, &factor, 3, 4);
+            // New values on the same pattern.
+            let k2 = random_k(30, 12, 11, false);
+            solves(&k2, &analysis.factorise(&k2, "K").unwrap(), 2, 5);
+        }
+    }
+
+    #[test]
+    fn a_matrix_that_is_not_quasi_definite_is_refused() {
+        let good = random_k(30, 12, 1, false);
+        let analysis = QuasiDefiniteSymbolic::analyse(&good, 30, FillOrdering::Amd, "K").unwrap();
+        let bad = random_k(30, 12, 1, true);
+        let err = analysis.factorise(&bad, "K").unwrap_err().to_string();
+        assert!(err.contains("quasi-definiteness"), "{err}");
+        // The pattern must be the analysed one, and the values finite.
+        let other = random_k(20, 12, 1, false);
+        assert!(analysis.factorise(&other, "K").is_err());
+        let (indptr, indices, values) = good.parts();
+        let mut nan = values.to_vec();
+        nan[5] = f64::NAN;
+        let nan =
+            CsrMatrix::from_sorted_rows(42, 42, indptr.to_vec(), indices.to_vec(), nan).unwrap();
+        assert!(analysis.factorise(&nan, "K").is_err());
+        assert!(QuasiDefiniteSymbolic::analyse(&good, 43, FillOrdering::Amd, "K").is_err());
+    }
+
+    /// A larger sparse case: a grid Laplacian block and a coupling, solved to a small
+    /// residual.
+    #[test]
+    fn a_sparse_grid_system_is_solved_to_a_small_residual() {
+        let (side1, side2) = (40, 20);
+        let (n1, n2) = (side1 * side1, side2 * side2);
+        let mut t = Vec::new();
+        let grid = |t: &mut Vec<(usize, usize, f64)>,
+                    side: usize,
+                    at: usize,
+                    sign: f64,
+                    shift: f64| {
+            for i in 0..side {
+                for j in 0..side {
+                    let v = at + i * side + j;
+                    t.push((v, v, sign * shift));
+                    for (di, dj) in [(0, 1), (1, 0)] {
+                        if i + di < side && j + dj < side {
+                            let w = at + (i + di) * side + j + dj;
+                            t.extend([(v, v, sign), (w, w, sign), (v, w, -sign), (w, v, -sign)]);
+                        }
+                    }
+                }
+            }
+        };
+        grid(&mut t, side1, 0, 1.0, 0.1);
+        grid(&mut t, side2, n1, -1.0, 1.0);
+        for i in 0..n2 {
+            let j = (i * 4) % n1;
+            t.extend([(n1 + i, j, 0.5), (j, n1 + i, 0.5)]);
+        }
+        let k = CsrMatrix::from_triplets(n1 + n2, n1 + n2, &t);
+        let analysis = QuasiDefiniteSymbolic::analyse(&k, n1, FillOrdering::Amd, "K").unwrap();
+        let factor = analysis.factorise(&k, "K").unwrap();
+        let b = random_matrix(n1 + n2, 1, 3);
+        let mut x = b.clone();
+        factor.solve_in_place(&mut x);
+        let mut kx = vec![0.0; n1 + n2];
+        k.matvec(x.as_slice(), &mut kx);
+        let residual = kx
+            .iter()
+            .zip(b.iter())
+            .map(|(a, b)| (a - b).powi(2))
+            .sum::<f64>()
+            .sqrt()
+            / b.norm();
+        assert!(residual < 1e-10, "residual {residual}");
+    }
+}

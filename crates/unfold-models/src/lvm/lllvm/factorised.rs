@@ -1,0 +1,524 @@
+//! LL-LVM's per-point (factorised) variational family on sparse matrices
+//! (`specs/lllvm_scale.md`): one Gaussian per point,
+//!
+//! ```text
+//! q(x) = prod_v N(x_v | m_v, S_v),     q(C) = prod_v MN(C_v | M_v, I_dy, T_v),
+//! ```
+//!
+//! a special case of the exact family's `q(x) q(C)`, so the bound of `lllvm.md` §3.5
+//! evaluated at it (§3.2 of the scale spec, term by term) is a lower bound on
+//! `log p(y | G)`. It sits below the exact family's by a fraction of a nat per point that
+//! shrinks as k grows (the spec's table C).
+//!
+//! Every update is a closed-form block optimum (§3.3): the covariances are the inverse
+//! diagonal blocks of the exact precisions at the current other factor, and the means come
+//! from one joint solve each, as sparse quasi-definite systems (`systems`) on the grounded
+//! Laplacian. `L^+` is read only on the 2-hop pattern, once per graph, by a padded
+//! selected inversion (`two_hop`). No n x n matrix is formed.
+//!
+//! Layout: the latent means are `m` (n x dx), the maps' means `mt` (n dx x dy) with the
+//! rows `v dx .. (v + 1) dx` equal to `M_v^T` (the solution of `K_C`).
+
+mod systems;
+mod two_hop;
+
+use super::params::{AlphaRule, LlLvmInit, LlLvmParams};
+use super::{Covariance, LlLvm, LlLvmHyper, Prepared};
+use crate::method::Checked;
+use nalgebra::DMatrix;
+use rand_distr::{Distribution, StandardNormal};
+use rayon::prelude::*;
+use two_hop::TwoHop;
+use unfold_core::{Error, Evidence, EvidenceKind, Result, Rng};
+use unfold_linalg::SparseSymbolic;
+use unfold_linalg::{symmetrised, Cholesky, CsrMatrix, FillOrdering, QuasiDefiniteSymbolic};
+use unfold_vem::LatentVariableModel;
+
+/// The per-point posterior: means and covariances of every `x_v` and `C_v`.
+#[derive(Clone, Debug)]
+pub struct FactorisedPosterior {
+    /// Means of q(x), n x dx.
+    pub m: DMatrix<f64>,
+    /// Covariances `S_v` of q(x_v), dx x dx each.
+    pub s: Vec<DMatrix<f64>>,
+    /// Means of q(C): rows `v dx .. (v + 1) dx` are `M_v^T` (n dx x dy).
+    pub mt: DMatrix<f64>,
+    /// Column covariances `T_v` of q(C_v), dx x dx each.
+    pub t: Vec<DMatrix<f64>>,
+    stats: Stats,
+}
+
+/// The expectations of the current posterior that the M-step and the bound read.
+#[derive(Clone, Copy, Debug, Default)]
+struct Stats {
+    /// `Equad = E_q[etilde^T (L^+ (x) I) etilde] = Q0 + T1 + T2 + T3` (§3.1).
+    equad: f64,
+    /// `sum_v Tr(M_v^T H_v(m))`.
+    tr_c_h: f64,
+}
+
+/// LL-LVM with the per-point family: data, graph, settings and what depends only on the
+/// graph (`P^v`, the factor of `L_g`, the analyses of the two mean systems).
+#[derive(Debug)]
+pub struct FactorisedProblem {
+    data: Prepared,
+    deg: Vec<f64>,
+    dx: usize,
+    epsilon: f64,
+    alpha: AlphaRule,
+    gamma0: f64,
+    init: LlLvmInit,
+    two: TwoHop,
+    /// The analyses of `K_x` and `K_C` (their patterns are fixed per graph).
+    kx: QuasiDefiniteSymbolic,
+    kc: QuasiDefiniteSymbolic,
+    /// The analysis of `alpha I + 2 L`, and `log det(alpha I + 2 L)` at the fixed alpha.
+    prior_x: SparseSymbolic,
+    fixed_log_det_prior_x: Option<f64>,
+}
+
+impl FactorisedProblem {
+    /// Sets up the problem for the rows of `y` on `graph`, which must be connected.
+    pub fn new(
+        y: &DMatrix<f64>,
+        graph: &unfold_graph::NeighbourGraph,
+        params: &Checked<LlLvmParams>,
+    ) -> Result<Self> {
+        let data = Prepared::new(y, graph, params)?;
+        let (n, dx, dy) = (data.n(), params.dim, data.dy());
+        let two = TwoHop::new(&data.adj)?;
+        let deg: Vec<f64> = data.adj.iter().map(|a| a.len() as f64).collect();
+        // The patterns of the mean systems, from stand-in values.
+        let ones = vec![DMatrix::identity(dx, dx); n];
+        let kx_pattern = systems::k_x(
+            &data.adj,
+            &two,
+            &DMatrix::zeros(n * dx, dy),
+            &ones,
+            1.0,
+            1.0,
+        );
+        let kc_pattern = systems::k_c(&data.adj, &two, &DMatrix::zeros(n, dx), &ones, 1.0, 1.0);
+        let kx =
+            QuasiDefiniteSymbolic::analyse(&kx_pattern, n * dx, FillOrdering::Amd, "LL-LVM K_x")?;
+        let kc =
+            QuasiDefiniteSymbolic::analyse(&kc_pattern, n * dx, FillOrdering::Amd, "LL-LVM K_C")?;
+        let prior_x =
+            SparseSymbolic::analyse(&prior_x_matrix(&data.adj, 1.0), "LL-LVM prior of x")?;
+        let mut problem = FactorisedProblem {
+            data,
+            deg,
+            dx,
+            epsilon: params.epsilon,
+            alpha: params.alpha,
+            gamma0: params.gamma0,
+            init: params.init,
+            two,
+            kx,
+            kc,
+            prior_x,
+            fixed_log_det_prior_x: None,
+        };
+        if let AlphaRule::Fixed(a) = params.alpha {
+            problem.fixed_log_det_prior_x = Some(problem.log_det_prior_x(a)?);
+        }
+        Ok(problem)
+    }
+
+    fn n(&self) -> usize {
+        self.data.n()
+    }
+
+    fn dy(&self) -> usize {
+        self.data.dy()
+    }
+
+    /// `M_v^T + M_w^T` (dx x dy) for the neighbours `w` of `v`.
+    fn map_sums(&self, mt: &DMatrix<f64>, v: usize) -> Vec<DMatrix<f64>> {
+        let dx = self.dx;
+        let mv = mt.rows(v * dx, dx);
+        self.data.adj[v]
+            .iter()
+            .map(|&w| mv + mt.rows(w * dx, dx))
+            .collect()
+    }
+
+    /// `A_v = sum_{w, w'} P^v[w, w'] (M_v + M_w)^T (M_v + M_w')` (§3.1).
+    fn a_block(&self, mt: &DMatrix<f64>, v: usize) -> DMatrix<f64> {
+        let u = self.map_sums(mt, v);
+        let p = &self.two.p[v];
+        let mut a = DMatrix::zeros(self.dx, self.dx);
+        for (b, ub) in u.iter().enumerate() {
+            let mut wb = DMatrix::zeros(self.dx, self.dy());
+            for (i, ui) in u.iter().enumerate() {
+                wb += ui * p[(i, b)];
+            }
+            a += wb * ub.transpose();
+        }
+        a
+    }
+
+    /// `X_v = sum_{w, w'} P^v[w, w'] (m_v - m_w)(m_v - m_w')^T` (§3.1).
+    fn x_block(&self, m: &DMatrix<f64>, v: usize) -> DMatrix<f64> {
+        let nb = &self.data.adj[v];
+        let delta = DMatrix::from_fn(self.dx, nb.len(), |r, a| m[(v, r)] - m[(nb[a], r)]);
+        &delta * &self.two.p[v] * delta.transpose()
+    }
+
+    /// `sum_{w in N(v)} R_vw B_w` for per-point blocks `b`.
+    fn resistance_sum(&self, b: &[DMatrix<f64>], v: usize) -> DMatrix<f64> {
+        let mut sum = DMatrix::zeros(self.dx, self.dx);
+        for (a, &w) in self.data.adj[v].iter().enumerate() {
+            sum += &b[w] * self.two.resistance(v, a);
+        }
+        sum
+    }
+
+    /// The q(x) update (§3.3): `S_v = [(Lam_x)_vv]^{-1}` and the joint mean solve of `K_x`.
+    fn update_x(&self, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> Result<()> {
+        let (n, dx, dy) = (self.n(), self.dx, self.dy() as f64);
+        let g2 = 0.5 * h.gamma;
+        q.s = (0..n)
+            .into_par_iter()
+            .map(|v| {
+                let mut lam = self.a_block(&q.mt, v);
+                lam += (self.resistance_sum(&q.t, v) + &q.t[v] * self.deg[v]) * dy;
+                lam *= g2;
+                for r in 0..dx {
+                    lam[(r, r)] += h.alpha + 2.0 * self.deg[v];
+                }
+                spd_inverse(&lam, "LL-LVM precision of q(x_v)")
+            })
+            .collect::<Result<_>>()?;
+        let k = systems::k_x(&self.data.adj, &self.two, &q.mt, &q.t, h.alpha, h.gamma);
+        let factor = self.kx.factorise(&k, "LL-LVM mean system of q(x)")?;
+        let mut rhs = DMatrix::zeros(k.nrows(), 1);
+        for v in 0..n {
+            let u = self.map_sums(&q.mt, v);
+            for (a, &w) in self.data.adj[v].iter().enumerate() {
+                let dyvw = (self.data.y.row(v) - self.data.y.row(w)).transpose();
+                let b = &u[a] * dyvw;
+                for r in 0..dx {
+                    rhs[v * dx + r] += h.gamma * b[r];
+                }
+            }
+        }
+        factor.solve_in_place(&mut rhs);
+        q.m = DMatrix::from_fn(n, dx, |v, r| rhs[v * dx + r]);
+        Ok(())
+    }
+
+    /// The q(C) update (§3.3): `T_v = [(Lam_C)_vv]^{-1}` and the joint mean solve of `K_C`
+    /// with `dy` right-hand sides `gamma H^T`.
+    fn update_c(&self, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> Result<()> {
+        let (n, dx, dy) = (self.n(), self.dx, self.dy());
+        let g2 = 0.5 * h.gamma;
+        q.t = (0..n)
+            .into_par_iter()
+            .map(|v| {
+                let mut lam = self.x_block(&q.m, v);
+                lam += self.resistance_sum(&q.s, v) + &q.s[v] * self.deg[v];
+                lam *= g2;
+                for r in 0..dx {
+                    lam[(r, r)] += self.epsilon + 2.0 * self.deg[v];
+                }
+                spd_inverse(&lam, "LL-LVM column precision of q(C_v)")
+            })
+            .collect::<Result<_>>()?;
+        let k = systems::k_c(&self.data.adj, &self.two, &q.m, &q.s, self.epsilon, h.gamma);
+        let factor = self.kc.factorise(&k, "LL-LVM mean system of q(C)")?;
+        let mut rhs = DMatrix::zeros(k.nrows(), dy);
+        let ht = self.h_transposed(&q.m);
+        rhs.rows_mut(0, n * dx).copy_from(&(ht * h.gamma));
+        factor.solve_in_place(&mut rhs);
+        q.mt = rhs.rows(0, n * dx).into_owned();
+        Ok(())
+    }
+
+    /// `H^T` (n dx x dy): block v is `H_v^T = sum_w (m_w - m_v)(y_w - y_v)^T`.
+    fn h_transposed(&self, m: &DMatrix<f64>) -> DMatrix<f64> {
+        let (n, dx, dy) = (self.n(), self.dx, self.dy());
+        let mut ht = DMatrix::zeros(n * dx, dy);
+        for v in 0..n {
+            for &w in &self.data.adj[v] {
+                let dm = m.row(w) - m.row(v);
+                let dyw = self.data.y.row(w) - self.data.y.row(v);
+                let mut block = ht.rows_mut(v * dx, dx);
+                block += dm.transpose() * dyw;
+            }
+        }
+        ht
+    }
+
+    /// `Equad` and `sum_v Tr(M_v^T H_v)` of the current posterior (§3.1).
+    fn refresh_stats(&self, q: &mut FactorisedPosterior) {
+        let (n, dy) = (self.n(), self.dy());
+        // ebar_v = sum_w (M_v + M_w)(m_v - m_w), rows of an n x dy matrix.
+        let mut ebar = DMatrix::zeros(n, dy);
+        let local: Vec<(f64, f64, f64)> = (0..n)
+            .into_par_iter()
+            .map(|v| {
+                let t1 = (&q.t[v] * self.x_block(&q.m, v)).trace();
+                let t2 = (&q.s[v] * self.a_block(&q.mt, v)).trace();
+                let t3 = self.deg[v] * (&q.t[v] * &q.s[v]).trace();
+                (t1, t2, t3)
+            })
+            .collect();
+        let mut t3_edges = 0.0;
+        for v in 0..n {
+            let u = self.map_sums(&q.mt, v);
+            for (a, &w) in self.data.adj[v].iter().enumerate() {
+                let dm = (q.m.row(v) - q.m.row(w)).transpose();
+                let e = u[a].transpose() * dm;
+                let mut row = ebar.row_mut(v);
+                row += e.transpose();
+                if v < w {
+                    let r = self.two.resistance(v, a);
+                    t3_edges += r * ((&q.t[v] * &q.s[w]).trace() + (&q.t[w] * &q.s[v]).trace());
+                }
+            }
+        }
+        let (t1, t2, t3): (f64, f64, f64) = local
+            .iter()
+            .fold((0.0, 0.0, 0.0), |s, l| (s.0 + l.0, s.1 + l.1, s.2 + l.2));
+        let q0 = self.two.pinv_quadratic(&ebar);
+        let dyf = dy as f64;
+        q.stats.equad = q0 + dyf * t1 + t2 + dyf * (t3 + t3_edges);
+        q.stats.tr_c_h = q.mt.dot(&self.h_transposed(&q.m));
+    }
+
+    /// `log det(alpha I + 2 L)`, the prior of x's normaliser (§3.2).
+    fn log_det_prior_x(&self, alpha: f64) -> Result<f64> {
+        let a = prior_x_matrix(&self.data.adj, alpha);
+        Ok(self.prior_x.factorise(&a, "LL-LVM prior of x")?.log_det())
+    }
+
+    /// The root of `dx Tr((alpha I + 2 L)^{-1}) = sum_v (tr S_v + |m_v|^2)` (§3.6): the
+    /// maximiser of the bound over alpha; the trace by selected inversion, bisection on
+    /// log alpha.
+    fn optimal_alpha(&self, tr_s: f64) -> Result<f64> {
+        if !(tr_s > 0.0 && tr_s.is_finite()) {
+            return Err(Error::numerical(
+                "LL-LVM alpha update",
+                format!("the second moment of q(x) is {tr_s}; the posterior has collapsed"),
+            ));
+        }
+        let dx = self.dx as f64;
+        let f = |a: f64| -> Result<f64> {
+            let factor = self
+                .prior_x
+                .factorise(&prior_x_matrix(&self.data.adj, a), "LL-LVM prior of x")?;
+            Ok(dx * factor.selected_inverse().diagonal().iter().sum::<f64>() - tr_s)
+        };
+        // The trace is at least dx / alpha (the constant vector) and at most n dx / alpha.
+        let n = self.n() as f64;
+        let (mut lo, mut hi) = ((dx / tr_s).ln(), (n * dx / tr_s).ln());
+        while f(lo.exp())? < 0.0 {
+            lo -= 1.0;
+        }
+        while f(hi.exp())? > 0.0 {
+            hi += 1.0;
+        }
+        while hi - lo > 1e-12 {
+            let mid = 0.5 * (lo + hi);
+            if f(mid.exp())? > 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok((0.5 * (lo + hi)).exp())
+    }
+
+    /// The fitted model of the best run.
+    pub(super) fn into_fitted(
+        self,
+        run: unfold_vem::Run<FactorisedPosterior, LlLvmHyper>,
+        restart_bounds: Vec<f64>,
+        k: usize,
+    ) -> LlLvm {
+        let (n, dx) = (self.n(), self.dx);
+        let q = &run.posterior;
+        // The maps' means in the coordinate-major layout: column `r n + i` is column r of C_i.
+        let mu_c = DMatrix::from_fn(self.dy(), n * dx, |a, c| q.mt[((c % n) * dx + c / n, a)]);
+        LlLvm {
+            coords: q.m.clone(),
+            graph: self.data.source_graph,
+            evidence: run.evidence.clone(),
+            y: self.data.y,
+            mean: self.data.mean,
+            scale: self.data.scale,
+            mu_c,
+            sigma_x: Covariance::per_point(&q.s),
+            sigma_c: Covariance::per_point(&q.t),
+            hyper: run.hyper,
+            epsilon: self.epsilon,
+            k,
+            convergence: super::convergence_of(&run),
+            restart_bounds,
+        }
+    }
+
+    fn initial_hyper(&self) -> LlLvmHyper {
+        let alpha = match self.alpha {
+            AlphaRule::Fixed(a) => a,
+            AlphaRule::Optimise => 1.0,
+        };
+        LlLvmHyper {
+            alpha,
+            gamma: self.gamma0,
+        }
+    }
+}
+
+/// `alpha I + 2 L` of the 0/1 graph `adj`.
+fn prior_x_matrix(adj: &[Vec<usize>], alpha: f64) -> CsrMatrix {
+    let mut t = Vec::new();
+    for (v, nb) in adj.iter().enumerate() {
+        t.push((v, v, alpha + 2.0 * nb.len() as f64));
+        for &w in nb {
+            t.push((v, w, -2.0));
+        }
+    }
+    CsrMatrix::from_triplets(adj.len(), adj.len(), &t)
+}
+
+/// The inverse of a small symmetric positive definite block (symmetrised first).
+fn spd_inverse(a: &DMatrix<f64>, context: &str) -> Result<DMatrix<f64>> {
+    Ok(Cholesky::new(&symmetrised(a.clone()), context)?.inverse())
+}
+
+/// `log det` of a small symmetric positive definite block.
+fn log_det(a: &DMatrix<f64>, context: &str) -> Result<f64> {
+    Ok(Cholesky::new(&symmetrised(a.clone()), context)?.log_det())
+}
+
+impl LatentVariableModel for FactorisedProblem {
+    type Posterior = FactorisedPosterior;
+    type Hyper = LlLvmHyper;
+
+    /// The authors' start within the family (§3.7): `M_v` standard normal, `T_v = I`; or
+    /// the spectral start, x from Laplacian eigenmaps with `S_v` the prior's
+    /// `(alpha + 2 d_v)^{-1} I`, then q(C) from it.
+    fn init(&self, rng: &mut Rng) -> Result<(FactorisedPosterior, LlLvmHyper)> {
+        let (n, dx, dy) = (self.n(), self.dx, self.dy());
+        let h = self.initial_hyper();
+        match self.init {
+            LlLvmInit::Random => {
+                let mt = DMatrix::from_fn(n * dx, dy, |_, _| StandardNormal.sample(rng));
+                let q = FactorisedPosterior {
+                    m: DMatrix::zeros(n, dx),
+                    s: vec![DMatrix::zeros(dx, dx); n],
+                    mt,
+                    t: vec![DMatrix::identity(dx, dx); n],
+                    stats: Stats::default(),
+                };
+                Ok((q, h))
+            }
+            LlLvmInit::Spectral => {
+                let m = super::spectral_latent_start(&self.data, dx, rng)?;
+                let s = self
+                    .deg
+                    .iter()
+                    .map(|d| DMatrix::identity(dx, dx) / (h.alpha + 2.0 * d))
+                    .collect();
+                let mut q = FactorisedPosterior {
+                    m,
+                    s,
+                    mt: DMatrix::zeros(n * dx, dy),
+                    t: vec![DMatrix::identity(dx, dx); n],
+                    stats: Stats::default(),
+                };
+                self.update_c(&mut q, &h)?;
+                Ok((q, h))
+            }
+        }
+    }
+
+    /// q(x) from q(C), then q(C) from q(x), then the expectations the M-step reads.
+    fn e_step(&self, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> Result<()> {
+        self.update_x(q, h)?;
+        self.update_c(q, h)?;
+        self.refresh_stats(q);
+        Ok(())
+    }
+
+    /// gamma in closed form (§3.6); alpha fixed or by its root find.
+    fn m_step(&self, q: &FactorisedPosterior, h: &mut LlLvmHyper) -> Result<()> {
+        let (n, dy) = (self.n() as f64, self.dy() as f64);
+        let denom = 2.0 * self.data.tr_yly - 2.0 * q.stats.tr_c_h + 0.5 * q.stats.equad;
+        if !(denom > 0.0 && denom.is_finite()) {
+            return Err(Error::numerical(
+                "LL-LVM gamma update",
+                format!(
+                    "the expected Laplacian-weighted residual is {denom}; the data may be \
+                     degenerate (all neighbour differences zero) or badly scaled"
+                ),
+            ));
+        }
+        h.gamma = (n - 1.0) * dy / denom;
+        if self.alpha == AlphaRule::Optimise {
+            let tr_s = q.s.iter().map(|s| s.trace()).sum::<f64>() + q.m.norm_squared();
+            h.alpha = self.optimal_alpha(tr_s)?;
+        }
+        Ok(())
+    }
+
+    /// The bound of §3.2 (the exact family's §3.5 at block-diagonal covariances).
+    fn elbo(&self, q: &FactorisedPosterior, h: &LlLvmHyper) -> Result<Evidence> {
+        let (n, dx, dy) = (self.n() as f64, self.dx as f64, self.dy() as f64);
+        let (eps, gamma, alpha) = (self.epsilon, h.gamma, h.alpha);
+        let adj = &self.data.adj;
+        let sl = n.ln() + self.two.log_det_lg;
+        let log_2pi = (2.0 * std::f64::consts::PI).ln();
+        let ell = -0.5 * n * dy * log_2pi
+            + 0.5 * dy * ((n * eps).ln() + (n - 1.0) * (2.0 * gamma).ln() + sl)
+            - 0.5 * eps * self.data.sum_y_sq
+            - gamma * self.data.tr_yly
+            + gamma * q.stats.tr_c_h
+            - 0.25 * gamma * q.stats.equad;
+        let (mut log_det_s, mut log_det_t, mut tr_s, mut tr_t) = (0.0, 0.0, 0.0, 0.0);
+        for v in 0..adj.len() {
+            log_det_s += log_det(&q.s[v], "LL-LVM covariance of q(x_v)")?;
+            log_det_t += log_det(&q.t[v], "LL-LVM covariance of q(C_v)")?;
+            tr_s += (alpha + 2.0 * self.deg[v]) * q.s[v].trace();
+            tr_t += (eps + 2.0 * self.deg[v]) * q.t[v].trace();
+        }
+        let (mut dm2, mut dc2) = (0.0, 0.0);
+        let dxu = self.dx;
+        for (v, nb) in adj.iter().enumerate() {
+            for &w in nb.iter().filter(|&&w| w > v) {
+                dm2 += (q.m.row(v) - q.m.row(w)).norm_squared();
+                dc2 += (q.mt.rows(v * dxu, dxu) - q.mt.rows(w * dxu, dxu)).norm_squared();
+            }
+        }
+        let log_det_prior_x = match self.fixed_log_det_prior_x {
+            Some(l) if self.alpha == AlphaRule::Fixed(alpha) => l,
+            _ => self.log_det_prior_x(alpha)?,
+        };
+        let neg_kl_x = 0.5 * log_det_s + 0.5 * dx * log_det_prior_x
+            - 0.5 * tr_s
+            - 0.5 * (alpha * q.m.norm_squared() + 2.0 * dm2)
+            + 0.5 * n * dx;
+        let mut sum_m = DMatrix::zeros(dxu, self.dy());
+        for v in 0..adj.len() {
+            sum_m += q.mt.rows(v * dxu, dxu);
+        }
+        let neg_kl_c = 0.5 * dy * (dx * ((eps * n).ln() + (n - 1.0) * 2f64.ln() + sl) + log_det_t)
+            - 0.5 * dy * tr_t
+            - 0.5 * (eps * sum_m.norm_squared() + 2.0 * dc2)
+            + 0.5 * n * dx * dy;
+        Ok(Evidence {
+            value: ell + neg_kl_x + neg_kl_c,
+            kind: EvidenceKind::Elbo,
+            terms: vec![
+                ("expected_log_likelihood".into(), ell),
+                ("neg_kl_x".into(), neg_kl_x),
+                ("neg_kl_c".into(), neg_kl_c),
+            ],
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

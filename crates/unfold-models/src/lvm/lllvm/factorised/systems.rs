@@ -1,0 +1,200 @@
+//! The two mean solves of the per-point family as sparse symmetric quasi-definite systems
+//! (`specs/lllvm_scale.md` §3.4), which never form `L^+`:
+//!
+//! ```text
+//! K_x = [ P_x      Abar_g^T             ]     P_x = alpha I + 2 L (x) I_dx + (gamma/2) D_x
+//!       [ Abar_g   -(2/gamma) L_g (x) I ]
+//!
+//! K_C = [ P_C           Qbar_g          sqrt(eps) J ]     P_C = 2 L (x) I_dx + (gamma/2) D_C
+//!       [ Qbar_g^T      -(2/gamma) L_g  0           ]
+//!       [ sqrt(eps) J^T 0               -I_dx       ]
+//! ```
+//!
+//! Eliminating the lower blocks gives back the precisions `Lam_x` and `Lam_C` of the exact
+//! family. With `c_w = sum_w' P^v[w, w']`, the 2-hop parts are
+//!
+//! ```text
+//! D_x = dy sum_v [ d_v e_v e_v^T - sum_w c_w (e_v e_w^T + e_w e_v^T) + sum_ww' P^v[w,w'] e_w e_w'^T ] (x) T_v
+//! D_C =    sum_v [ d_v e_v e_v^T + sum_w c_w (e_v e_w^T + e_w e_v^T) + sum_ww' P^v[w,w'] e_w e_w'^T ] (x) S_v
+//! ```
+//!
+//! (the signs of `e_v - e_w` and `e_v + e_w`). `Abar` has the blocks
+//! `Abar_vv = sum_w (M_v + M_w)`, `Abar_vw = -(M_v + M_w)`; `Qbar` the blocks
+//! `Qbar_vv = sum_w (m_v - m_w)`, `Qbar_vw = m_w - m_v`; the subscript `g` drops the root's
+//! rows of `Abar` and column of `Qbar` (they sum to zero over the points, which makes the
+//! grounding exact).
+//!
+//! Unknowns, in order: for `K_x` the means `m_v` (point-major, `v dx + r`) and then `z`
+//! (`n dx + p dy + a` for the points `p` but the root); for `K_C` the rows of `M^T`
+//! (`v dx + r`), then one unknown per point but the root, then `dx` for the `J` block. Every
+//! assembly emits the same entries (explicit zeros included), so the pattern is fixed per
+//! graph and one symbolic analysis serves every iteration.
+
+use super::two_hop::TwoHop;
+use nalgebra::DMatrix;
+use unfold_linalg::CsrMatrix;
+
+/// Collects `(row, col, value)` entries, both triangles.
+struct Entries(Vec<(usize, usize, f64)>);
+
+impl Entries {
+    /// Adds `scale * block` at `(row0, col0)`.
+    fn block(&mut self, row0: usize, col0: usize, block: &DMatrix<f64>, scale: f64) {
+        for j in 0..block.ncols() {
+            for i in 0..block.nrows() {
+                self.0.push((row0 + i, col0 + j, scale * block[(i, j)]));
+            }
+        }
+    }
+
+    /// Adds `scale * block` at `(row0, col0)` and its transpose at `(col0, row0)`.
+    fn pair(&mut self, row0: usize, col0: usize, block: &DMatrix<f64>, scale: f64) {
+        self.block(row0, col0, block, scale);
+        for j in 0..block.ncols() {
+            for i in 0..block.nrows() {
+                self.0.push((col0 + j, row0 + i, scale * block[(i, j)]));
+            }
+        }
+    }
+
+    /// Adds `value I_size` at `(row0, col0)`.
+    fn identity(&mut self, row0: usize, col0: usize, size: usize, value: f64) {
+        for i in 0..size {
+            self.0.push((row0 + i, col0 + i, value));
+        }
+    }
+}
+
+/// The point-to-point 2-hop part shared by `D_x` and `D_C`: for every point v,
+/// `sign` is -1 for `D_x` (coefficients `e_v - e_w`) and +1 for `D_C`, `block[v]` is
+/// `T_v` or `S_v`, all scaled by `scale`.
+fn two_hop_blocks(
+    out: &mut Entries,
+    adj: &[Vec<usize>],
+    two: &TwoHop,
+    blocks: &[DMatrix<f64>],
+    dx: usize,
+    sign: f64,
+    scale: f64,
+) {
+    for (v, nb) in adj.iter().enumerate() {
+        let p = &two.p[v];
+        let b = &blocks[v];
+        out.block(v * dx, v * dx, b, scale * nb.len() as f64);
+        for (a, &w) in nb.iter().enumerate() {
+            let c: f64 = p.row(a).sum();
+            out.pair(v * dx, w * dx, b, sign * scale * c);
+            for (bi, &u) in nb.iter().enumerate() {
+                out.block(w * dx, u * dx, b, scale * p[(a, bi)]);
+            }
+        }
+    }
+}
+
+/// `2 L (x) I_dx + diag * I`, the prior part of `P_x` (`diag = alpha`) and `P_C` (0).
+fn prior_blocks(out: &mut Entries, adj: &[Vec<usize>], dx: usize, diag: f64) {
+    for (v, nb) in adj.iter().enumerate() {
+        out.identity(v * dx, v * dx, dx, diag + 2.0 * nb.len() as f64);
+        for &w in nb {
+            out.identity(v * dx, w * dx, dx, -2.0);
+        }
+    }
+}
+
+/// `-(2 / gamma) L_g (x) I_size` at offset `at` (the root, the last point, dropped).
+fn grounded_blocks(
+    out: &mut Entries,
+    adj: &[Vec<usize>],
+    root: usize,
+    at: usize,
+    size: usize,
+    gamma: f64,
+) {
+    let c = 2.0 / gamma;
+    for (p, nb) in adj.iter().enumerate() {
+        if p == root {
+            continue;
+        }
+        out.identity(at + p * size, at + p * size, size, -c * nb.len() as f64);
+        for &w in nb {
+            if w != root {
+                out.identity(at + p * size, at + w * size, size, c);
+            }
+        }
+    }
+}
+
+/// `K_x` for the maps' means `mt` (n dx x dy, block v is `M_v^T`) and covariances `t`.
+pub(crate) fn k_x(
+    adj: &[Vec<usize>],
+    two: &TwoHop,
+    mt: &DMatrix<f64>,
+    t: &[DMatrix<f64>],
+    alpha: f64,
+    gamma: f64,
+) -> CsrMatrix {
+    let n = adj.len();
+    let dy = mt.ncols();
+    let dx = mt.nrows() / n;
+    let size = n * dx + (n - 1) * dy;
+    let mut out = Entries(Vec::new());
+    prior_blocks(&mut out, adj, dx, alpha);
+    two_hop_blocks(&mut out, adj, two, t, dx, -1.0, 0.5 * gamma * dy as f64);
+    // Abar_g and its transpose: row block p (dy) of the root-less points, column block q (dx).
+    let at = n * dx;
+    for (p, nb) in adj.iter().enumerate() {
+        if p == two.root {
+            continue;
+        }
+        let mut diag = DMatrix::zeros(dy, dx);
+        for &w in nb {
+            let u = (mt.rows(p * dx, dx) + mt.rows(w * dx, dx)).transpose();
+            out.pair(at + p * dy, w * dx, &u, -1.0);
+            diag += u;
+        }
+        out.pair(at + p * dy, p * dx, &diag, 1.0);
+    }
+    grounded_blocks(&mut out, adj, two.root, at, dy, gamma);
+    CsrMatrix::from_triplets(size, size, &out.0)
+}
+
+/// `K_C` for the latent means `m` (n x dx) and covariances `s`, with the prior's `eps`.
+pub(crate) fn k_c(
+    adj: &[Vec<usize>],
+    two: &TwoHop,
+    m: &DMatrix<f64>,
+    s: &[DMatrix<f64>],
+    epsilon: f64,
+    gamma: f64,
+) -> CsrMatrix {
+    let (n, dx) = m.shape();
+    let size = n * dx + (n - 1) + dx;
+    let mut out = Entries(Vec::new());
+    prior_blocks(&mut out, adj, dx, 0.0);
+    two_hop_blocks(&mut out, adj, two, s, dx, 1.0, 0.5 * gamma);
+    // Qbar_g and its transpose: column q of the root-less points.
+    let at = n * dx;
+    for (q, nb) in adj.iter().enumerate() {
+        if q == two.root {
+            continue;
+        }
+        let mut diag = DMatrix::zeros(dx, 1);
+        for &w in nb {
+            let d = DMatrix::from_fn(dx, 1, |r, _| m[(q, r)] - m[(w, r)]);
+            out.pair(w * dx, at + q, &d, 1.0);
+            diag += d;
+        }
+        out.pair(q * dx, at + q, &diag, 1.0);
+    }
+    grounded_blocks(&mut out, adj, two.root, at, 1, gamma);
+    let j0 = at + n - 1;
+    let root_eps = epsilon.sqrt();
+    for v in 0..n {
+        for r in 0..dx {
+            out.0.push((v * dx + r, j0 + r, root_eps));
+            out.0.push((j0 + r, v * dx + r, root_eps));
+        }
+    }
+    out.identity(j0, j0, dx, -1.0);
+    CsrMatrix::from_triplets(size, size, &out.0)
+}

@@ -1,0 +1,358 @@
+use super::*;
+use crate::lvm::lllvm::{LlLvmPosterior, LlLvmProblem, Posterior};
+use crate::method::Declared;
+use unfold_core::{seeded_rng, Silent};
+use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
+use unfold_vem::{run_from, VemOptions};
+
+fn roll(n: usize, seed: u64) -> DMatrix<f64> {
+    unfold_data::synthetic::swiss_roll(n, 0.0, seed)
+        .unwrap()
+        .points
+}
+
+fn knn(y: &DMatrix<f64>, k: usize) -> NeighbourGraph {
+    GraphSpec::knn(k)
+        .build(y, Weighting::Binary, "test")
+        .unwrap()
+        .1
+}
+
+fn problems(
+    y: &DMatrix<f64>,
+    g: &NeighbourGraph,
+    params: &LlLvmParams,
+) -> (FactorisedProblem, LlLvmProblem) {
+    let checked = params.clone().check().unwrap();
+    (
+        FactorisedProblem::new(y, g, &checked).unwrap(),
+        LlLvmProblem::new(y, g, &checked).unwrap(),
+    )
+}
+
+/// The exact family's posterior with the per-point one's block-diagonal covariances, in
+/// its coordinate-major layout (index `r n + i`).
+fn block_diagonal(q: &FactorisedPosterior) -> LlLvmPosterior {
+    let (n, dx) = q.m.shape();
+    let dy = q.mt.ncols();
+    let mut sigma_x = DMatrix::zeros(n * dx, n * dx);
+    let mut sigma_c = DMatrix::zeros(n * dx, n * dx);
+    for i in 0..n {
+        for r in 0..dx {
+            for s in 0..dx {
+                sigma_x[(r * n + i, s * n + i)] = q.s[i][(r, s)];
+                sigma_c[(r * n + i, s * n + i)] = q.t[i][(r, s)];
+            }
+        }
+    }
+    LlLvmPosterior {
+        mu_x: q.m.clone(),
+        sigma_x,
+        mu_c: DMatrix::from_fn(dy, n * dx, |a, c| q.mt[((c % n) * dx + c / n, a)]),
+        sigma_c,
+        stats: Default::default(),
+    }
+}
+
+/// A random symmetric positive definite dx x dx block.
+fn random_spd(dx: usize, rng: &mut Rng) -> DMatrix<f64> {
+    let a: DMatrix<f64> = DMatrix::from_fn(dx, dx, |_, _| StandardNormal.sample(rng));
+    &a * a.transpose() * 0.1 + DMatrix::identity(dx, dx) * 0.05
+}
+
+/// A random posterior in the family (not one EM would reach).
+fn random_posterior(n: usize, dx: usize, dy: usize, seed: u64) -> FactorisedPosterior {
+    let mut rng = seeded_rng(seed);
+    let mut normal = |r: usize, c: usize| -> DMatrix<f64> {
+        DMatrix::from_fn(r, c, |_, _| StandardNormal.sample(&mut rng))
+    };
+    let (m, mt) = (normal(n, dx), normal(n * dx, dy) * 0.5);
+    let mut rng = seeded_rng(seed + 1);
+    FactorisedPosterior {
+        m,
+        s: (0..n).map(|_| random_spd(dx, &mut rng)).collect(),
+        mt,
+        t: (0..n).map(|_| random_spd(dx, &mut rng)).collect(),
+        stats: Stats::default(),
+    }
+}
+
+fn bound(p: &FactorisedProblem, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> f64 {
+    p.refresh_stats(q);
+    p.elbo(q, h).unwrap().value
+}
+
+/// The per-point bound is the exact family's §3.5 formula at block-diagonal covariances:
+/// at random states of the family, and along EM from the random start (every term).
+#[test]
+fn the_bound_equals_the_exact_formula_at_block_diagonal_covariances() {
+    let y = roll(60, 3);
+    let g = knn(&y, 6);
+    let params = LlLvmParams::new(2, 6)
+        .alpha(AlphaRule::Fixed(0.3))
+        .epsilon(0.02);
+    let (fp, dense) = problems(&y, &g, &params);
+    let h = LlLvmHyper {
+        alpha: 0.3,
+        gamma: 7.0,
+    };
+    for seed in 0..3 {
+        let mut q = random_posterior(60, 2, 3, 10 * seed);
+        let ours = bound(&fp, &mut q, &h);
+        let exact = dense.bound_at(&mut block_diagonal(&q), &h).unwrap().value;
+        assert!(
+            (ours - exact).abs() < 1e-9 * exact.abs().max(1.0),
+            "random state {seed}: {ours} vs {exact}"
+        );
+    }
+    let (mut q, mut h) = fp.init(&mut seeded_rng(4)).unwrap();
+    for it in 0..6 {
+        fp.e_step(&mut q, &h).unwrap();
+        fp.m_step(&q, &mut h).unwrap();
+        let ours = fp.elbo(&q, &h).unwrap();
+        let exact = dense.bound_at(&mut block_diagonal(&q), &h).unwrap();
+        for ((name, a), (_, b)) in ours.terms.iter().zip(&exact.terms) {
+            assert!(
+                (a - b).abs() < 1e-9 * b.abs().max(1.0),
+                "iteration {it}, {name}: {a} vs {b}"
+            );
+        }
+    }
+}
+
+/// The central difference of the bound along `dir` applied by `apply(q, t)`.
+fn slope(
+    p: &FactorisedProblem,
+    q: &FactorisedPosterior,
+    h: &LlLvmHyper,
+    apply: &dyn Fn(&mut FactorisedPosterior, f64),
+) -> f64 {
+    let t = 1e-5;
+    let mut plus = q.clone();
+    apply(&mut plus, t);
+    let mut minus = q.clone();
+    apply(&mut minus, -t);
+    (bound(p, &mut plus, h) - bound(p, &mut minus, h)) / (2.0 * t)
+}
+
+/// Every closed-form update is the exact optimum of its block: the bound's slope along a
+/// random direction of the block is clearly non-zero before the update (from a perturbed
+/// state) and vanishes after it.
+#[test]
+fn each_update_is_a_block_optimum() {
+    let y = roll(50, 6);
+    let g = knn(&y, 6);
+    let (fp, _) = problems(&y, &g, &LlLvmParams::new(2, 6));
+    let (n, dx, dy) = (50, 2, 3);
+    let (mut q, mut h) = fp.init(&mut seeded_rng(1)).unwrap();
+    for _ in 0..3 {
+        fp.e_step(&mut q, &h).unwrap();
+        fp.m_step(&q, &mut h).unwrap();
+    }
+    let mut rng = seeded_rng(9);
+    let mut normal = |r: usize, c: usize| -> DMatrix<f64> {
+        DMatrix::from_fn(r, c, |_, _| StandardNormal.sample(&mut rng))
+    };
+    let dm = normal(n, dx);
+    let dmt = normal(n * dx, dy);
+    let sym = |a: DMatrix<f64>| symmetrised(a) * 0.01;
+    let ds: Vec<DMatrix<f64>> = (0..n).map(|_| sym(normal(dx, dx))).collect();
+    let dt: Vec<DMatrix<f64>> = (0..n).map(|_| sym(normal(dx, dx))).collect();
+    let along_m = |q: &mut FactorisedPosterior, t: f64| q.m += &dm * t;
+    let along_s = |q: &mut FactorisedPosterior, t: f64| {
+        q.s.iter_mut().zip(&ds).for_each(|(s, d)| *s += d * t)
+    };
+    let along_mt = |q: &mut FactorisedPosterior, t: f64| q.mt += &dmt * t;
+    let along_t = |q: &mut FactorisedPosterior, t: f64| {
+        q.t.iter_mut().zip(&dt).for_each(|(s, d)| *s += d * t)
+    };
+    // q(x): perturb, check the slopes, update, check again.
+    let mut off = q.clone();
+    along_m(&mut off, 0.3);
+    along_s(&mut off, 1.0);
+    let before = [
+        slope(&fp, &off, &h, &along_m),
+        slope(&fp, &off, &h, &along_s),
+    ];
+    fp.update_x(&mut off, &h).unwrap();
+    let after = [
+        slope(&fp, &off, &h, &along_m),
+        slope(&fp, &off, &h, &along_s),
+    ];
+    for (name, b, a) in [("m", before[0], after[0]), ("S", before[1], after[1])] {
+        assert!(
+            b.abs() > 1e-2,
+            "{name}: the slope before the update is only {b}"
+        );
+        assert!(
+            a.abs() < 1e-5 * b.abs().max(1.0),
+            "{name}: slope {a} after the update ({b} before)"
+        );
+    }
+    // q(C) likewise.
+    let mut off = q.clone();
+    along_mt(&mut off, 0.3);
+    along_t(&mut off, 1.0);
+    let before = [
+        slope(&fp, &off, &h, &along_mt),
+        slope(&fp, &off, &h, &along_t),
+    ];
+    fp.update_c(&mut off, &h).unwrap();
+    let after = [
+        slope(&fp, &off, &h, &along_mt),
+        slope(&fp, &off, &h, &along_t),
+    ];
+    for (name, b, a) in [("M", before[0], after[0]), ("T", before[1], after[1])] {
+        assert!(
+            b.abs() > 1e-2,
+            "{name}: the slope before the update is only {b}"
+        );
+        assert!(
+            a.abs() < 1e-5 * b.abs().max(1.0),
+            "{name}: slope {a} after the update ({b} before)"
+        );
+    }
+    // gamma: the M-step's closed form is the maximiser.
+    fp.refresh_stats(&mut q);
+    let gamma_slope = |h: &LlLvmHyper| {
+        let e = 1e-6 * h.gamma;
+        let at = |g: f64| fp.elbo(&q, &LlLvmHyper { gamma: g, ..*h }).unwrap().value;
+        (at(h.gamma + e) - at(h.gamma - e)) / (2.0 * e)
+    };
+    let off = LlLvmHyper {
+        gamma: 1.5 * h.gamma,
+        ..h
+    };
+    let before = gamma_slope(&off);
+    let mut fitted = off;
+    fp.m_step(&q, &mut fitted).unwrap();
+    let after = gamma_slope(&fitted);
+    assert!(
+        before.abs() > 1e-2 && after.abs() < 1e-5 * before.abs(),
+        "gamma: {before} -> {after}"
+    );
+}
+
+/// EM never lowers the per-point bound, from both starts and with alpha optimised.
+#[test]
+fn the_bound_never_decreases() {
+    let y = roll(150, 1);
+    let g = knn(&y, 8);
+    for (init, alpha) in [
+        (LlLvmInit::Random, AlphaRule::Fixed(1e-3)),
+        (LlLvmInit::Spectral, AlphaRule::Optimise),
+    ] {
+        let params = LlLvmParams::new(2, 8).init(init).alpha(alpha);
+        let (fp, _) = problems(&y, &g, &params);
+        let (q, h) = fp.init(&mut seeded_rng(2)).unwrap();
+        let options = VemOptions {
+            max_iter: 25,
+            abs_tol: 0.0,
+            rel_tol: 0.0,
+            ..VemOptions::default()
+        };
+        let run = run_from(&fp, q, h, &options, 0, &Silent).unwrap();
+        let trace: Vec<f64> = run.trace.iter().map(|e| e.value).collect();
+        assert_eq!(trace.len(), 25);
+        for w in trace.windows(2) {
+            assert!(
+                w[1] >= w[0] - 1e-9 * w[0].abs(),
+                "{init:?}: {} after {}",
+                w[1],
+                w[0]
+            );
+        }
+        assert!(
+            trace[24] > trace[0] + 1.0,
+            "{init:?}: EM did not move: {trace:?}"
+        );
+    }
+}
+
+/// The per-point family end to end, beside the full family on the same data and start:
+/// its bound is lower by a fraction of a nat per point, the embeddings are alike, training
+/// points project back near their positions, and the model survives its file's encoding.
+#[test]
+fn the_per_point_family_fits_projects_and_saves() {
+    use crate::method::{decode, Encode};
+    use crate::traits::{Embedding, OutOfSample};
+    let y = roll(200, 2);
+    let params = LlLvmParams::new(2, 8)
+        .init(LlLvmInit::Spectral)
+        .max_iter(30)
+        .abs_tol(0.0);
+    let per_point = params
+        .clone()
+        .posterior(Posterior::Factorised)
+        .fit(&y)
+        .unwrap();
+    let full = params.posterior(Posterior::Full).fit(&y).unwrap();
+    assert_eq!(per_point.posterior(), Posterior::Factorised);
+    assert_eq!(full.posterior(), Posterior::Full);
+    let gap = (full.evidence().value - per_point.evidence().value) / 200.0;
+    assert!(gap > 0.0 && gap < 1.0, "gap per point {gap}");
+    let tw = |fit: &LlLvm| unfold_eval::trustworthiness(&y, fit.coords(), 10).unwrap();
+    let (tw_pp, tw_full) = (tw(&per_point), tw(&full));
+    assert!(
+        (tw_pp - tw_full).abs() < 0.02,
+        "trustworthiness {tw_pp} vs {tw_full}"
+    );
+    let x = per_point.coords().clone();
+    let edges = per_point.graph().unwrap().edges();
+    let typical = edges
+        .iter()
+        .map(|&(i, j, _)| (x.row(i) - x.row(j)).norm())
+        .sum::<f64>()
+        / edges.len() as f64;
+    let idx = [0, 17, 53, 101, 160];
+    let new = DMatrix::from_fn(idx.len(), 3, |t, c| y[(idx[t], c)]);
+    let proj = per_point.project(&new).unwrap();
+    for (t, &i) in idx.iter().enumerate() {
+        let d = (proj.mean.row(t) - x.row(i)).norm();
+        assert!(
+            d < 0.5 * typical,
+            "point {i}: {d} vs typical edge {typical}"
+        );
+    }
+    let back = decode::<LlLvm>(&per_point.encode().unwrap()).unwrap();
+    assert_eq!(back.coords(), per_point.coords());
+    assert_eq!(
+        back.out_of_sample().unwrap().project(&new).unwrap().mean,
+        proj.mean
+    );
+}
+
+/// A short-circuit edge across the roll's turns lowers the per-point bound (spec §5.2,
+/// the scale spec's table E).
+#[test]
+fn a_short_circuit_edge_lowers_the_per_point_bound() {
+    let y = unfold_data::synthetic::swiss_roll(250, 0.0, 0).unwrap();
+    let g = knn(&y.points, 9);
+    let t = y.latent.as_ref().unwrap().column(0).into_owned();
+    // The closest pair on different turns (|t_i - t_j| > pi) that is not an edge.
+    let mut best = (f64::INFINITY, 0, 0);
+    for i in 0..250 {
+        for j in i + 1..250 {
+            let d = (y.points.row(i) - y.points.row(j)).norm();
+            if (t[i] - t[j]).abs() > std::f64::consts::PI
+                && d < best.0
+                && !g.neighbours(i).0.contains(&j)
+            {
+                best = (d, i, j);
+            }
+        }
+    }
+    let mut edges = g.edges();
+    edges.push((best.1, best.2, 1.0));
+    let shorted = NeighbourGraph::from_edges(250, &edges).unwrap();
+    let params = LlLvmParams::new(2, 9)
+        .posterior(Posterior::Factorised)
+        .max_iter(50);
+    let bounds = params.compare_graphs(&y.points, &[g, shorted]).unwrap();
+    assert!(
+        bounds[1].mean() < bounds[0].mean(),
+        "with the shortcut {} >= without {}",
+        bounds[1].mean(),
+        bounds[0].mean()
+    );
+}
