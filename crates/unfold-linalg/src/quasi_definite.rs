@@ -130,6 +130,31 @@ impl QuasiDefiniteSymbolic {
         self.inner.symbolic.len_val()
     }
 
+    /// The number of values in the analysed pattern's lower triangle (diagonal included).
+    pub fn lower_len(&self) -> usize {
+        self.inner.lower_row_idx.len()
+    }
+
+    /// Where the entry `(i, j)` (or `(j, i)`) sits among the lower triangle's values that
+    /// [`QuasiDefiniteSymbolic::factorise_lower`] takes, or `None` off the pattern. The
+    /// values are in compressed columns: column `c` holds its entries on and below the
+    /// diagonal by increasing row.
+    ///
+    /// # Panics
+    /// If `i` or `j` is not below the dimension (a programming error).
+    pub fn lower_slot(&self, i: usize, j: usize) -> Option<usize> {
+        let an = &*self.inner;
+        let (row, col) = (i.max(j), i.min(j));
+        let (start, end) = (
+            an.lower_col_ptr[col] as usize,
+            an.lower_col_ptr[col + 1] as usize,
+        );
+        an.lower_row_idx[start..end]
+            .binary_search(&(row as u32))
+            .ok()
+            .map(|k| start + k)
+    }
+
     /// The `L D L^T` factor of `a`, which must have the analysed pattern.
     ///
     /// # Errors
@@ -149,6 +174,34 @@ impl QuasiDefiniteSymbolic {
         }
         check_sparse_symmetric(a, context)?;
         let (_, _, lower) = lower_triangle(a, 0.0, context)?;
+        self.factorise_lower(&lower, context)
+    }
+
+    /// The factor of the symmetric matrix with the analysed pattern whose lower triangle
+    /// has the values `lower` ([`QuasiDefiniteSymbolic::lower_slot`]): a caller that
+    /// assembles its matrices on the fixed pattern fills them directly, without a CSR
+    /// matrix to sort and check on every factorisation.
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`] for a wrong number of values, [`Error::NonFinite`], and
+    /// [`Error::Numerical`] as [`QuasiDefiniteSymbolic::factorise`].
+    pub fn factorise_lower(&self, lower: &[f64], context: &str) -> Result<QuasiDefiniteFactor> {
+        let an = &*self.inner;
+        if lower.len() != an.lower_row_idx.len() {
+            return Err(Error::DimensionMismatch(format!(
+                "{context}: {} lower-triangle values given for a pattern of {}",
+                lower.len(),
+                an.lower_row_idx.len()
+            )));
+        }
+        if let Some(k) = lower.iter().position(|v| !v.is_finite()) {
+            let column = an.lower_col_ptr.partition_point(|&p| p as usize <= k) - 1;
+            return Err(Error::NonFinite {
+                what: context.to_string(),
+                row: an.lower_row_idx[k] as usize,
+                col: column,
+            });
+        }
         let sym = SymbolicSparseColMatRef::new_checked(
             an.n,
             an.n,
@@ -170,7 +223,7 @@ impl QuasiDefiniteSymbolic {
             .symbolic
             .factorize_numeric_ldlt(
                 &mut values,
-                SparseColMatRef::new(sym, &lower),
+                SparseColMatRef::new(sym, lower),
                 Side::Lower,
                 Default::default(),
                 p,
@@ -322,9 +375,18 @@ mod tests {
             let factor = analysis.factorise(&k, "K").unwrap();
             solves(&k, &factor, 1, 3);
             solves(&k, &factor, 3, 4);
-            // New values on the same pattern.
+            // New values on the same pattern, also through the lower triangle's slots.
             let k2 = random_k(30, 12, 11, false);
             solves(&k2, &analysis.factorise(&k2, "K").unwrap(), 2, 5);
+            let mut lower = vec![0.0; analysis.lower_len()];
+            for i in 0..42 {
+                let (cols, vals) = k2.row(i);
+                for (&j, &v) in cols.iter().zip(vals).filter(|(&j, _)| j <= i) {
+                    lower[analysis.lower_slot(i, j).unwrap()] = v;
+                }
+            }
+            solves(&k2, &analysis.factorise_lower(&lower, "K").unwrap(), 1, 6);
+            assert!(analysis.factorise_lower(&lower[1..], "K").is_err());
         }
     }
 

@@ -28,6 +28,7 @@ use crate::method::Checked;
 use nalgebra::DMatrix;
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
+use systems::Entries;
 use two_hop::TwoHop;
 use unfold_core::{Error, Evidence, EvidenceKind, Result, Rng};
 use unfold_linalg::SparseSymbolic;
@@ -90,15 +91,14 @@ impl FactorisedProblem {
         let deg: Vec<f64> = data.adj.iter().map(|a| a.len() as f64).collect();
         // The patterns of the mean systems, from stand-in values.
         let ones = vec![DMatrix::identity(dx, dx); n];
-        let kx_pattern = systems::k_x(
-            &data.adj,
-            &two,
-            &DMatrix::zeros(n * dx, dy),
-            &ones,
-            1.0,
-            1.0,
-        );
-        let kc_pattern = systems::k_c(&data.adj, &two, &DMatrix::zeros(n, dx), &ones, 1.0, 1.0);
+        let mut kx_pattern = Entries::Triplets(Vec::new());
+        let zeros = DMatrix::zeros(n * dx, dy);
+        systems::k_x(&mut kx_pattern, &data.adj, &two, &zeros, &ones, 1.0, 1.0);
+        let kx_pattern = kx_pattern.into_matrix(systems::k_x_size(n, dx, dy));
+        let mut kc_pattern = Entries::Triplets(Vec::new());
+        let zeros = DMatrix::zeros(n, dx);
+        systems::k_c(&mut kc_pattern, &data.adj, &two, &zeros, &ones, 1.0, 1.0);
+        let kc_pattern = kc_pattern.into_matrix(systems::k_c_size(n, dx));
         let kx =
             QuasiDefiniteSymbolic::analyse(&kx_pattern, n * dx, FillOrdering::Amd, "LL-LVM K_x")?;
         let kc =
@@ -190,9 +190,20 @@ impl FactorisedProblem {
                 spd_inverse(&lam, "LL-LVM precision of q(x_v)")
             })
             .collect::<Result<_>>()?;
-        let k = systems::k_x(&self.data.adj, &self.two, &q.mt, &q.t, h.alpha, h.gamma);
-        let factor = self.kx.factorise(&k, "LL-LVM mean system of q(x)")?;
-        let mut rhs = DMatrix::zeros(k.nrows(), 1);
+        let mut k = Entries::lower(&self.kx);
+        systems::k_x(
+            &mut k,
+            &self.data.adj,
+            &self.two,
+            &q.mt,
+            &q.t,
+            h.alpha,
+            h.gamma,
+        );
+        let factor = self
+            .kx
+            .factorise_lower(&k.into_lower(), "LL-LVM mean system of q(x)")?;
+        let mut rhs = DMatrix::zeros(self.kx.dim(), 1);
         for v in 0..n {
             let u = self.map_sums(&q.mt, v);
             for (a, &w) in self.data.adj[v].iter().enumerate() {
@@ -225,9 +236,20 @@ impl FactorisedProblem {
                 spd_inverse(&lam, "LL-LVM column precision of q(C_v)")
             })
             .collect::<Result<_>>()?;
-        let k = systems::k_c(&self.data.adj, &self.two, &q.m, &q.s, self.epsilon, h.gamma);
-        let factor = self.kc.factorise(&k, "LL-LVM mean system of q(C)")?;
-        let mut rhs = DMatrix::zeros(k.nrows(), dy);
+        let mut k = Entries::lower(&self.kc);
+        systems::k_c(
+            &mut k,
+            &self.data.adj,
+            &self.two,
+            &q.m,
+            &q.s,
+            self.epsilon,
+            h.gamma,
+        );
+        let factor = self
+            .kc
+            .factorise_lower(&k.into_lower(), "LL-LVM mean system of q(C)")?;
+        let mut rhs = DMatrix::zeros(self.kc.dim(), dy);
         let ht = self.h_transposed(&q.m);
         rhs.rows_mut(0, n * dx).copy_from(&(ht * h.gamma));
         factor.solve_in_place(&mut rhs);

@@ -28,39 +28,120 @@
 //! (`n dx + p dy + a` for the points `p` but the root); for `K_C` the rows of `M^T`
 //! (`v dx + r`), then one unknown per point but the root, then `dx` for the `J` block. Every
 //! assembly emits the same entries (explicit zeros included), so the pattern is fixed per
-//! graph and one symbolic analysis serves every iteration.
+//! graph: the assembly is collected into triplets once, for the pattern that the symbolic
+//! analysis reads, and on every iteration adds its values straight into the lower
+//! triangle's slots of that analysis ([`Entries`]).
 
 use super::two_hop::TwoHop;
 use nalgebra::DMatrix;
-use unfold_linalg::CsrMatrix;
+use unfold_linalg::{CsrMatrix, QuasiDefiniteSymbolic};
 
-/// Collects `(row, col, value)` entries, both triangles.
-struct Entries(Vec<(usize, usize, f64)>);
+/// Where an assembly's entries (both triangles) go.
+pub(crate) enum Entries<'a> {
+    /// Collected as `(row, col, value)` triplets: the pattern, once per graph.
+    Triplets(Vec<(usize, usize, f64)>),
+    /// Added into the lower triangle's values on the analysed pattern (the entries above
+    /// the diagonal are their mirrors and are skipped).
+    Lower {
+        analysis: &'a QuasiDefiniteSymbolic,
+        values: Vec<f64>,
+    },
+}
 
-impl Entries {
-    /// Adds `scale * block` at `(row0, col0)`.
-    fn block(&mut self, row0: usize, col0: usize, block: &DMatrix<f64>, scale: f64) {
-        for j in 0..block.ncols() {
-            for i in 0..block.nrows() {
-                self.0.push((row0 + i, col0 + j, scale * block[(i, j)]));
+impl<'a> Entries<'a> {
+    /// An empty sink for the lower triangle of a matrix on `analysis`.
+    pub fn lower(analysis: &'a QuasiDefiniteSymbolic) -> Entries<'a> {
+        Entries::Lower {
+            analysis,
+            values: vec![0.0; analysis.lower_len()],
+        }
+    }
+
+    /// The collected matrix (triplets) of size `size`, or the lower triangle's values.
+    pub fn into_matrix(self, size: usize) -> CsrMatrix {
+        match self {
+            Entries::Triplets(t) => CsrMatrix::from_triplets(size, size, &t),
+            Entries::Lower { .. } => unreachable!("the lower triangle is not a CSR matrix"),
+        }
+    }
+
+    /// The lower triangle's values.
+    pub fn into_lower(self) -> Vec<f64> {
+        match self {
+            Entries::Lower { values, .. } => values,
+            Entries::Triplets(_) => unreachable!("triplets are not on an analysed pattern"),
+        }
+    }
+
+    fn push(&mut self, i: usize, j: usize, v: f64) {
+        match self {
+            Entries::Triplets(t) => t.push((i, j, v)),
+            Entries::Lower { analysis, values } => {
+                if i >= j {
+                    let slot = analysis
+                        .lower_slot(i, j)
+                        .expect("every entry of the assembly is on the analysed pattern");
+                    values[slot] += v;
+                }
             }
         }
     }
 
-    /// Adds `scale * block` at `(row0, col0)` and its transpose at `(col0, row0)`.
-    fn pair(&mut self, row0: usize, col0: usize, block: &DMatrix<f64>, scale: f64) {
-        self.block(row0, col0, block, scale);
-        for j in 0..block.ncols() {
-            for i in 0..block.nrows() {
-                self.0.push((col0 + j, row0 + i, scale * block[(i, j)]));
+    /// Adds `value(i, j)` at `(row0 + i, col0 + j)` for a dense `rows x cols` block. On an
+    /// analysed pattern, the block's part on and below the diagonal is added column by
+    /// column: its rows in one column are consecutive slots (the whole block is on the
+    /// pattern), so one search per column finds them.
+    fn dense(
+        &mut self,
+        row0: usize,
+        col0: usize,
+        rows: usize,
+        cols: usize,
+        value: impl Fn(usize, usize) -> f64,
+    ) {
+        match self {
+            Entries::Triplets(t) => {
+                for j in 0..cols {
+                    for i in 0..rows {
+                        t.push((row0 + i, col0 + j, value(i, j)));
+                    }
+                }
+            }
+            Entries::Lower { analysis, values } => {
+                for j in 0..cols {
+                    let c = col0 + j;
+                    let first = c.saturating_sub(row0);
+                    if first >= rows {
+                        continue;
+                    }
+                    let slot = analysis
+                        .lower_slot(row0 + first, c)
+                        .expect("every entry of the assembly is on the analysed pattern");
+                    for i in first..rows {
+                        values[slot + i - first] += value(i, j);
+                    }
+                }
             }
         }
+    }
+
+    /// Adds `scale * block` at `(row0, col0)`.
+    fn block(&mut self, row0: usize, col0: usize, block: &DMatrix<f64>, scale: f64) {
+        let (r, c) = block.shape();
+        self.dense(row0, col0, r, c, |i, j| scale * block[(i, j)]);
+    }
+
+    /// Adds `scale * block` at `(row0, col0)` and its transpose at `(col0, row0)`.
+    fn pair(&mut self, row0: usize, col0: usize, block: &DMatrix<f64>, scale: f64) {
+        let (r, c) = block.shape();
+        self.dense(row0, col0, r, c, |i, j| scale * block[(i, j)]);
+        self.dense(col0, row0, c, r, |i, j| scale * block[(j, i)]);
     }
 
     /// Adds `value I_size` at `(row0, col0)`.
     fn identity(&mut self, row0: usize, col0: usize, size: usize, value: f64) {
         for i in 0..size {
-            self.0.push((row0 + i, col0 + i, value));
+            self.push(row0 + i, col0 + i, value);
         }
     }
 }
@@ -124,22 +205,32 @@ fn grounded_blocks(
     }
 }
 
-/// `K_x` for the maps' means `mt` (n dx x dy, block v is `M_v^T`) and covariances `t`.
+/// The size of `K_x` for n points.
+pub(crate) fn k_x_size(n: usize, dx: usize, dy: usize) -> usize {
+    n * dx + (n - 1) * dy
+}
+
+/// The size of `K_C` for n points.
+pub(crate) fn k_c_size(n: usize, dx: usize) -> usize {
+    n * dx + (n - 1) + dx
+}
+
+/// `K_x` into `out` for the maps' means `mt` (n dx x dy, block v is `M_v^T`) and
+/// covariances `t`.
 pub(crate) fn k_x(
+    out: &mut Entries,
     adj: &[Vec<usize>],
     two: &TwoHop,
     mt: &DMatrix<f64>,
     t: &[DMatrix<f64>],
     alpha: f64,
     gamma: f64,
-) -> CsrMatrix {
+) {
     let n = adj.len();
     let dy = mt.ncols();
     let dx = mt.nrows() / n;
-    let size = n * dx + (n - 1) * dy;
-    let mut out = Entries(Vec::new());
-    prior_blocks(&mut out, adj, dx, alpha);
-    two_hop_blocks(&mut out, adj, two, t, dx, -1.0, 0.5 * gamma * dy as f64);
+    prior_blocks(out, adj, dx, alpha);
+    two_hop_blocks(out, adj, two, t, dx, -1.0, 0.5 * gamma * dy as f64);
     // Abar_g and its transpose: row block p (dy) of the root-less points, column block q (dx).
     let at = n * dx;
     for (p, nb) in adj.iter().enumerate() {
@@ -154,24 +245,23 @@ pub(crate) fn k_x(
         }
         out.pair(at + p * dy, p * dx, &diag, 1.0);
     }
-    grounded_blocks(&mut out, adj, two.root, at, dy, gamma);
-    CsrMatrix::from_triplets(size, size, &out.0)
+    grounded_blocks(out, adj, two.root, at, dy, gamma);
 }
 
-/// `K_C` for the latent means `m` (n x dx) and covariances `s`, with the prior's `eps`.
+/// `K_C` into `out` for the latent means `m` (n x dx) and covariances `s`, with the
+/// prior's `eps`.
 pub(crate) fn k_c(
+    out: &mut Entries,
     adj: &[Vec<usize>],
     two: &TwoHop,
     m: &DMatrix<f64>,
     s: &[DMatrix<f64>],
     epsilon: f64,
     gamma: f64,
-) -> CsrMatrix {
+) {
     let (n, dx) = m.shape();
-    let size = n * dx + (n - 1) + dx;
-    let mut out = Entries(Vec::new());
-    prior_blocks(&mut out, adj, dx, 0.0);
-    two_hop_blocks(&mut out, adj, two, s, dx, 1.0, 0.5 * gamma);
+    prior_blocks(out, adj, dx, 0.0);
+    two_hop_blocks(out, adj, two, s, dx, 1.0, 0.5 * gamma);
     // Qbar_g and its transpose: column q of the root-less points.
     let at = n * dx;
     for (q, nb) in adj.iter().enumerate() {
@@ -186,15 +276,14 @@ pub(crate) fn k_c(
         }
         out.pair(q * dx, at + q, &diag, 1.0);
     }
-    grounded_blocks(&mut out, adj, two.root, at, 1, gamma);
+    grounded_blocks(out, adj, two.root, at, 1, gamma);
     let j0 = at + n - 1;
     let root_eps = epsilon.sqrt();
     for v in 0..n {
         for r in 0..dx {
-            out.0.push((v * dx + r, j0 + r, root_eps));
-            out.0.push((j0 + r, v * dx + r, root_eps));
+            out.push(v * dx + r, j0 + r, root_eps);
+            out.push(j0 + r, v * dx + r, root_eps);
         }
     }
     out.identity(j0, j0, dx, -1.0);
-    CsrMatrix::from_triplets(size, size, &out.0)
 }
