@@ -164,25 +164,34 @@ fn bad_input_gets_a_clear_error() {
 fn dense_methods_refuse_more_points_than_memory_allows() {
     let (dir, input) = sheet_input("memory", 200);
     let out = dir.join("x.csv");
-    let fit = |method: &str, limit: &str| {
+    let fit_with = |method: &str, limit: &str, extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_unfold"))
             .env("UNFOLD_MAX_MEMORY", limit)
             .args(["fit", "--method", method, "--input", s(&input)])
             .args(["--out", s(&out)])
+            .args(extra)
             .output()
             .expect("the unfold binary runs")
     };
-    for (method, name, needed, alternative) in [
-        ("drill", "DRILL", "4.0 MiB", "Use meu"),
+    let fit = |method: &str, limit: &str| fit_with(method, limit, &[]);
+    for (method, extra, name, needed, alternative) in [
+        ("drill", &[][..], "DRILL", "4.0 MiB", "Use meu"),
         (
             "mvu",
+            &[][..],
             "MVU (exact SDP)",
             "MiB of memory",
             "Use le (Laplacian eigenmaps",
         ),
-        ("lllvm", "LL-LVM", "7.0 MiB", "Use meu"),
+        (
+            "lllvm",
+            &["--posterior", "full"][..],
+            "LL-LVM",
+            "7.0 MiB",
+            "Use LL-LVM's per-point family (posterior=factorised",
+        ),
     ] {
-        let o = fit(method, "1M");
+        let o = fit_with(method, "1M", extra);
         let e = stderr(&o);
         assert!(!o.status.success() && o.stdout.is_empty(), "{method}: {e}");
         for part in [
@@ -203,6 +212,9 @@ fn dense_methods_refuse_more_points_than_memory_allows() {
     );
     let o = fit("drill", "1G");
     assert!(o.status.success() && out.exists(), "{}", stderr(&o));
+    // LL-LVM's default family is the per-point one where the full one does not fit.
+    let o = fit_with("lllvm", "1M", &["--max-iter", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).ok();
 }
 

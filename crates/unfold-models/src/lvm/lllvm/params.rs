@@ -228,15 +228,24 @@ impl LlLvmParams {
     }
 
     /// The final bounds of every restart for each latent dimension on the kNN graph of
-    /// [`LlLvmParams::graph`] (spec §4.3).
+    /// [`LlLvmParams::graph`] (spec §4.3). Every dimension is fitted in one family: for
+    /// [`Posterior::Auto`], the one the largest dimension gets, so that no bound of one
+    /// family is ranked against one of the other.
     pub fn compare_dims(&self, y: &DMatrix<f64>, dims: &[usize]) -> Result<Vec<RestartBounds>> {
         let max = dims.iter().copied().max().unwrap_or(1);
         check_fit_input(y, max, "LL-LVM")?;
         let (_, graph) = self.graph.build(y, Weighting::Binary, "LL-LVM")?;
+        let posterior = LlLvmParams {
+            dim: max,
+            ..self.clone()
+        }
+        .check()?
+        .family(y.nrows(), y.ncols());
         dims.iter()
             .map(|&dim| {
                 LlLvmParams {
                     dim,
+                    posterior,
                     ..self.clone()
                 }
                 .check()?

@@ -62,6 +62,15 @@ impl Model for LlLvm {
         positive("gamma", self.hyper.gamma)
     }
 
+    /// The variational family, whose bounds are compared only with each other.
+    fn notes(&self) -> Vec<(String, String)> {
+        let family = match self.posterior() {
+            super::Posterior::Factorised => "factorised (one Gaussian per point)",
+            _ => "full (joint Gaussians)",
+        };
+        vec![("posterior".into(), family.into())]
+    }
+
     fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
         Some(self)
     }

@@ -356,3 +356,43 @@ fn a_short_circuit_edge_lowers_the_per_point_bound() {
         bounds[0].mean()
     );
 }
+
+/// The fit is the same to the bit on one and on two threads.
+#[test]
+fn the_bits_are_the_same_on_one_and_two_threads() {
+    let y = roll(300, 4);
+    let params = LlLvmParams::new(2, 8)
+        .posterior(Posterior::Factorised)
+        .max_iter(5);
+    let on = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| params.fit(&y).unwrap())
+    };
+    let (one, two) = (on(1), on(2));
+    assert_eq!(one.convergence.trace, two.convergence.trace);
+    assert_eq!(one.coords, two.coords);
+}
+
+/// Bad input gets errors that name the fix, in the per-point family too.
+#[test]
+fn bad_input_is_refused_with_the_fix() {
+    let y = roll(60, 3);
+    let params = LlLvmParams::new(2, 6).posterior(Posterior::Factorised);
+    // Two separate components.
+    let mut edges = Vec::new();
+    for i in 0..59 {
+        if i != 29 {
+            edges.push((i, i + 1, 1.0));
+        }
+    }
+    let split = NeighbourGraph::from_edges(60, &edges).unwrap();
+    let text = params.fit_graph(&y, &split).unwrap_err().to_string();
+    assert!(text.contains("connected"), "{text}");
+    // dx >= dy and dy = 1.
+    assert!(params.clone().dim(3).fit(&y).is_err());
+    let line = y.columns(0, 1).into_owned();
+    assert!(params.clone().dim(1).fit(&line).is_err());
+}

@@ -1,0 +1,139 @@
+"""LL-LVM's two variational families side by side, the per-point family's cost at scale,
+and which start the bound prefers.
+
+    python families.py OUT UNFOLD_BIN [scale|families|starts ...]
+
+Every fit runs through the command line (`unfold fit --method lllvm`); its seconds are the
+fit's own, from the report. Writes OUT/lllvm_families.md (the parts asked for, all by
+default) and OUT/lllvm_families.csv.
+
+Data (numpy, seeded):
+- roll: the LL-LVM paper's Swiss roll, t = 3 pi / 2 (1 + 2 u), height 21 v, dy = 3;
+- s-curve: scikit-learn's `make_s_curve` with noise 0.05, dy = 3;
+- sheet: a wavy sheet (u, v, 0.3 sin(3 pi u) cos(2 pi v)) lifted by a random orthogonal
+  map to D = 10, plus noise 0.01;
+- digits: the first n images of scikit-learn's `load_digits` (dy = 64).
+Trustworthiness is scikit-learn's with 10 neighbours.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.datasets import load_digits, make_s_curve
+from sklearn.manifold import trustworthiness
+
+
+def generate(name, n, seed=0):
+    rng = np.random.default_rng(seed)
+    if name == "roll":
+        t = 1.5 * np.pi * (1 + 2 * rng.random(n))
+        h = 21 * rng.random(n)
+        return np.c_[t * np.cos(t), h, t * np.sin(t)]
+    if name == "s-curve":
+        return make_s_curve(n, noise=0.05, random_state=seed)[0]
+    if name == "sheet":
+        u, v = rng.random(n), rng.random(n)
+        sheet = np.c_[u, v, 0.3 * np.sin(3 * np.pi * u) * np.cos(2 * np.pi * v)]
+        lift = np.linalg.qr(rng.normal(size=(10, 3)))[0]
+        return sheet @ lift.T + 0.01 * rng.normal(size=(n, 10))
+    if name == "digits":
+        return load_digits().data[:n].astype(float)
+    raise ValueError(name)
+
+
+def fit(binary, work, y, **options):
+    """One fit through the command line: (report, embedding)."""
+    x_path = work / "y.npy"
+    np.save(x_path, np.ascontiguousarray(y, dtype=float))
+    cmd = [binary, "fit", "--method", "lllvm", "--input", str(x_path),
+           "--out", str(work / "e.csv"), "--report", str(work / "r.json")]
+    for key, value in options.items():
+        cmd += [f"--{key.replace('_', '-')}", str(value)]
+    subprocess.run(cmd, check=True, capture_output=True)
+    report = json.loads((work / "r.json").read_text())
+    emb = np.loadtxt(work / "e.csv", delimiter=",", skiprows=1)
+    return report, emb
+
+
+def peak_mib(binary, work, y, **options):
+    """Seconds and peak resident memory of a whole fit (GNU time)."""
+    x_path = work / "y.npy"
+    np.save(x_path, np.ascontiguousarray(y, dtype=float))
+    cmd = ["/usr/bin/time", "-f", "%M", binary, "fit", "--method", "lllvm",
+           "--input", str(x_path), "--out", str(work / "e.csv"),
+           "--report", str(work / "r.json")]
+    for key, value in options.items():
+        cmd += [f"--{key.replace('_', '-')}", str(value)]
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    report = json.loads((work / "r.json").read_text())
+    return report, int(done.stderr.strip().splitlines()[-1]) / 1024
+
+
+def scale(binary, work, rows):
+    """Seconds per EM iteration of the per-point family: a 1-iteration and a 4-iteration
+    fit, the difference over the extra iterations (the setup is the first's rest)."""
+    for data in ["roll", "sheet"]:
+        for n in [2000, 5000, 10000, 20000]:
+            y = generate(data, n)
+            one, _ = peak_mib(binary, work, y, k=9, posterior="factorised", max_iter=1)
+            four, peak = peak_mib(binary, work, y, k=9, posterior="factorised", max_iter=4)
+            per = (four["seconds"] - one["seconds"]) / (four["iterations"] - 1)
+            rows.append(dict(part="scale", data=data, n=n, dy=y.shape[1], k=9,
+                             family="factorised", setup_s=one["seconds"] - per,
+                             s_per_iteration=per, peak_mib=peak,
+                             bound=four["evidence"]["value"]))
+            print(rows[-1], flush=True)
+
+
+def families(binary, work, rows):
+    """Both families from the same start: the bound per point, trustworthiness and the
+    argmax of the bound over k."""
+    for data, n in [("roll", 400), ("s-curve", 400), ("sheet", 400), ("digits", 400),
+                    ("roll", 1000)]:
+        y = generate(data, n)
+        for k in [6, 8, 10, 12]:
+            for family in ["full", "factorised"]:
+                report, emb = fit(binary, work, y, k=k, posterior=family, init="spectral",
+                                  max_iter=50)
+                rows.append(dict(part="families", data=data, n=n, dy=y.shape[1], k=k,
+                                 family=family, bound=report["evidence"]["value"],
+                                 seconds=report["seconds"],
+                                 iterations=report["iterations"],
+                                 trustworthiness=trustworthiness(y, emb, n_neighbors=10)))
+                print(rows[-1], flush=True)
+
+
+def starts(binary, work, rows):
+    """The random and the spectral start over 20 seeds, both families, at k = 9."""
+    for data in ["roll", "s-curve", "sheet"]:
+        y = generate(data, 400)
+        for family in ["full", "factorised"]:
+            for init in ["random", "spectral"]:
+                for seed in range(20):
+                    report, emb = fit(binary, work, y, k=9, posterior=family, init=init,
+                                      seed=seed, max_iter=50)
+                    rows.append(dict(part="starts", data=data, n=400, dy=y.shape[1], k=9,
+                                     family=family, init=init, seed=seed,
+                                     bound=report["evidence"]["value"],
+                                     trustworthiness=trustworthiness(y, emb, n_neighbors=10)))
+                    print(rows[-1], flush=True)
+
+
+def main():
+    out, binary = Path(sys.argv[1]), sys.argv[2]
+    parts = sys.argv[3:] or ["scale", "families", "starts"]
+    out.mkdir(parents=True, exist_ok=True)
+    work = out / "work"
+    work.mkdir(exist_ok=True)
+    rows = []
+    for part in parts:
+        {"scale": scale, "families": families, "starts": starts}[part](binary, work, rows)
+        pd.DataFrame(rows).to_csv(out / "lllvm_families.csv", index=False)
+
+
+if __name__ == "__main__":
+    main()
