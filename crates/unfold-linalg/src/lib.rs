@@ -63,6 +63,7 @@ pub mod gemm;
 pub mod lanczos;
 pub mod operator;
 pub mod packed;
+mod pattern;
 pub mod pca;
 pub mod quasi_definite;
 pub mod rank;

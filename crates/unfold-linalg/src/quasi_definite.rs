@@ -17,19 +17,12 @@
 //! wrong or vanishing pivot means the matrix is too ill-conditioned for the factorisation,
 //! and is reported as such instead of a wrong solution.
 
-use crate::check::check_sparse_symmetric;
-use crate::dissection::nested_dissection;
+use crate::pattern::AnalysedPattern;
 use crate::selected_inverse::FillOrdering;
 use crate::sparse::CsrMatrix;
-use crate::sparse_cholesky::{lower_triangle, symbolic_cholesky};
 use crate::view::{as_faer_mut, par};
 use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::perm::PermRef;
-use faer::sparse::linalg::cholesky::{
-    supernodal::SupernodalLdltRef, LdltRef, SymbolicCholesky, SymbolicCholeskyRaw,
-    SymmetricOrdering,
-};
-use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::sparse::linalg::cholesky::{supernodal::SupernodalLdltRef, LdltRef, SymbolicCholeskyRaw};
 use faer::{Conj, Par, Side};
 use nalgebra::DMatrix;
 use std::sync::Arc;
@@ -47,14 +40,8 @@ pub struct QuasiDefiniteSymbolic {
 
 #[derive(Debug)]
 struct Analysis {
-    n: usize,
+    pattern: AnalysedPattern,
     positive: usize,
-    symbolic: SymbolicCholesky<u32>,
-    /// The analysed pattern (CSR), to check that a factorised matrix has it.
-    indptr: Vec<usize>,
-    indices: Vec<usize>,
-    lower_col_ptr: Vec<u32>,
-    lower_row_idx: Vec<u32>,
 }
 
 impl QuasiDefiniteSymbolic {
@@ -72,7 +59,6 @@ impl QuasiDefiniteSymbolic {
         ordering: FillOrdering<'_>,
         context: &str,
     ) -> Result<QuasiDefiniteSymbolic> {
-        check_sparse_symmetric(a, context)?;
         let n = a.nrows();
         if positive > n {
             return Err(Error::invalid(
@@ -80,59 +66,27 @@ impl QuasiDefiniteSymbolic {
                 format!("{positive} positive rows asked of a {n} x {n} matrix"),
             ));
         }
-        let (lower_col_ptr, lower_row_idx, _) = lower_triangle(a, 0.0, context)?;
-        let symbolic = match ordering {
-            FillOrdering::Amd => symbolic_cholesky(
-                n,
-                &lower_col_ptr,
-                &lower_row_idx,
-                SymmetricOrdering::Amd,
-                context,
-            )?,
-            FillOrdering::Dissection(points) => {
-                let (indptr, indices, _) = a.parts();
-                let forward = nested_dissection(indptr, indices, points, context)?;
-                let mut inverse = vec![0u32; n];
-                for (k, &i) in forward.iter().enumerate() {
-                    inverse[i as usize] = k as u32;
-                }
-                let perm = PermRef::new_checked(&forward, &inverse, n);
-                symbolic_cholesky(
-                    n,
-                    &lower_col_ptr,
-                    &lower_row_idx,
-                    SymmetricOrdering::Custom(perm),
-                    context,
-                )?
-            }
-        };
-        let (indptr, indices, _) = a.parts();
         Ok(QuasiDefiniteSymbolic {
             inner: Arc::new(Analysis {
-                n,
+                pattern: AnalysedPattern::new(a, ordering, context)?,
                 positive,
-                symbolic,
-                indptr: indptr.to_vec(),
-                indices: indices.to_vec(),
-                lower_col_ptr,
-                lower_row_idx,
             }),
         })
     }
 
     /// The dimension.
     pub fn dim(&self) -> usize {
-        self.inner.n
+        self.inner.pattern.n
     }
 
     /// The number of values the factor stores (a measure of fill).
     pub fn factor_len(&self) -> usize {
-        self.inner.symbolic.len_val()
+        self.inner.pattern.symbolic.len_val()
     }
 
     /// The number of values in the analysed pattern's lower triangle (diagonal included).
     pub fn lower_len(&self) -> usize {
-        self.inner.lower_row_idx.len()
+        self.inner.pattern.lower_row_idx.len()
     }
 
     /// Where the entry `(i, j)` (or `(j, i)`) sits among the lower triangle's values that
@@ -143,7 +97,7 @@ impl QuasiDefiniteSymbolic {
     /// # Panics
     /// If `i` or `j` is not below the dimension (a programming error).
     pub fn lower_slot(&self, i: usize, j: usize) -> Option<usize> {
-        let an = &*self.inner;
+        let an = &self.inner.pattern;
         let (row, col) = (i.max(j), i.min(j));
         let (start, end) = (
             an.lower_col_ptr[col] as usize,
@@ -163,17 +117,7 @@ impl QuasiDefiniteSymbolic {
     /// whose pivot has the wrong sign or vanishes (the matrix is not quasi-definite to
     /// working precision).
     pub fn factorise(&self, a: &CsrMatrix, context: &str) -> Result<QuasiDefiniteFactor> {
-        let an = &*self.inner;
-        let (indptr, indices, _) = a.parts();
-        if a.nrows() != an.n || indptr != an.indptr || indices != an.indices {
-            return Err(Error::invalid(
-                context,
-                "the matrix's sparsity pattern differs from the one analysed; analyse the \
-                 new pattern first",
-            ));
-        }
-        check_sparse_symmetric(a, context)?;
-        let (_, _, lower) = lower_triangle(a, 0.0, context)?;
+        let lower = self.inner.pattern.lower_values(a, context)?;
         self.factorise_lower(&lower, context)
     }
 
@@ -186,29 +130,8 @@ impl QuasiDefiniteSymbolic {
     /// [`Error::DimensionMismatch`] for a wrong number of values, [`Error::NonFinite`], and
     /// [`Error::Numerical`] as [`QuasiDefiniteSymbolic::factorise`].
     pub fn factorise_lower(&self, lower: &[f64], context: &str) -> Result<QuasiDefiniteFactor> {
-        let an = &*self.inner;
-        if lower.len() != an.lower_row_idx.len() {
-            return Err(Error::DimensionMismatch(format!(
-                "{context}: {} lower-triangle values given for a pattern of {}",
-                lower.len(),
-                an.lower_row_idx.len()
-            )));
-        }
-        if let Some(k) = lower.iter().position(|v| !v.is_finite()) {
-            let column = an.lower_col_ptr.partition_point(|&p| p as usize <= k) - 1;
-            return Err(Error::NonFinite {
-                what: context.to_string(),
-                row: an.lower_row_idx[k] as usize,
-                col: column,
-            });
-        }
-        let sym = SymbolicSparseColMatRef::new_checked(
-            an.n,
-            an.n,
-            &an.lower_col_ptr,
-            None,
-            &an.lower_row_idx,
-        );
+        let an = &self.inner.pattern;
+        let matrix = an.lower_matrix(lower, context)?;
         let mut values = vec![0.0; an.symbolic.len_val()];
         let p = if values.len() < PARALLEL_FACTOR_VALUES {
             Par::Seq
@@ -223,7 +146,7 @@ impl QuasiDefiniteSymbolic {
             .symbolic
             .factorize_numeric_ldlt(
                 &mut values,
-                SparseColMatRef::new(sym, lower),
+                matrix,
                 Side::Lower,
                 Default::default(),
                 p,
@@ -236,7 +159,7 @@ impl QuasiDefiniteSymbolic {
             values,
         };
         if let Some(row) = factor.wrong_pivot().or(failed.then_some(0)) {
-            let block = if row < an.positive {
+            let block = if row < self.inner.positive {
                 "positive"
             } else {
                 "negative"
@@ -265,7 +188,7 @@ pub struct QuasiDefiniteFactor {
 impl QuasiDefiniteFactor {
     /// The pivots `D` in elimination order.
     fn pivots(&self) -> Vec<f64> {
-        let symbolic = &self.symbolic.inner.symbolic;
+        let symbolic = &self.symbolic.inner.pattern.symbolic;
         match symbolic.raw() {
             SymbolicCholeskyRaw::Supernodal(s) => {
                 let factor = SupernodalLdltRef::new(s, &self.values);
@@ -288,9 +211,9 @@ impl QuasiDefiniteFactor {
     /// implies (or that vanishes or is not finite).
     fn wrong_pivot(&self) -> Option<usize> {
         let an = &*self.symbolic.inner;
-        let forward: Vec<usize> = match an.symbolic.perm() {
+        let forward: Vec<usize> = match an.pattern.symbolic.perm() {
             Some(p) => p.arrays().0.iter().map(|&i| i as usize).collect(),
-            None => (0..an.n).collect(),
+            None => (0..an.pattern.n).collect(),
         };
         self.pivots()
             .iter()
@@ -304,7 +227,7 @@ impl QuasiDefiniteFactor {
     /// # Panics
     /// If `x` does not have `n` rows (a programming error).
     pub fn solve_in_place(&self, x: &mut DMatrix<f64>) {
-        let symbolic = &self.symbolic.inner.symbolic;
+        let symbolic = &self.symbolic.inner.pattern.symbolic;
         assert_eq!(
             x.nrows(),
             symbolic.nrows(),

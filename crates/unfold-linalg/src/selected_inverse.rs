@@ -24,22 +24,19 @@
 //! is faer's approximate minimum degree, or a nested dissection guided by coordinates of
 //! the vertices ([`FillOrdering`], module [`crate::dissection`]).
 
-use crate::check::check_sparse_symmetric;
-use crate::dissection::nested_dissection;
+use crate::pattern::AnalysedPattern;
 use crate::sparse::CsrMatrix;
-use crate::sparse_cholesky::{lower_triangle, numeric_factor, symbolic_cholesky};
+use crate::sparse_cholesky::numeric_factor;
 use crate::view::par;
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_inverse::invert_lower_triangular;
 use faer::linalg::triangular_solve::solve_upper_triangular_in_place;
-use faer::perm::PermRef;
 use faer::prelude::{Reborrow, ReborrowMut};
-use faer::sparse::linalg::cholesky::{SymbolicCholesky, SymbolicCholeskyRaw, SymmetricOrdering};
-use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::sparse::linalg::cholesky::{SymbolicCholesky, SymbolicCholeskyRaw};
 use faer::{Accum, MatMut, MatRef, Par};
 use nalgebra::DMatrix;
 use std::sync::Arc;
-use unfold_core::{Error, Result};
+use unfold_core::Result;
 
 /// Dense blocks with fewer multiply-adds than this run on the calling thread.
 const PARALLEL_BLOCK_FLOPS: usize = 1 << 18;
@@ -66,16 +63,9 @@ pub struct SparseSymbolic {
 
 #[derive(Debug)]
 struct Analysis {
-    n: usize,
-    symbolic: SymbolicCholesky<u32>,
+    pattern: AnalysedPattern,
     /// `position[i]`: where original row `i` sits in the elimination order.
     position: Vec<usize>,
-    /// The analysed pattern (CSR), to check that a refactorised matrix has it.
-    indptr: Vec<usize>,
-    indices: Vec<usize>,
-    /// The lower triangle's pattern in compressed columns, handed to faer.
-    lower_col_ptr: Vec<u32>,
-    lower_row_idx: Vec<u32>,
     blocks: Blocks,
 }
 
@@ -241,51 +231,18 @@ impl SparseSymbolic {
         ordering: FillOrdering<'_>,
         context: &str,
     ) -> Result<SparseSymbolic> {
-        check_sparse_symmetric(a, context)?;
-        let n = a.nrows();
-        let (lower_col_ptr, lower_row_idx, _) = lower_triangle(a, 0.0, context)?;
-        let symbolic = match ordering {
-            FillOrdering::Amd => symbolic_cholesky(
-                n,
-                &lower_col_ptr,
-                &lower_row_idx,
-                SymmetricOrdering::Amd,
-                context,
-            )?,
-            FillOrdering::Dissection(points) => {
-                let (indptr, indices, _) = a.parts();
-                let forward = nested_dissection(indptr, indices, points, context)?;
-                let mut inverse = vec![0u32; n];
-                for (k, &i) in forward.iter().enumerate() {
-                    inverse[i as usize] = k as u32;
-                }
-                let perm = PermRef::new_checked(&forward, &inverse, n);
-                symbolic_cholesky(
-                    n,
-                    &lower_col_ptr,
-                    &lower_row_idx,
-                    SymmetricOrdering::Custom(perm),
-                    context,
-                )?
-            }
-        };
-        let mut position: Vec<usize> = (0..n).collect();
-        if let Some(p) = symbolic.perm() {
+        let pattern = AnalysedPattern::new(a, ordering, context)?;
+        let mut position: Vec<usize> = (0..pattern.n).collect();
+        if let Some(p) = pattern.symbolic.perm() {
             for (k, &i) in p.arrays().0.iter().enumerate() {
                 position[i as usize] = k;
             }
         }
-        let blocks = Blocks::new(&symbolic);
-        let (indptr, indices, _) = a.parts();
+        let blocks = Blocks::new(&pattern.symbolic);
         Ok(SparseSymbolic {
             inner: Arc::new(Analysis {
-                n,
-                symbolic,
+                pattern,
                 position,
-                indptr: indptr.to_vec(),
-                indices: indices.to_vec(),
-                lower_col_ptr,
-                lower_row_idx,
                 blocks,
             }),
         })
@@ -293,7 +250,7 @@ impl SparseSymbolic {
 
     /// The dimension `n`.
     pub fn dim(&self) -> usize {
-        self.inner.n
+        self.inner.pattern.n
     }
 
     /// Where original row `i` sits in the elimination order.
@@ -319,7 +276,7 @@ impl SparseSymbolic {
     /// The number of values the factor stores (its supernodes' dense blocks, including the
     /// zeros that relaxed supernodes pad in); the selected inverse stores as many.
     pub fn factor_len(&self) -> usize {
-        self.inner.symbolic.len_val()
+        self.inner.pattern.symbolic.len_val()
     }
 
     /// The floating-point operations of the supernodal factorisation on this analysis,
@@ -362,18 +319,8 @@ impl SparseSymbolic {
     /// is not symmetric, [`Error::NonFinite`], and [`Error::NotPositiveDefinite`] naming
     /// the original row where elimination met a non-positive pivot.
     pub fn factorise(&self, a: &CsrMatrix, context: &str) -> Result<SparseFactor> {
-        let an = &*self.inner;
-        let (indptr, indices, _) = a.parts();
-        if a.nrows() != an.n || indptr != an.indptr || indices != an.indices {
-            return Err(Error::invalid(
-                context,
-                "the matrix's sparsity pattern differs from the one analysed; analyse the \
-                 new pattern first",
-            ));
-        }
-        check_sparse_symmetric(a, context)?;
-        let (_, _, lower_vals) = lower_triangle(a, 0.0, context)?;
-        self.factorise_lower(&lower_vals, context)
+        let lower = self.inner.pattern.lower_values(a, context)?;
+        self.factorise_lower(&lower, context)
     }
 
     /// The Cholesky factor of the matrix with the analysed pattern whose lower triangle,
@@ -388,30 +335,9 @@ impl SparseSymbolic {
     /// [`Error::DimensionMismatch`] for a wrong number of values, [`Error::NonFinite`], and
     /// [`Error::NotPositiveDefinite`] as [`SparseSymbolic::factorise`].
     pub fn factorise_lower(&self, lower: &[f64], context: &str) -> Result<SparseFactor> {
-        let an = &*self.inner;
-        if lower.len() != an.lower_row_idx.len() {
-            return Err(Error::DimensionMismatch(format!(
-                "{context}: {} lower-triangle values given for a pattern of {}",
-                lower.len(),
-                an.lower_row_idx.len()
-            )));
-        }
-        if let Some(k) = lower.iter().position(|v| !v.is_finite()) {
-            let column = an.lower_col_ptr.partition_point(|&p| p as usize <= k) - 1;
-            return Err(Error::NonFinite {
-                what: context.to_string(),
-                row: an.lower_row_idx[k] as usize,
-                col: column,
-            });
-        }
-        let sym = SymbolicSparseColMatRef::new_checked(
-            an.n,
-            an.n,
-            &an.lower_col_ptr,
-            None,
-            &an.lower_row_idx,
-        );
-        let values = numeric_factor(&an.symbolic, SparseColMatRef::new(sym, lower), context)?;
+        let pattern = &self.inner.pattern;
+        let matrix = pattern.lower_matrix(lower, context)?;
+        let values = numeric_factor(&pattern.symbolic, matrix, context)?;
         Ok(SparseFactor {
             symbolic: self.clone(),
             values,
@@ -545,7 +471,7 @@ impl SelectedInverse {
     /// The diagonal of `A^{-1}` in original order.
     pub fn diagonal(&self) -> Vec<f64> {
         let an = &*self.symbolic.inner;
-        (0..an.n)
+        (0..an.pattern.n)
             .map(|i| {
                 let p = an.position[i];
                 let at = an
@@ -561,7 +487,9 @@ impl SelectedInverse {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sparse_cholesky::lower_triangle;
     use crate::test_util::{grid_laplacian, random_graph_laplacian};
+    use unfold_core::Error;
 
     /// A `side` x `side` grid Laplacian (+ 0.01 I) plus one node joined to every other: a
     /// dense row, which the orderings number last.

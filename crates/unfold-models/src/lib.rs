@@ -40,7 +40,10 @@ pub use grf::regression::{LocalRegressions, PrecisionRule};
 pub use grf::{
     FieldFitOptions, FieldFitReport, FieldScaling, GaussianRandomField, Precision, Solver,
 };
-pub use lvm::lllvm::{AlphaRule, LlLvm, LlLvmInit, LlLvmParams, LlLvmProblem, Preprocess};
+pub use lvm::lllvm::{
+    AlphaRule, FactorisedProblem, LlLvm, LlLvmInit, LlLvmParams, LlLvmProblem, Posterior,
+    Preprocess,
+};
 pub use regularised::ddrtree::{Compat, DdrTree, DdrTreeParams};
 pub use regularised::drtree::{DrTree, DrTreeParams};
 pub use regularised::mpme::{DistanceScale, Mpme, MpmeDual, MpmeEmbedding, MpmeParams};

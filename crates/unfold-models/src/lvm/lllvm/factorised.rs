@@ -103,6 +103,7 @@ impl FactorisedProblem {
             QuasiDefiniteSymbolic::analyse(&kx_pattern, n * dx, FillOrdering::Amd, "LL-LVM K_x")?;
         let kc =
             QuasiDefiniteSymbolic::analyse(&kc_pattern, n * dx, FillOrdering::Amd, "LL-LVM K_C")?;
+        check_memory(params, &data, &kx, &kc)?;
         let prior_x =
             SparseSymbolic::analyse(&prior_x_matrix(&data.adj, 1.0), "LL-LVM prior of x")?;
         let mut problem = FactorisedProblem {
@@ -391,6 +392,41 @@ impl FactorisedProblem {
             gamma: self.gamma0,
         }
     }
+}
+
+/// Refuses a fit whose peak memory exceeds the limit, once the mean systems are analysed
+/// (before any factorisation). The peak holds, per restart running at once, the two
+/// factors' values and their lower triangles; and once the patterns: their triplets at
+/// setup (24 bytes per entry of both triangles), the CSR matrices made of them and the
+/// analyses' copies of their indices (16 and 8 bytes per entry), `P^v` (`sum_v d_v^2`
+/// values) and the per-point means and covariances. Other sizes `m` are extrapolated
+/// linearly from this n.
+fn check_memory(
+    params: &Checked<LlLvmParams>,
+    data: &Prepared,
+    kx: &QuasiDefiniteSymbolic,
+    kc: &QuasiDefiniteSymbolic,
+) -> Result<()> {
+    let (n, dx, dy) = (data.n() as u64, params.dim as u64, data.dy() as u64);
+    let running = (params.restarts.max(1) as u64).min(rayon::current_num_threads().max(1) as u64);
+    let factors = (kx.factor_len() + kc.factor_len() + kx.lower_len() + kc.lower_len()) as u64;
+    let pattern = 2 * (kx.lower_len() + kc.lower_len()) as u64;
+    let two_hop: u64 = data.adj.iter().map(|a| (a.len() * a.len()) as u64).sum();
+    let posterior = n * (2 * dx * dx + dx + dx * dy);
+    let bytes = 8 * running * (factors + posterior) + (24 + 16 + 8) * pattern + 8 * two_hop;
+    unfold_core::MemoryLimit::resolve(params.memory_limit.as_ref())?.check(
+        &unfold_core::Footprint {
+            method: "LL-LVM (per-point family)",
+            n: n as usize,
+            bytes: &|m| (bytes as f64 * m as f64 / n as f64).ceil() as u64,
+            holds: format!(
+                "sparse factors of {} and {} values for dx = {dx}, dy = {dy}",
+                kx.factor_len(),
+                kc.factor_len()
+            ),
+            alternative: "a subsample of the points, or a smaller k",
+        },
+    )
 }
 
 /// `alpha I + 2 L` of the 0/1 graph `adj`.
