@@ -212,9 +212,16 @@ fn dense_methods_refuse_more_points_than_memory_allows() {
     );
     let o = fit("drill", "1G");
     assert!(o.status.success() && out.exists(), "{}", stderr(&o));
-    // LL-LVM's default family is the per-point one where the full one does not fit.
-    let o = fit_with("lllvm", "1M", &["--max-iter", "3"]);
+    // LL-LVM's default family is the per-point one where the full one does not fit (7.0
+    // MiB) and it does (6.6 MiB, from its analysed systems); below both, it is refused.
+    let o = fit_with("lllvm", "6.8M", &["--max-iter", "3"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    let o = fit_with("lllvm", "1M", &[]);
+    let e = stderr(&o);
+    assert!(
+        !o.status.success() && e.contains("LL-LVM (per-point family) on 200 points"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

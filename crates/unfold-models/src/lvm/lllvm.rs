@@ -170,6 +170,43 @@ impl Prepared {
     pub fn dy(&self) -> usize {
         self.y.ncols()
     }
+
+    /// gamma's closed form (spec §3.4) given `Tr(<C>^T <H>)` and
+    /// `Equad = Tr(<Gammahat> <C^T C>)`: `(n - 1) dy / (2 Tr(Y L Y^T) - 2 Tr(<C>^T <H>) +
+    /// Equad / 2)`.
+    pub fn optimal_gamma(&self, tr_c_h: f64, equad: f64) -> Result<f64> {
+        let denom = 2.0 * self.tr_yly - 2.0 * tr_c_h + 0.5 * equad;
+        if !(denom > 0.0 && denom.is_finite()) {
+            return Err(Error::numerical(
+                "LL-LVM gamma update",
+                format!(
+                    "the expected Laplacian-weighted residual is {denom}; the data may be \
+                     degenerate (all neighbour differences zero) or badly scaled"
+                ),
+            ));
+        }
+        Ok((self.n() as f64 - 1.0) * self.dy() as f64 / denom)
+    }
+
+    /// `E_q[log p(y | x, C)]` (spec §3.5), with `sum_log_lambda = sum_{k >= 2} log lambda_k`
+    /// of the Laplacian.
+    pub fn expected_log_likelihood(
+        &self,
+        eps: f64,
+        gamma: f64,
+        sum_log_lambda: f64,
+        tr_c_h: f64,
+        equad: f64,
+    ) -> f64 {
+        let (n, dy) = (self.n() as f64, self.dy() as f64);
+        let log_2pi = (2.0 * std::f64::consts::PI).ln();
+        -0.5 * n * dy * log_2pi
+            + 0.5 * dy * ((n * eps).ln() + (n - 1.0) * (2.0 * gamma).ln() + sum_log_lambda)
+            - 0.5 * eps * self.sum_y_sq
+            - gamma * self.tr_yly
+            + gamma * tr_c_h
+            - 0.25 * gamma * equad
+    }
 }
 
 /// An LL-LVM problem: data, graph and settings, with everything that depends only on them
@@ -530,19 +567,8 @@ impl LatentVariableModel for LlLvmProblem {
 
     /// gamma in closed form; alpha fixed or by its root find (spec §3.4).
     fn m_step(&self, q: &LlLvmPosterior, h: &mut LlLvmHyper) -> Result<()> {
-        let (n, dy) = (self.n() as f64, self.dy() as f64);
         let s = &q.stats;
-        let denom = 2.0 * self.data.tr_yly - 2.0 * s.tr_c_h + 0.5 * s.tr_gamma_k;
-        if !(denom > 0.0 && denom.is_finite()) {
-            return Err(Error::numerical(
-                "LL-LVM gamma update",
-                format!(
-                    "the expected Laplacian-weighted residual is {denom}; the data may be \
-                     degenerate (all neighbour differences zero) or badly scaled"
-                ),
-            ));
-        }
-        h.gamma = (n - 1.0) * dy / denom;
+        h.gamma = self.data.optimal_gamma(s.tr_c_h, s.tr_gamma_k)?;
         if self.alpha == AlphaRule::Optimise {
             h.alpha = self.optimal_alpha(s.tr_s)?;
         }
@@ -555,13 +581,9 @@ impl LatentVariableModel for LlLvmProblem {
         let (eps, gamma, alpha) = (self.epsilon, h.gamma, h.alpha);
         let s = &q.stats;
         let sum_log_lambda: f64 = self.eig[1..].iter().map(|l| l.ln()).sum();
-        let log_2pi = (2.0 * std::f64::consts::PI).ln();
-        let ell = -0.5 * n * dy * log_2pi
-            + 0.5 * dy * ((n * eps).ln() + (n - 1.0) * (2.0 * gamma).ln() + sum_log_lambda)
-            - 0.5 * eps * self.data.sum_y_sq
-            - gamma * self.data.tr_yly
-            + gamma * s.tr_c_h
-            - 0.25 * gamma * s.tr_gamma_k;
+        let ell =
+            self.data
+                .expected_log_likelihood(eps, gamma, sum_log_lambda, s.tr_c_h, s.tr_gamma_k);
         let log_det_prior_x: f64 = self.eig.iter().map(|l| (alpha + 2.0 * l).ln()).sum();
         let neg_kl_x = 0.5 * s.log_det_sigma_x + 0.5 * dx * log_det_prior_x
             - 0.5 * (alpha * s.tr_s + 2.0 * s.lap_s)

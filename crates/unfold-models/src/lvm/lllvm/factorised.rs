@@ -503,18 +503,7 @@ impl LatentVariableModel for FactorisedProblem {
 
     /// gamma in closed form (§3.6); alpha fixed or by its root find.
     fn m_step(&self, q: &FactorisedPosterior, h: &mut LlLvmHyper) -> Result<()> {
-        let (n, dy) = (self.n() as f64, self.dy() as f64);
-        let denom = 2.0 * self.data.tr_yly - 2.0 * q.stats.tr_c_h + 0.5 * q.stats.equad;
-        if !(denom > 0.0 && denom.is_finite()) {
-            return Err(Error::numerical(
-                "LL-LVM gamma update",
-                format!(
-                    "the expected Laplacian-weighted residual is {denom}; the data may be \
-                     degenerate (all neighbour differences zero) or badly scaled"
-                ),
-            ));
-        }
-        h.gamma = (n - 1.0) * dy / denom;
+        h.gamma = self.data.optimal_gamma(q.stats.tr_c_h, q.stats.equad)?;
         if self.alpha == AlphaRule::Optimise {
             let tr_s = q.s.iter().map(|s| s.trace()).sum::<f64>() + q.m.norm_squared();
             h.alpha = self.optimal_alpha(tr_s)?;
@@ -528,13 +517,9 @@ impl LatentVariableModel for FactorisedProblem {
         let (eps, gamma, alpha) = (self.epsilon, h.gamma, h.alpha);
         let adj = &self.data.adj;
         let sl = n.ln() + self.two.log_det_lg;
-        let log_2pi = (2.0 * std::f64::consts::PI).ln();
-        let ell = -0.5 * n * dy * log_2pi
-            + 0.5 * dy * ((n * eps).ln() + (n - 1.0) * (2.0 * gamma).ln() + sl)
-            - 0.5 * eps * self.data.sum_y_sq
-            - gamma * self.data.tr_yly
-            + gamma * q.stats.tr_c_h
-            - 0.25 * gamma * q.stats.equad;
+        let ell = self
+            .data
+            .expected_log_likelihood(eps, gamma, sl, q.stats.tr_c_h, q.stats.equad);
         let (mut log_det_s, mut log_det_t, mut tr_s, mut tr_t) = (0.0, 0.0, 0.0, 0.0);
         for v in 0..adj.len() {
             log_det_s += log_det(&q.s[v], "LL-LVM covariance of q(x_v)")?;
