@@ -62,17 +62,25 @@ mod tests {
 
     /// Above the memory limit every entry of the full family (kNN fit, given graphs) is
     /// refused, naming the limit and the alternatives; `auto` fits the per-point family
-    /// there instead.
+    /// where only that one fits, and refuses it, by name, below both.
     #[test]
     fn refuses_n_above_the_memory_limit() {
         let y: DMatrix<f64> = unfold_data::synthetic::swiss_roll(200, 0.05, 1)
             .unwrap()
             .points;
+        let auto = LlLvmParams::new(2, 6).max_iter(3);
+        let full_bytes = auto.footprint(200, 3);
+        let between = auto
+            .clone()
+            .memory_limit(Some(MemoryLimit::given(full_bytes - 1, "the test's limit")));
+        assert_eq!(between.fit(&y).unwrap().posterior(), Posterior::Factorised);
         let limit = Some(MemoryLimit::given(1 << 20, "the test's limit"));
-        let auto = LlLvmParams::new(2, 6)
-            .memory_limit(limit.clone())
-            .max_iter(3);
-        assert_eq!(auto.fit(&y).unwrap().posterior(), Posterior::Factorised);
+        let auto = auto.memory_limit(limit);
+        let text = auto.fit(&y).unwrap_err().to_string();
+        assert!(
+            text.contains("LL-LVM (per-point family) on 200 points"),
+            "{text}"
+        );
         let params = auto.posterior(Posterior::Full);
         let text = params.fit(&y).unwrap_err().to_string();
         for part in [
