@@ -87,6 +87,7 @@ impl FactorisedProblem {
     ) -> Result<Self> {
         let data = Prepared::new(y, graph, params)?;
         let (n, dx, dy) = (data.n(), params.dim, data.dy());
+        check_memory(params, &data, Sizes::lower_bound(&data.adj, dx))?;
         let two = TwoHop::new(&data.adj)?;
         let deg: Vec<f64> = data.adj.iter().map(|a| a.len() as f64).collect();
         // The patterns of the mean systems, from stand-in values.
@@ -103,7 +104,7 @@ impl FactorisedProblem {
             QuasiDefiniteSymbolic::analyse(&kx_pattern, n * dx, FillOrdering::Amd, "LL-LVM K_x")?;
         let kc =
             QuasiDefiniteSymbolic::analyse(&kc_pattern, n * dx, FillOrdering::Amd, "LL-LVM K_C")?;
-        check_memory(params, &data, &kx, &kc)?;
+        check_memory(params, &data, Sizes::analysed(&kx, &kc))?;
         let prior_x =
             SparseSymbolic::analyse(&prior_x_matrix(&data.adj, 1.0), "LL-LVM prior of x")?;
         let mut problem = FactorisedProblem {
@@ -394,35 +395,68 @@ impl FactorisedProblem {
     }
 }
 
-/// Refuses a fit whose peak memory exceeds the limit, once the mean systems are analysed
-/// (before any factorisation). The peak holds, per restart running at once, the two
-/// factors' values and their lower triangles; and once the patterns: their triplets at
-/// setup (24 bytes per entry of both triangles), the CSR matrices made of them and the
-/// analyses' copies of their indices (16 and 8 bytes per entry), `P^v` (`sum_v d_v^2`
-/// values) and the per-point means and covariances. Other sizes `m` are extrapolated
-/// linearly from this n.
-fn check_memory(
-    params: &Checked<LlLvmParams>,
-    data: &Prepared,
-    kx: &QuasiDefiniteSymbolic,
-    kc: &QuasiDefiniteSymbolic,
-) -> Result<()> {
+/// The sizes that the per-point family's memory is counted from: the values of the two
+/// factors and of their lower triangles, and the entries of the systems' patterns (both
+/// triangles).
+struct Sizes {
+    factors: u64,
+    pattern: u64,
+}
+
+impl Sizes {
+    /// Before any analysis: the factors at least hold the patterns' lower triangles, whose
+    /// point-to-point blocks sit on every pair at graph distance at most 2.
+    fn lower_bound(adj: &[Vec<usize>], dx: usize) -> Sizes {
+        let mut stamp = vec![usize::MAX; adj.len()];
+        let mut pairs = 0u64;
+        for (v, nb) in adj.iter().enumerate() {
+            for w in std::iter::once(v).chain(nb.iter().copied()) {
+                for u in std::iter::once(w).chain(adj[w].iter().copied()) {
+                    if stamp[u] != v {
+                        stamp[u] = v;
+                        pairs += 1;
+                    }
+                }
+            }
+        }
+        let pattern = 2 * pairs * (dx * dx) as u64;
+        Sizes {
+            factors: pattern,
+            pattern,
+        }
+    }
+
+    fn analysed(kx: &QuasiDefiniteSymbolic, kc: &QuasiDefiniteSymbolic) -> Sizes {
+        let lower = (kx.lower_len() + kc.lower_len()) as u64;
+        Sizes {
+            factors: (kx.factor_len() + kc.factor_len()) as u64 + lower,
+            pattern: 2 * lower,
+        }
+    }
+}
+
+/// Refuses a fit whose peak memory exceeds the limit: before the systems are analysed
+/// (from [`Sizes::lower_bound`]), and again once they are (before any factorisation). The
+/// peak holds, per restart running at once, the two factors' values and their lower
+/// triangles; and once the patterns: their triplets at setup (24 bytes per entry of both
+/// triangles), the CSR matrices made of them and the analyses' copies of their indices (16
+/// and 8 bytes per entry), `P^v` (`sum_v d_v^2` values) and the per-point means and
+/// covariances. Other sizes `m` are extrapolated linearly from this n.
+fn check_memory(params: &Checked<LlLvmParams>, data: &Prepared, sizes: Sizes) -> Result<()> {
     let (n, dx, dy) = (data.n() as u64, params.dim as u64, data.dy() as u64);
     let running = (params.restarts.max(1) as u64).min(rayon::current_num_threads().max(1) as u64);
-    let factors = (kx.factor_len() + kc.factor_len() + kx.lower_len() + kc.lower_len()) as u64;
-    let pattern = 2 * (kx.lower_len() + kc.lower_len()) as u64;
     let two_hop: u64 = data.adj.iter().map(|a| (a.len() * a.len()) as u64).sum();
     let posterior = n * (2 * dx * dx + dx + dx * dy);
-    let bytes = 8 * running * (factors + posterior) + (24 + 16 + 8) * pattern + 8 * two_hop;
+    let bytes =
+        8 * running * (sizes.factors + posterior) + (24 + 16 + 8) * sizes.pattern + 8 * two_hop;
     unfold_core::MemoryLimit::resolve(params.memory_limit.as_ref())?.check(
         &unfold_core::Footprint {
             method: "LL-LVM (per-point family)",
             n: n as usize,
             bytes: &|m| (bytes as f64 * m as f64 / n as f64).ceil() as u64,
             holds: format!(
-                "sparse factors of {} and {} values for dx = {dx}, dy = {dy}",
-                kx.factor_len(),
-                kc.factor_len()
+                "sparse factors of {} values and patterns of {} entries for dx = {dx}, dy = {dy}",
+                sizes.factors, sizes.pattern
             ),
             alternative: "a subsample of the points, or a smaller k",
         },
