@@ -198,7 +198,7 @@ fn lllvm_section(registry: &Registry, a: &DemoArgs) -> Result<String> {
     let mut out = String::from(
         "## LL-LVM (Park et al. 2015)\n\n\
          The paper's Swiss roll (n = 400) and settings (eps = alpha = 1e-3, data scaled to \
-         largest entry 1, the authors' random start, at most 50 EM iterations, one seed). \
+         largest entry 1, at most 50 EM iterations, one seed) with the default spectral start. \
          The bound (kind `elbo`) compares neighbourhood graphs on the same data; \
          `unfold select --method lllvm` runs the full scan with restarts. \
          Plot `lllvm-roll.svg` at the best k.\n\n\
