@@ -46,6 +46,22 @@ def test_fit_project_pickle_reload_gives_identical_output(cls, roll):
             est.transform(new)
 
 
+def test_lllvm_per_point_family_fits_projects_and_pickles(roll):
+    kw = dict(n_neighbors=8, max_iter=5)
+    full = unfold.LLLVM(posterior="full", **kw).fit(roll)
+    per_point = unfold.LLLVM(posterior="factorised", **kw).fit(roll)
+    assert per_point.evidence_.kind == "elbo" and np.isfinite(per_point.evidence_.value)
+    # A special case of the full family: its bound is the lower one.
+    assert per_point.evidence_.value < full.evidence_.value
+    new = swiss_roll(7, seed=9)
+    P = per_point.transform(new)
+    assert P.shape == (7, 2) and np.all(np.isfinite(P))
+    again = pickle.loads(pickle.dumps(per_point))
+    assert np.array_equal(again.transform(new), P)
+    with pytest.raises(ValueError, match="posterior"):
+        unfold.LLLVM(posterior="diagonal", **kw).fit(roll)
+
+
 def test_meu_fitted_attributes_and_the_evidence_terms(roll):
     est = unfold.MEU(n_neighbors=8).fit(roll)
     assert est.n_features_in_ == 3

@@ -79,14 +79,15 @@ SWEEP = dict(k=[2, 6, 9], restarts=2, max_iter=4)
 BUT_TIME = ["k", "graph", "dim", "restart", "seed", "kind", "value", "best", "error", "method", "score", "sweep"]
 
 
-def test_a_resumed_sweep_equals_an_uninterrupted_one(tmp_path):
+@pytest.mark.parametrize("family", [{}, {"posterior": "factorised"}])
+def test_a_resumed_sweep_equals_an_uninterrupted_one(tmp_path, family):
     X = swiss_roll(150, seed=6)
     full_csv = tmp_path / "full.csv"
-    full = unfold.select("lllvm", X, out=full_csv, **SWEEP)
+    full = unfold.select("lllvm", X, out=full_csv, **SWEEP, **family)
     pd.testing.assert_frame_equal(full, unfold._select._table(full_csv.read_text()), check_exact=True)
     part = tmp_path / "part.csv"
     _partial(full_csv, [3, 0, 4], part)
-    resumed = unfold.select("lllvm", X, out=part, resume=True, **SWEEP)
+    resumed = unfold.select("lllvm", X, out=part, resume=True, **SWEEP, **family)
     pd.testing.assert_frame_equal(full[BUT_TIME], resumed[BUT_TIME], check_exact=True)
     # The finished rows were not fitted again: their times are the table's.
     assert (resumed["seconds"][[0, 3, 4]] == full["seconds"][[0, 3, 4]]).all()
