@@ -56,6 +56,20 @@ pub struct LlLvmHyper {
     pub gamma: f64,
 }
 
+impl LlLvmHyper {
+    /// The start of EM: `gamma0`, and alpha fixed or, to be optimised, 1.
+    fn initial(alpha: AlphaRule, gamma0: f64) -> LlLvmHyper {
+        let alpha = match alpha {
+            AlphaRule::Fixed(a) => a,
+            AlphaRule::Optimise => 1.0,
+        };
+        LlLvmHyper {
+            alpha,
+            gamma: gamma0,
+        }
+    }
+}
+
 /// The variational posterior q(x) q(C) in the coordinate-major layout (module docs).
 #[derive(Clone, Debug)]
 pub struct LlLvmPosterior {
@@ -295,14 +309,7 @@ impl LlLvmProblem {
     }
 
     fn initial_hyper(&self) -> LlLvmHyper {
-        let alpha = match self.alpha {
-            AlphaRule::Fixed(a) => a,
-            AlphaRule::Optimise => 1.0,
-        };
-        LlLvmHyper {
-            alpha,
-            gamma: self.gamma0,
-        }
+        LlLvmHyper::initial(self.alpha, self.gamma0)
     }
 
     /// `(eps J J^T + Omega^{-1})^{-1} = I_dx (x) (1 1^T / (eps n^2) + L^+ / 2)` (spec §2.3).

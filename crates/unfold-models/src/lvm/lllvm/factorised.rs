@@ -382,17 +382,6 @@ impl FactorisedProblem {
             restart_bounds,
         }
     }
-
-    fn initial_hyper(&self) -> LlLvmHyper {
-        let alpha = match self.alpha {
-            AlphaRule::Fixed(a) => a,
-            AlphaRule::Optimise => 1.0,
-        };
-        LlLvmHyper {
-            alpha,
-            gamma: self.gamma0,
-        }
-    }
 }
 
 /// The sizes that the per-point family's memory is counted from: the values of the two
@@ -494,7 +483,7 @@ impl LatentVariableModel for FactorisedProblem {
     /// `(alpha + 2 d_v)^{-1} I`, then q(C) from it.
     fn init(&self, rng: &mut Rng) -> Result<(FactorisedPosterior, LlLvmHyper)> {
         let (n, dx, dy) = (self.n(), self.dx, self.dy());
-        let h = self.initial_hyper();
+        let h = LlLvmHyper::initial(self.alpha, self.gamma0);
         match self.init {
             LlLvmInit::Random => {
                 let mt = DMatrix::from_fn(n * dx, dy, |_, _| StandardNormal.sample(rng));
