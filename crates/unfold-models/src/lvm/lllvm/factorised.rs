@@ -30,7 +30,7 @@ use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 use systems::Entries;
 use two_hop::TwoHop;
-use unfold_core::{Error, Evidence, EvidenceKind, Result, Rng};
+use unfold_core::{Error, Evidence, Result, Rng};
 use unfold_linalg::SparseSymbolic;
 use unfold_linalg::{symmetrised, Cholesky, CsrMatrix, FillOrdering, QuasiDefiniteSymbolic};
 use unfold_vem::LatentVariableModel;
@@ -574,15 +574,7 @@ impl LatentVariableModel for FactorisedProblem {
             - 0.5 * dy * tr_t
             - 0.5 * (eps * sum_m.norm_squared() + 2.0 * dc2)
             + 0.5 * n * dx * dy;
-        Ok(Evidence {
-            value: ell + neg_kl_x + neg_kl_c,
-            kind: EvidenceKind::Elbo,
-            terms: vec![
-                ("expected_log_likelihood".into(), ell),
-                ("neg_kl_x".into(), neg_kl_x),
-                ("neg_kl_c".into(), neg_kl_c),
-            ],
-        })
+        Ok(super::bound(ell, neg_kl_x, neg_kl_c))
     }
 }
 
