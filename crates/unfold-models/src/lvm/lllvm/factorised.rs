@@ -29,6 +29,7 @@ use nalgebra::DMatrix;
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 use systems::Entries;
+pub(super) use two_hop::grounded_laplacian;
 use two_hop::TwoHop;
 use unfold_core::{Error, Evidence, Result, Rng};
 use unfold_linalg::SparseSymbolic;

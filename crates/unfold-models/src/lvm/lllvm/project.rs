@@ -12,11 +12,14 @@
 //! mu_C*         = ( gamma <H'>_* - mu_C [ ... ]_{old,*} ) Sigma_C*
 //! ```
 //!
-//! alternated until `mu_x*` settles. The cost per point is `O(n k^2 dx^2 dy)` after one
-//! pseudo-inverse `L^+` per batch (`docs/methods/lllvm.md`, "Projecting a batch"):
+//! alternated until `mu_x*` settles. The cost per point is `O(n k^2 dx^2 dy)` plus k solves
+//! with the sparse factor of the grounded Laplacian `L_g`, factorised once per batch
+//! (`docs/methods/lllvm.md`, "Projecting a batch"); no dense `L^+` is formed:
 //!
-//! - the rows of `L'^+` on the new point's Markov blanket `B = {*} u N(*)` follow from `L^+`
-//!   by attaching `*` as a pendant vertex to its first neighbour and a rank-(k - 1)
+//! - the columns of `L^+` at the new point's neighbours are `H Z e_j`, where `Z` is `L_g^{-1}`
+//!   padded with zeros at the grounded point and `H = I - 1 1^T / n` ([`Frozen::pinv_columns`]);
+//! - the rows of `L'^+` on the new point's Markov blanket `B = {*} u N(*)` follow from those
+//!   columns by attaching `*` as a pendant vertex to its first neighbour and a rank-(k - 1)
 //!   Woodbury update for its other k - 1 edges ([`Blanket::new`]);
 //! - row `*` of the expected form `X` enters the updates only through the contractions
 //!   `sum_b X^{rs}_{*b} v_b` with frozen vectors v (the training means) and through
@@ -24,14 +27,15 @@
 //!   computed once per point ([`Blanket::contract`]); every alternation then costs
 //!   `O(dx^2 dy^2)`.
 
+use super::factorised::grounded_laplacian;
 use super::moments::Form;
-use super::{laplacian, laplacian_pinv, Covariance, LlLvm};
+use super::{Covariance, LlLvm};
 use crate::traits::{check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use unfold_core::{Error, Result};
 use unfold_graph::knn_query;
-use unfold_linalg::{symmetrised, Cholesky};
+use unfold_linalg::{symmetrised, Cholesky, SparseCholesky};
 
 /// A new point's posterior under a frozen fit.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,9 +53,9 @@ pub(super) const MAX_SWEEPS: usize = 200;
 
 impl LlLvm {
     /// Projects each row of `y_new` (same features and units as the training data) by the
-    /// frozen E-step of spec §4.4, in parallel over points. One `O(n^3)` pseudo-inverse of
-    /// the training graph's Laplacian serves the whole batch; each point then costs
-    /// `O(n k^2 dx^2 dy)` (module docs).
+    /// frozen E-step of spec §4.4, in parallel over points. One sparse factor of the
+    /// training graph's grounded Laplacian serves the whole batch; each point then costs k
+    /// solves with it and `O(n k^2 dx^2 dy)` (module docs).
     pub fn project_points(&self, y_new: &DMatrix<f64>) -> Result<Vec<LlLvmProjection>> {
         check_new_points(y_new, self.y.ncols())?;
         let preprocessed = DMatrix::from_fn(y_new.nrows(), y_new.ncols(), |t, j| {
@@ -233,14 +237,14 @@ impl LlLvm {
     }
 }
 
-/// What every new point of a batch shares: the training graph and the pseudo-inverse of
-/// its Laplacian.
+/// What every new point of a batch shares: the training graph and the sparse factor of its
+/// Laplacian grounded at the last point.
 pub(super) struct Frozen {
     adj: Vec<Vec<usize>>,
-    /// `L^+` of the training graph.
-    pinv: DMatrix<f64>,
-    /// `L^+ 1` (zero up to round-off).
-    pinv_sums: DVector<f64>,
+    /// The Cholesky factor of `L_g`, the Laplacian without the last point's row and column.
+    lg: SparseCholesky,
+    /// `Z 1 / n` without the grounded point's zero entry.
+    z_mean: Vec<f64>,
 }
 
 impl Frozen {
@@ -248,13 +252,41 @@ impl Frozen {
         let adj: Vec<Vec<usize>> = (0..fit.coords.nrows())
             .map(|i| fit.graph.neighbours(i).0.to_vec())
             .collect();
-        let pinv = laplacian_pinv(&laplacian(&adj))?;
-        let pinv_sums = pinv.column_sum();
-        Ok(Frozen {
-            adj,
-            pinv,
-            pinv_sums,
-        })
+        let n = adj.len();
+        let lg = SparseCholesky::new(
+            &grounded_laplacian(&adj, n - 1, false),
+            "LL-LVM projection: grounded graph Laplacian",
+        )?;
+        let mut z_mean = vec![1.0 / n as f64; n - 1];
+        lg.solve_in_place(&mut z_mean);
+        Ok(Frozen { adj, lg, z_mean })
+    }
+
+    /// The columns of `L^+ = H Z H` at `points`: `Z e_j - Z 1 / n`, centred (module docs),
+    /// by one block solve.
+    fn pinv_columns(&self, points: &[usize]) -> Vec<DVector<f64>> {
+        let n = self.adj.len();
+        let mut z = DMatrix::zeros(n - 1, points.len());
+        for (c, &j) in points.iter().enumerate() {
+            if j < n - 1 {
+                z[(j, c)] = 1.0;
+            }
+        }
+        self.lg.solve_block_in_place(&mut z);
+        z.column_iter()
+            .map(|zj| {
+                let mut u = DVector::from_fn(n, |i, _| {
+                    if i < n - 1 {
+                        zj[i] - self.z_mean[i]
+                    } else {
+                        0.0
+                    }
+                });
+                let mean = u.mean();
+                u.add_scalar_mut(-mean);
+                u
+            })
+            .collect()
     }
 }
 
@@ -292,7 +324,8 @@ pub(super) struct Blanket<'a> {
 }
 
 impl<'a> Blanket<'a> {
-    /// The rows of `L'^+` on the blanket from `L^+` (docs/methods/lllvm.md): `Y` extends
+    /// The rows of `L'^+` on the blanket from the columns of `L^+` at the neighbours
+    /// (docs/methods/lllvm.md): `Y` extends
     /// `L^+` by `*` as a pendant vertex of `j1 = nbrs[0]` (`Y_*b = L^+_{j1 b}`,
     /// `Y_** = L^+_{j1 j1} + 1`), a symmetric generalised inverse of the Laplacian of
     /// `G + (*, j1)`; the other edges `B = [e_j - e_*]` give
@@ -300,7 +333,6 @@ impl<'a> Blanket<'a> {
     /// `L'^+ = H Z H` with `H = I - 1 1^T / (n + 1)`. Cost `O(n k^2)`.
     pub(super) fn new(frozen: &'a Frozen, nbrs: &'a [usize]) -> Result<Blanket<'a>> {
         let adj = &frozen.adj;
-        let p = &frozen.pinv;
         let n = adj.len();
         let (n1, star) = (n + 1, n);
         let Some(&j1) = nbrs.first() else {
@@ -313,12 +345,20 @@ impl<'a> Blanket<'a> {
         for &j in nbrs {
             in_nbrs[j] = true;
         }
-        // Row i of Y (by symmetry also its column).
+        // The columns of L^+ at the neighbours, in the order of `nbrs`.
+        let columns = frozen.pinv_columns(nbrs);
+        let slot = |i: usize| nbrs.iter().position(|&j| j == i);
+        // Row i of Y (by symmetry also its column), for i = * or a neighbour.
         let y_row = |i: usize| {
-            let src = if i == star { j1 } else { i };
+            let src = if i == star {
+                0
+            } else {
+                slot(i).expect("a neighbour")
+            };
+            let column = &columns[src];
             let mut row = DVector::zeros(n1);
-            row.rows_mut(0, n).copy_from(&p.column(src));
-            row[star] = p[(src, j1)] + if i == star { 1.0 } else { 0.0 };
+            row.rows_mut(0, n).copy_from(column);
+            row[star] = column[j1] + if i == star { 1.0 } else { 0.0 };
             row
         };
         let y_star = y_row(star);
@@ -328,10 +368,8 @@ impl<'a> Blanket<'a> {
         for (e, &j) in nbrs[1..].iter().enumerate() {
             w.set_column(e, &(y_row(j) - &y_star));
         }
-        // Z 1 = Y 1 - W S^{-1} W^T 1, with (Y 1)_a = (L^+ 1)_a + Y_{a*}.
-        let mut z_sums = DVector::from_fn(n1, |a, _| {
-            frozen.pinv_sums[if a == star { j1 } else { a }] + y_star[a]
-        });
+        // Z 1 = Y 1 - W S^{-1} W^T 1, with (Y 1)_a = (L^+ 1)_a + Y_{a*} = Y_{a*}.
+        let mut z_sums = y_star.clone();
         // V = S^{-1} W^T with S = I + B^T W.
         let v = if m > 0 {
             let s = DMatrix::from_fn(m, m, |e, f| {

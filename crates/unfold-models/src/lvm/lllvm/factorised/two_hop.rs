@@ -99,7 +99,11 @@ impl TwoHop {
 /// The Laplacian of `adj` without the row and column of `root` (indices above `root` move
 /// down by one; `root` is the last point, so none do), with explicit zeros on every other
 /// pair at graph distance 2 when `padded`.
-fn grounded_laplacian(adj: &[Vec<usize>], root: usize, padded: bool) -> CsrMatrix {
+pub(in crate::lvm::lllvm) fn grounded_laplacian(
+    adj: &[Vec<usize>],
+    root: usize,
+    padded: bool,
+) -> CsrMatrix {
     let m = adj.len() - 1;
     let mut t = Vec::new();
     for (v, nb) in adj.iter().enumerate() {
