@@ -26,6 +26,27 @@ def test_embed_writes_obsm_obsp_and_uns():
     assert np.array_equal(unfold.MEU(n_neighbors=8).fit(X).embedding_, est.embedding_)
 
 
+def test_embed_fits_lllvm_in_the_family_asked_for_and_names_it():
+    X = swiss_roll(150, seed=8)
+    adata = anndata.AnnData(X=X)
+    est = unfold.tl.embed(adata, method="lllvm", use_rep="X", n_neighbors=8, max_iter=5,
+                          posterior="factorised")
+    uns = adata.uns["lllvm"]
+    assert uns["params"]["posterior"] == "factorised"
+    assert uns["evidence"]["kind"] == "elbo"
+    assert uns["evidence"]["value"] == est.evidence_.value
+    assert adata.obsm["X_lllvm"].shape == (150, 2)
+    # The stored model restores the per-point fit: the same embedding.
+    model = unfold.load_model(uns["model"].tobytes())
+    assert np.array_equal(model.embedding(), est.embedding_)
+    # The full family on the same cells: a higher bound, as the per-point one is its
+    # special case.
+    full = unfold.tl.embed(adata, method="lllvm", use_rep="X", key_added="lllvm_full",
+                           n_neighbors=8, max_iter=5, posterior="full")
+    assert full.evidence_.value > est.evidence_.value
+    assert adata.uns["lllvm_full"]["params"]["posterior"] == "full"
+
+
 def test_ddrtree_writes_the_tree_and_each_cells_centre():
     X = swiss_roll(200, seed=9)
     adata = anndata.AnnData(X=X)

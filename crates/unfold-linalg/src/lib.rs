@@ -52,6 +52,7 @@
 //! ```
 
 pub mod centred;
+pub mod cg;
 mod check;
 pub mod cholesky;
 pub mod dense;
@@ -77,6 +78,7 @@ mod test_util;
 pub mod view;
 
 pub use centred::CentredKernel;
+pub use cg::{conjugate_gradients, CgOptions, CgOutcome};
 pub use cholesky::{log_det_spd, spd_inverse, Cholesky};
 pub use dense::{column_means, from_rows, symmetrise, symmetrised, zeroed};
 pub use dense_eigen::fix_signs;

@@ -41,8 +41,8 @@ pub use grf::{
     FieldFitOptions, FieldFitReport, FieldScaling, GaussianRandomField, Precision, Solver,
 };
 pub use lvm::lllvm::{
-    AlphaRule, FactorisedProblem, LlLvm, LlLvmInit, LlLvmParams, LlLvmProblem, Posterior,
-    Preprocess,
+    AlphaRule, FactorisedProblem, LlLvm, LlLvmInit, LlLvmParams, LlLvmProblem, MeanSolve,
+    Posterior, Preprocess,
 };
 pub use regularised::ddrtree::{Compat, DdrTree, DdrTreeParams};
 pub use regularised::drtree::{DrTree, DrTreeParams};

@@ -34,7 +34,8 @@ mod registration;
 pub use covariance::Covariance;
 pub use factorised::{FactorisedPosterior, FactorisedProblem};
 pub use params::{
-    AlphaRule, LlLvmInit, LlLvmParams, Posterior, Preprocess, RestartBounds, FULL_FAMILY_MAX_POINTS,
+    AlphaRule, LlLvmInit, LlLvmParams, MeanSolve, Posterior, Preprocess, RestartBounds,
+    FULL_FAMILY_MAX_POINTS,
 };
 pub use project::LlLvmProjection;
 

@@ -19,10 +19,11 @@
 //! Layout: the latent means are `m` (n x dx), the maps' means `mt` (n dx x dy) with the
 //! rows `v dx .. (v + 1) dx` equal to `M_v^T` (the solution of `K_C`).
 
+mod iterative;
 mod systems;
 mod two_hop;
 
-use super::params::{AlphaRule, LlLvmInit, LlLvmParams};
+use super::params::{AlphaRule, LlLvmInit, LlLvmParams, MeanSolve};
 use super::{Covariance, LlLvm, LlLvmHyper, Prepared};
 use crate::method::Checked;
 use nalgebra::DMatrix;
@@ -59,6 +60,14 @@ struct Stats {
     tr_c_h: f64,
 }
 
+/// The q(x) mean solve: `K_x` factorised on its analysed pattern, or conjugate gradients on
+/// `Lam_x` ([`iterative`]).
+#[derive(Debug)]
+enum MeanX {
+    Direct(QuasiDefiniteSymbolic),
+    Iterative(iterative::Mirror),
+}
+
 /// LL-LVM with the per-point family: data, graph, settings and what depends only on the
 /// graph (`P^v`, the factor of `L_g`, the analyses of the two mean systems).
 #[derive(Debug)]
@@ -71,8 +80,9 @@ pub struct FactorisedProblem {
     gamma0: f64,
     init: LlLvmInit,
     two: TwoHop,
-    /// The analyses of `K_x` and `K_C` (their patterns are fixed per graph).
-    kx: QuasiDefiniteSymbolic,
+    /// How the q(x) means are solved for.
+    mean_x: MeanX,
+    /// The analysis of `K_C` (its pattern is fixed per graph).
     kc: QuasiDefiniteSymbolic,
     /// The analysis of `alpha I + 2 L`, and `log det(alpha I + 2 L)` at the fixed alpha.
     prior_x: SparseSymbolic,
@@ -93,19 +103,35 @@ impl FactorisedProblem {
         let deg: Vec<f64> = data.adj.iter().map(|a| a.len() as f64).collect();
         // The patterns of the mean systems, from stand-in values.
         let ones = vec![DMatrix::identity(dx, dx); n];
-        let mut kx_pattern = Entries::Triplets(Vec::new());
-        let zeros = DMatrix::zeros(n * dx, dy);
-        systems::k_x(&mut kx_pattern, &data.adj, &two, &zeros, &ones, 1.0, 1.0);
-        let kx_pattern = kx_pattern.into_matrix(systems::k_x_size(n, dx, dy));
+        let mean_x = match params.mean_solve {
+            MeanSolve::Direct => {
+                let mut pattern = Entries::Triplets(Vec::new());
+                let zeros = DMatrix::zeros(n * dx, dy);
+                systems::k_x(&mut pattern, &data.adj, &two, &zeros, &ones, 1.0, 1.0);
+                let pattern = pattern.into_matrix(systems::k_x_size(n, dx, dy));
+                MeanX::Direct(QuasiDefiniteSymbolic::analyse(
+                    &pattern,
+                    n * dx,
+                    FillOrdering::Amd,
+                    "LL-LVM K_x",
+                )?)
+            }
+            MeanSolve::Cg => MeanX::Iterative(iterative::Mirror::new(&data.adj)),
+        };
         let mut kc_pattern = Entries::Triplets(Vec::new());
         let zeros = DMatrix::zeros(n, dx);
         systems::k_c(&mut kc_pattern, &data.adj, &two, &zeros, &ones, 1.0, 1.0);
         let kc_pattern = kc_pattern.into_matrix(systems::k_c_size(n, dx));
-        let kx =
-            QuasiDefiniteSymbolic::analyse(&kx_pattern, n * dx, FillOrdering::Amd, "LL-LVM K_x")?;
         let kc =
             QuasiDefiniteSymbolic::analyse(&kc_pattern, n * dx, FillOrdering::Amd, "LL-LVM K_C")?;
-        check_memory(params, &data, Sizes::analysed(&kx, &kc))?;
+        // The factor of L_g, and where conjugate gradients solve for q(x)'s means their
+        // preconditioner's, on the kNN pattern with dx x dx blocks: about dx^2 times L_g's.
+        let lg = two.lg.factor_nnz() as u64;
+        let (kx, others) = match &mean_x {
+            MeanX::Direct(kx) => (Some(kx), lg),
+            MeanX::Iterative(_) => (None, lg * (1 + (dx * dx) as u64)),
+        };
+        check_memory(params, &data, Sizes::analysed(kx, &kc, others))?;
         let prior_x =
             SparseSymbolic::analyse(&prior_x_matrix(&data.adj, 1.0), "LL-LVM prior of x")?;
         let mut problem = FactorisedProblem {
@@ -117,7 +143,7 @@ impl FactorisedProblem {
             gamma0: params.gamma0,
             init: params.init,
             two,
-            kx,
+            mean_x,
             kc,
             prior_x,
             fixed_log_det_prior_x: None,
@@ -193,32 +219,50 @@ impl FactorisedProblem {
                 spd_inverse(&lam, "LL-LVM precision of q(x_v)")
             })
             .collect::<Result<_>>()?;
-        let mut k = Entries::lower(&self.kx);
-        systems::k_x(
-            &mut k,
-            &self.data.adj,
-            &self.two,
-            &q.mt,
-            &q.t,
-            h.alpha,
-            h.gamma,
-        );
-        let factor = self
-            .kx
-            .factorise_lower(&k.into_lower(), "LL-LVM mean system of q(x)")?;
-        let mut rhs = DMatrix::zeros(self.kx.dim(), 1);
+        let mut b = vec![0.0; n * dx];
         for v in 0..n {
             let u = self.map_sums(&q.mt, v);
             for (a, &w) in self.data.adj[v].iter().enumerate() {
                 let dyvw = (self.data.y.row(v) - self.data.y.row(w)).transpose();
-                let b = &u[a] * dyvw;
+                let bv = &u[a] * dyvw;
                 for r in 0..dx {
-                    rhs[v * dx + r] += h.gamma * b[r];
+                    b[v * dx + r] += h.gamma * bv[r];
                 }
             }
         }
-        factor.solve_in_place(&mut rhs);
-        q.m = DMatrix::from_fn(n, dx, |v, r| rhs[v * dx + r]);
+        let m = match &self.mean_x {
+            MeanX::Direct(kx) => {
+                let mut k = Entries::lower(kx);
+                systems::k_x(
+                    &mut k,
+                    &self.data.adj,
+                    &self.two,
+                    &q.mt,
+                    &q.t,
+                    h.alpha,
+                    h.gamma,
+                );
+                let factor = kx.factorise_lower(&k.into_lower(), "LL-LVM mean system of q(x)")?;
+                let mut rhs = DMatrix::zeros(kx.dim(), 1);
+                rhs.rows_mut(0, n * dx).copy_from_slice(&b);
+                factor.solve_in_place(&mut rhs);
+                rhs.as_slice()[..n * dx].to_vec()
+            }
+            MeanX::Iterative(mirror) => {
+                let lam = iterative::LamX {
+                    problem: self,
+                    mirror,
+                    maps: q.mt.transpose(),
+                    t: &q.t,
+                    alpha: h.alpha,
+                    gamma: h.gamma,
+                };
+                let mut m: Vec<f64> = (0..n * dx).map(|i| q.m[(i / dx, i % dx)]).collect();
+                lam.solve(&q.s, &b, &mut m)?;
+                m
+            }
+        };
+        q.m = DMatrix::from_fn(n, dx, |v, r| m[v * dx + r]);
         Ok(())
     }
 
@@ -416,10 +460,18 @@ impl Sizes {
         }
     }
 
-    fn analysed(kx: &QuasiDefiniteSymbolic, kc: &QuasiDefiniteSymbolic) -> Sizes {
-        let lower = (kx.lower_len() + kc.lower_len()) as u64;
+    /// Once the systems are analysed (`kx` is `None` where q(x)'s means are solved by
+    /// conjugate gradients, which keep a few vectors of n dx values), with `others` values
+    /// of the other sparse factors.
+    fn analysed(
+        kx: Option<&QuasiDefiniteSymbolic>,
+        kc: &QuasiDefiniteSymbolic,
+        others: u64,
+    ) -> Sizes {
+        let (kx_factor, kx_lower) = kx.map_or((0, 0), |kx| (kx.factor_len(), kx.lower_len()));
+        let lower = (kx_lower + kc.lower_len()) as u64;
         Sizes {
-            factors: (kx.factor_len() + kc.factor_len()) as u64 + lower,
+            factors: (kx_factor + kc.factor_len()) as u64 + lower + others,
             pattern: 2 * lower,
         }
     }

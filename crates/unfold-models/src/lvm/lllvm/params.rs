@@ -97,6 +97,27 @@ pub enum Posterior {
 
 crate::choice!(Posterior { Auto = "auto", Full = "full", Factorised = "factorised" } aliases { "factorized" = Factorised });
 
+/// How the per-point family solves for the means of q(x) on every EM iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MeanSolve {
+    /// Conjugate gradients on `Lam_x` (the default: faster than the direct solve on every
+    /// data set measured, `bench/results/lllvm_families.md`), each product one solve with
+    /// the graph's factor; they stop when the bound they leave unclaimed is below 1e-6
+    /// nats.
+    Cg,
+    /// Factorise the quasi-definite system `K_x` (`n (dx + dy)` rows, its fill growing with
+    /// `(dx + dy)^2`) with a fill-reducing ordering: the exact reference.
+    Direct,
+}
+
+crate::choice!(MeanSolve { Cg = "cg", Direct = "direct" });
+
+impl MeanSolve {
+    fn cg() -> MeanSolve {
+        MeanSolve::Cg
+    }
+}
+
 /// The most points for which [`Posterior::Auto`] picks the full family.
 pub const FULL_FAMILY_MAX_POINTS: usize = 2000;
 
@@ -153,6 +174,13 @@ crate::params! {
             "lllvm: the variational family: full (the paper's joint Gaussians, O(n^3)), \
              factorised (one Gaussian per point, sparse; its bound is a little lower) or auto \
              (full up to 2000 points where it fits in memory)",
+        ),
+        /// How the per-point family solves for q(x)'s means.
+        #[serde(default = "MeanSolve::cg")]
+        pub mean_solve: MeanSolve = MeanSolve::Cg => Rule::help(
+            "lllvm, per-point family: solve for the means of q(x) by conjugate gradients \
+             (cg, stopping 1e-6 nats short of the optimum at most) or by factorising their \
+             sparse system (direct, the exact reference; its fill grows with (dx + dy)^2)",
         ),
         /// The memory the fit may use (`None`: `MemoryLimit::from_env_or_machine`); a fit
         /// whose [`LlLvmParams::footprint`] exceeds it is refused before anything large is

@@ -1,5 +1,5 @@
 use super::*;
-use crate::lvm::lllvm::{LlLvmPosterior, LlLvmProblem, Posterior};
+use crate::lvm::lllvm::{LlLvmPosterior, LlLvmProblem, MeanSolve, Posterior};
 use crate::method::Declared;
 use unfold_core::{seeded_rng, Silent};
 use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
@@ -269,6 +269,61 @@ fn the_bound_never_decreases() {
     }
 }
 
+/// Conjugate gradients on `Lam_x` reach the direct solve's block optimum: from the same
+/// state, the bound they leave unclaimed is below their 1e-6 tolerance (a wrong product
+/// would converge elsewhere, far below), and EM with them follows the direct run's bound.
+#[test]
+fn the_means_by_conjugate_gradients_reach_the_direct_solve() {
+    let y = roll(200, 5);
+    let g = knn(&y, 8);
+    let params = LlLvmParams::new(2, 8);
+    let (direct, _) = problems(&y, &g, &params.clone().mean_solve(MeanSolve::Direct));
+    let (cg, _) = problems(&y, &g, &params.clone().mean_solve(MeanSolve::Cg));
+    let (mut q, h) = direct.init(&mut seeded_rng(1)).unwrap();
+    direct.e_step(&mut q, &h).unwrap();
+    // Move the means away from the optimum so that the solve has work to do.
+    q.m.iter_mut()
+        .enumerate()
+        .for_each(|(i, v)| *v += 0.05 * (i as f64).sin());
+    let (mut by_direct, mut by_cg) = (q.clone(), q.clone());
+    direct.update_x(&mut by_direct, &h).unwrap();
+    cg.update_x(&mut by_cg, &h).unwrap();
+    let (best, ours) = (
+        bound(&direct, &mut by_direct, &h),
+        bound(&direct, &mut by_cg, &h),
+    );
+    let before = bound(&direct, &mut q, &h);
+    assert!(
+        best - before > 1.0,
+        "the start was already optimal: {before} vs {best}"
+    );
+    let unclaimed = best - ours;
+    assert!(
+        unclaimed > -1e-9 * best.abs() && unclaimed < 1e-5,
+        "conjugate gradients leave {unclaimed} nats of {best}"
+    );
+    let gap = (&by_direct.m - &by_cg.m).amax() / by_direct.m.amax();
+    assert!(gap < 1e-4, "means differ by {gap} relative");
+    let fit = |p: &FactorisedProblem| {
+        let (q, h) = p.init(&mut seeded_rng(1)).unwrap();
+        let options = VemOptions {
+            max_iter: 10,
+            abs_tol: 0.0,
+            rel_tol: 0.0,
+            ..VemOptions::default()
+        };
+        run_from(p, q, h, &options, 0, &Silent)
+            .unwrap()
+            .evidence
+            .value
+    };
+    let (a, b) = (fit(&direct), fit(&cg));
+    assert!(
+        (a - b).abs() < 1e-4,
+        "after 10 iterations: direct {a}, cg {b}"
+    );
+}
+
 /// The per-point family end to end, beside the full family on the same data and start:
 /// its bound is lower by a fraction of a nat per point, the embeddings are alike, training
 /// points project back near their positions, and the model survives its file's encoding.
@@ -361,19 +416,22 @@ fn a_short_circuit_edge_lowers_the_per_point_bound() {
 #[test]
 fn the_bits_are_the_same_on_one_and_two_threads() {
     let y = roll(300, 4);
-    let params = LlLvmParams::new(2, 8)
-        .posterior(Posterior::Factorised)
-        .max_iter(5);
-    let on = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| params.fit(&y).unwrap())
-    };
-    let (one, two) = (on(1), on(2));
-    assert_eq!(one.convergence.trace, two.convergence.trace);
-    assert_eq!(one.coords, two.coords);
+    for solve in [MeanSolve::Direct, MeanSolve::Cg] {
+        let params = LlLvmParams::new(2, 8)
+            .posterior(Posterior::Factorised)
+            .mean_solve(solve)
+            .max_iter(5);
+        let on = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| params.fit(&y).unwrap())
+        };
+        let (one, two) = (on(1), on(2));
+        assert_eq!(one.convergence.trace, two.convergence.trace, "{solve:?}");
+        assert_eq!(one.coords, two.coords, "{solve:?}");
+    }
 }
 
 /// Bad input gets errors that name the fix, in the per-point family too.

@@ -1,0 +1,250 @@
+//! The q(x) mean solve by conjugate gradients, without factorising `K_x`
+//! (`specs/lllvm_scale.md` §5F): `K_x` has `n (dx + dy)` rows, and its factor's fill grows
+//! with `(dx + dy)^2`. Eliminating its lower block gives the precision of the exact family,
+//!
+//! ```text
+//! Lam_x = alpha I + 2 L (x) I_dx + (gamma/2) D_x + (gamma/2) Abar_g^T (L_g^{-1} (x) I_dy) Abar_g,
+//! ```
+//!
+//! whose product needs one block solve with the factor of `L_g` that the 2-hop step keeps
+//! (dy right-hand sides) and sparse products that read the per-point blocks directly
+//! (`systems` for `D_x` and `Abar`):
+//!
+//! ```text
+//! (D_x m)_u    = dy [ T_u sum_w s^u_w - sum_{v in N(u)} T_v s^v_u ],  s^v_w = sum_w' P^v[w, w'] (m_v - m_w')
+//! (Abar m)_p   = sum_{w in N(p)} (M_p + M_w) (m_p - m_w)
+//! (Abar^T z)_u = sum_{w in N(u)} (M_u + M_w)^T (z_u - z_w),   z_root = 0.
+//! ```
+//!
+//! The preconditioner is a block Laplacian of the graph whose diagonal blocks match
+//! `(Lam_x)_vv` ([`LamX::block_laplacian`]): with it the solves took 12 to 14 iterations on
+//! rolls and sheets of 10^4 and 10^5 points (`bench/results/lllvm_families.md`), against 40
+//! to 230 with the block diagonal alone. The solve starts from the current means: q(x)'s update maximises
+//! the bound, which is `-E(m)` plus a constant in the energy `E` of `Lam_x m = b`, so every
+//! step raises the bound and the energy error is what the solve leaves of it
+//! ([`unfold_linalg::conjugate_gradients`]).
+
+use super::spd_inverse;
+use super::FactorisedProblem;
+use nalgebra::DMatrix;
+use rayon::prelude::*;
+use unfold_core::Result;
+use unfold_linalg::{conjugate_gradients, CgOptions, CgOutcome, CsrMatrix, SparseCholesky};
+
+/// The bound the q(x) mean solve may leave unclaimed, in nats: far below the digits any
+/// report prints.
+pub(crate) const ENERGY_TOLERANCE: f64 = 1e-6;
+
+/// The later energy decreases the solve's error estimate sums.
+const DELAY: usize = 10;
+
+/// `mirror[u][a]`: the position of `u` in the neighbour list of its `a`-th neighbour.
+#[derive(Debug)]
+pub(crate) struct Mirror(Vec<Vec<usize>>);
+
+impl Mirror {
+    pub fn new(adj: &[Vec<usize>]) -> Mirror {
+        Mirror(
+            adj.iter()
+                .enumerate()
+                .map(|(u, nb)| {
+                    nb.iter()
+                        .map(|&v| {
+                            adj[v]
+                                .iter()
+                                .position(|&w| w == u)
+                                .expect("the graph is symmetric")
+                        })
+                        .collect()
+                })
+                .collect(),
+        )
+    }
+}
+
+/// `Lam_x` at the maps' means and column covariances `t`.
+pub(crate) struct LamX<'a> {
+    pub problem: &'a FactorisedProblem,
+    pub mirror: &'a Mirror,
+    /// The maps' means as columns: column `v dx + r` is column r of `M_v` (dy x n dx).
+    pub maps: DMatrix<f64>,
+    pub t: &'a [DMatrix<f64>],
+    pub alpha: f64,
+    pub gamma: f64,
+}
+
+impl LamX<'_> {
+    /// Column r of `M_v`.
+    fn map(&self, v: usize, r: usize) -> &[f64] {
+        let (dy, c) = (self.maps.nrows(), v * self.problem.dx + r);
+        &self.maps.as_slice()[c * dy..(c + 1) * dy]
+    }
+
+    /// `out = Lam_x m` for `m` point-major (`m[v dx + r]`).
+    pub fn apply(&self, m: &[f64], out: &mut [f64]) {
+        let problem = self.problem;
+        let (adj, two) = (&problem.data.adj, &problem.two);
+        let (n, dx, dy) = (problem.n(), problem.dx, problem.dy());
+        let mv = |v: usize| &m[v * dx..(v + 1) * dx];
+        // Row a of s[v] is (T_v s^v_w)^T for the a-th neighbour w of v.
+        let s: Vec<DMatrix<f64>> = (0..n)
+            .into_par_iter()
+            .map(|v| {
+                let nb = &adj[v];
+                let delta = DMatrix::from_fn(nb.len(), dx, |a, r| mv(v)[r] - mv(nb[a])[r]);
+                &two.p[v] * delta * &self.t[v]
+            })
+            .collect();
+        // Z = L_g^{-1} Abar_g m, (n - 1) x dy; the root is the last point. Built transposed
+        // (column p is (Abar m)_p), then solved on its transpose.
+        let mut e = DMatrix::zeros(dy, n - 1);
+        e.as_mut_slice()
+            .par_chunks_mut(dy)
+            .enumerate()
+            .for_each(|(p, col)| {
+                for &w in &adj[p] {
+                    for r in 0..dx {
+                        let d = mv(p)[r] - mv(w)[r];
+                        for ((ea, mp), mw) in col.iter_mut().zip(self.map(p, r)).zip(self.map(w, r))
+                        {
+                            *ea += (mp + mw) * d;
+                        }
+                    }
+                }
+            });
+        let mut z = e.transpose();
+        two.lg.solve_block_in_place(&mut z);
+        let zt = z.transpose();
+        let zeros = vec![0.0; dy];
+        let zcol = |p: usize| {
+            if p == two.root {
+                &zeros[..]
+            } else {
+                &zt.as_slice()[p * dy..(p + 1) * dy]
+            }
+        };
+        let (c, g2) = (0.5 * self.gamma * dy as f64, 0.5 * self.gamma);
+        out.par_chunks_mut(dx).enumerate().for_each(|(u, o)| {
+            let nb = &adj[u];
+            let deg = nb.len() as f64;
+            let zu = zcol(u);
+            for (r, or) in o.iter_mut().enumerate() {
+                let mut acc = (self.alpha + 2.0 * deg) * mv(u)[r];
+                for &w in nb {
+                    acc -= 2.0 * mv(w)[r];
+                }
+                acc += c * s[u].column(r).sum();
+                for (a, &v) in nb.iter().enumerate() {
+                    acc -= c * s[v][(self.mirror.0[u][a], r)];
+                }
+                // (Abar^T z)_u: sum_w (M_u + M_w)^T (z_u - z_w).
+                for &w in nb {
+                    let zw = zcol(w);
+                    let (mu, mw) = (self.map(u, r), self.map(w, r));
+                    let mut dot = 0.0;
+                    for a in 0..dy {
+                        dot += (mu[a] + mw[a]) * (zu[a] - zw[a]);
+                    }
+                    acc += g2 * dot;
+                }
+                *or = acc;
+            }
+        });
+    }
+
+    /// The preconditioner: the block Laplacian `alpha I + sum_{v ~ w} (e_v - e_w)(e_v - e_w)^T
+    /// (x) W_vw` whose diagonal blocks approximate those of `Lam_x`, with
+    /// `W_vw = [(S_v^{-1} - alpha I) / d_v + (S_w^{-1} - alpha I) / d_w] / 2` (each term
+    /// positive semi-definite, as `(Lam_x)_vv - alpha I` is), factorised by sparse
+    /// Cholesky. It keeps the graph's smooth modes, which a block diagonal preconditioner
+    /// leaves to many iterations; its translations have the eigenvalue alpha, as
+    /// `Lam_x`'s do.
+    fn block_laplacian(&self, s: &[DMatrix<f64>]) -> Result<SparseCholesky> {
+        let adj = &self.problem.data.adj;
+        let dx = self.problem.dx;
+        let excess: Vec<DMatrix<f64>> = s
+            .par_iter()
+            .zip(adj.par_iter())
+            .map(|(sv, nb)| {
+                let mut lam = spd_inverse(sv, "LL-LVM block of q(x)'s precision")?;
+                for r in 0..dx {
+                    lam[(r, r)] -= self.alpha;
+                }
+                Ok(lam / (2.0 * nb.len() as f64))
+            })
+            .collect::<Result<_>>()?;
+        let mut t = Vec::with_capacity(adj.iter().map(|nb| (nb.len() + 1) * dx * dx).sum());
+        for (v, nb) in adj.iter().enumerate() {
+            let mut diag = DMatrix::identity(dx, dx) * self.alpha;
+            for &w in nb {
+                let weight = &excess[v] + &excess[w];
+                for i in 0..dx {
+                    for j in 0..dx {
+                        t.push((v * dx + i, w * dx + j, -weight[(i, j)]));
+                    }
+                }
+                diag += weight;
+            }
+            for i in 0..dx {
+                for j in 0..dx {
+                    t.push((v * dx + i, v * dx + j, diag[(i, j)]));
+                }
+            }
+        }
+        let size = adj.len() * dx;
+        SparseCholesky::new(
+            &CsrMatrix::from_triplets(size, size, &t),
+            "LL-LVM preconditioner of q(x)'s mean",
+        )
+    }
+
+    /// Solves `Lam_x m = b` from the start in `m`, preconditioned by [`Self::block_laplacian`].
+    ///
+    /// The translations `1 (x) e_r` are eigenvectors of `Lam_x` with the eigenvalue alpha
+    /// (`L`, `D_x` and `Abar` annihilate them), far below the rest of the spectrum; a
+    /// translation error costs the bound almost nothing, so the energy criterion would
+    /// leave it. The solution's mean over the points is therefore solved exactly,
+    /// `mean_r = sum_v b_vr / (n alpha)`, and conjugate gradients run on the complement,
+    /// with the preconditioner projected onto it.
+    pub fn solve(&self, s: &[DMatrix<f64>], b: &[f64], m: &mut [f64]) -> Result<CgOutcome> {
+        let dx = self.problem.dx;
+        let n = b.len() / dx;
+        let centre = |v: &mut [f64]| {
+            for r in 0..dx {
+                let mean = v.iter().skip(r).step_by(dx).sum::<f64>() / n as f64;
+                v.iter_mut().skip(r).step_by(dx).for_each(|x| *x -= mean);
+            }
+        };
+        let mean: Vec<f64> = (0..dx)
+            .map(|r| b.iter().skip(r).step_by(dx).sum::<f64>() / (n as f64 * self.alpha))
+            .collect();
+        let mut b = b.to_vec();
+        centre(&mut b);
+        let preconditioner = self.block_laplacian(s)?;
+        centre(m);
+        let outcome = conjugate_gradients(
+            |v, out| {
+                self.apply(v, out);
+                centre(out);
+            },
+            |r, out| {
+                let mut x = DMatrix::from_column_slice(r.len(), 1, r);
+                preconditioner.solve_block_in_place(&mut x);
+                out.copy_from_slice(x.as_slice());
+                centre(out);
+            },
+            &b,
+            m,
+            CgOptions {
+                energy_tolerance: ENERGY_TOLERANCE,
+                delay: DELAY,
+                max_iterations: 2 * b.len(),
+            },
+            "LL-LVM mean of q(x) by conjugate gradients",
+        )?;
+        for (i, x) in m.iter_mut().enumerate() {
+            *x += mean[i % dx];
+        }
+        Ok(outcome)
+    }
+}
