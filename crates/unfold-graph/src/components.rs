@@ -16,6 +16,9 @@ pub struct Components {
     pub sizes: Vec<usize>,
 }
 
+/// The edges `(i, j, distance)` that [`NeighbourGraph::joined`] adds.
+pub type JoiningEdges = Vec<(usize, usize, f64)>;
+
 impl NeighbourGraph {
     /// Connected components by breadth-first search.
     pub fn components(&self) -> Components {
@@ -49,6 +52,35 @@ impl NeighbourGraph {
             labels,
             sizes,
         }
+    }
+
+    /// A copy joined into one connected component by the edges of
+    /// [`crate::joining_edges`]: the closest pairs of points between components, along a
+    /// minimum spanning tree of the components. The new edges are weighted by `w` of their
+    /// length and returned as `(i, j, distance)`; a connected graph comes back unchanged
+    /// with none.
+    ///
+    /// # Errors
+    /// `points` with another row count than the graph, or bad points or weights.
+    pub fn joined(
+        &self,
+        points: &nalgebra::DMatrix<f64>,
+        w: crate::Weighting,
+    ) -> Result<(NeighbourGraph, JoiningEdges)> {
+        if points.nrows() != self.n() {
+            return Err(Error::DimensionMismatch(format!(
+                "the graph has {} points but the point matrix has {} rows",
+                self.n(),
+                points.nrows()
+            )));
+        }
+        let c = self.components();
+        let added = crate::joining_edges(points, &c.labels, c.count)?;
+        let mut edges = self.edges();
+        for &(i, j, d) in &added {
+            edges.push((i, j, w.edge_weight(i, j, d)?));
+        }
+        Ok((NeighbourGraph::from_edges(self.n(), &edges)?, added))
     }
 
     /// Fails with [`Error::DisconnectedGraph`] unless the graph is connected.

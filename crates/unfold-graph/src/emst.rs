@@ -49,25 +49,75 @@ fn lighter(a: Edge, b: Edge) -> bool {
 /// [`unfold_core::check_points`].
 pub fn euclidean_mst(points: &DMatrix<f64>) -> Result<Vec<(usize, usize, f64)>> {
     check_points(points, "points")?;
+    let d = points.ncols();
+    let all = row_major(points);
+    let (reps, mut tree) = coincident_groups(&all);
+    let rep_data: Vec<f64> = reps.iter().flat_map(|&i| all.row(i)).copied().collect();
+    let rep_rows = Rows::from_row_major(d, rep_data);
+    let mut sets = UnionFind::new(reps.len());
+    tree.extend(
+        boruvka(&rep_rows, &mut sets, reps.len())
+            .into_iter()
+            .map(|(d2, a, b)| (reps[a], reps[b], d2.sqrt())),
+    );
+    tree.sort_unstable_by_key(|&(i, j, _)| (i, j));
+    Ok(tree)
+}
+
+/// The edges that join the given components of the rows of `points` into one: the
+/// minimum spanning tree of the components under the distance between their closest
+/// points, each edge `(i, j, distance)` such a closest pair, `i < j`, sorted by `(i, j)`.
+/// `labels[i]` is the component of point i, numbered `0..count`. Borůvka's rounds as in
+/// [`euclidean_mst`], started from the components instead of single points; coincident
+/// points in different components are joined at distance 0.
+///
+/// # Errors
+/// Bad `points` as for [`euclidean_mst`]; labels of another length or out of range.
+pub fn joining_edges(
+    points: &DMatrix<f64>,
+    labels: &[usize],
+    count: usize,
+) -> Result<Vec<(usize, usize, f64)>> {
+    check_points(points, "points")?;
+    let n = points.nrows();
+    if labels.len() != n || labels.iter().any(|&c| c >= count) {
+        return Err(unfold_core::Error::invalid(
+            "labels",
+            format!("need one component label below {count} for each of the {n} points"),
+        ));
+    }
+    if count <= 1 {
+        return Ok(Vec::new());
+    }
+    let rows = row_major(points);
+    let mut sets = UnionFind::new(n);
+    let mut first = vec![usize::MAX; count];
+    for (i, &c) in labels.iter().enumerate() {
+        if first[c] == usize::MAX {
+            first[c] = i;
+        } else {
+            sets.union(first[c], i);
+        }
+    }
+    let mut edges: Vec<(usize, usize, f64)> = boruvka(&rows, &mut sets, count)
+        .into_iter()
+        .map(|(d2, a, b)| (a, b, d2.sqrt()))
+        .collect();
+    edges.sort_unstable_by_key(|&(i, j, _)| (i, j));
+    Ok(edges)
+}
+
+/// A row-major copy of `points` with -0.0 turned into 0.0 (x + 0.0), which changes no
+/// distance.
+fn row_major(points: &DMatrix<f64>) -> Rows {
     let (n, d) = points.shape();
-    // Row-major copy with -0.0 turned into 0.0 (x + 0.0), which changes no distance.
     let mut data = vec![0.0; n * d];
     for c in 0..d {
         for (r, &v) in points.column(c).iter().enumerate() {
             data[r * d + c] = v + 0.0;
         }
     }
-    let all = Rows::from_row_major(d, data);
-    let (reps, mut tree) = coincident_groups(&all);
-    let rep_data: Vec<f64> = reps.iter().flat_map(|&i| all.row(i)).copied().collect();
-    let rep_rows = Rows::from_row_major(d, rep_data);
-    tree.extend(
-        boruvka(&rep_rows)
-            .into_iter()
-            .map(|(d2, a, b)| (reps[a], reps[b], d2.sqrt())),
-    );
-    tree.sort_unstable_by_key(|&(i, j, _)| (i, j));
-    Ok(tree)
+    Rows::from_row_major(d, data)
 }
 
 /// Groups the points with equal coordinates. Returns the smallest index of every group,
@@ -99,17 +149,16 @@ fn coincident_groups(rows: &Rows) -> (Vec<usize>, Vec<(usize, usize, f64)>) {
     (reps, edges)
 }
 
-/// Borůvka on pairwise distinct points: the tree edges as `(squared distance, a, b)`,
-/// `a < b`.
-fn boruvka(rows: &Rows) -> Vec<Edge> {
+/// Borůvka from the `components` sets of `sets` (singletons for a spanning tree): the
+/// `components - 1` lightest edges that join them, as `(squared distance, a, b)`, `a < b`.
+fn boruvka(rows: &Rows, sets: &mut UnionFind, components: usize) -> Vec<Edge> {
     let m = rows.len();
     let tree = KdTree::build(rows);
-    let mut sets = UnionFind::new(m);
-    let mut edges = Vec::with_capacity(m - 1);
+    let mut edges = Vec::with_capacity(components.saturating_sub(1));
     // label[t]: the component (union-find root) of the point at tree position t.
     let mut label = vec![0; m];
     let mut lightest: Vec<Option<Edge>> = vec![None; m];
-    while edges.len() < m - 1 {
+    while edges.len() + 1 < components {
         for (t, l) in label.iter_mut().enumerate() {
             *l = sets.find(tree.original(t));
         }

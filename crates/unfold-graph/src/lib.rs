@@ -30,8 +30,8 @@ mod tree_order;
 mod union_find;
 mod weights;
 
-pub use components::Components;
-pub use emst::euclidean_mst;
+pub use components::{Components, JoiningEdges};
+pub use emst::{euclidean_mst, joining_edges};
 pub use graph::NeighbourGraph;
 pub use graph_spec::GraphSpec;
 pub use knn::{

@@ -145,6 +145,59 @@ fn two_clusters_are_two_components() {
     assert_eq!(joined.without_edge(59, 0).unwrap(), g);
 }
 
+/// Three clusters far apart are joined by two edges: each the closest pair of points
+/// between two clusters, along the minimum spanning tree of the clusters; the kNN edges
+/// stay, the new ones get the weighting's weight, and a connected graph is left alone.
+#[test]
+fn separate_clusters_are_joined_through_their_closest_pairs() {
+    let mut y = uniform(90, 2, 4);
+    for i in 30..90 {
+        y[(i, 0)] += if i < 60 { 10.0 } else { 25.0 };
+        y[(i, 1)] += if i < 60 { 0.0 } else { 3.0 };
+    }
+    let r = knn(&y, 5).unwrap();
+    let w = Weighting::Heat { sigma: 4.0 };
+    let g = NeighbourGraph::from_knn(&r, Symmetrisation::Union, w).unwrap();
+    assert_eq!(g.components().count, 3);
+    let (joined, added) = g.joined(&y, w).unwrap();
+    assert!(joined.ensure_connected().is_ok());
+    assert_eq!(added.len(), 2);
+    assert_eq!(joined.n_edges(), g.n_edges() + 2);
+    let dist = |i: usize, j: usize| {
+        ((y[(i, 0)] - y[(j, 0)]).powi(2) + (y[(i, 1)] - y[(j, 1)]).powi(2)).sqrt()
+    };
+    // The closest pair between clusters a and b, by brute force.
+    let cluster = |i: usize| i / 30;
+    let closest = |a: usize, b: usize| {
+        let mut best = (f64::INFINITY, 0, 0);
+        for i in (0..90).filter(|&i| cluster(i) == a) {
+            for j in (0..90).filter(|&j| cluster(j) == b) {
+                if dist(i, j) < best.0 {
+                    best = (dist(i, j), i.min(j), i.max(j));
+                }
+            }
+        }
+        best
+    };
+    // The clusters' minimum spanning tree: the two shortest of the three closest pairs.
+    let mut pairs = [closest(0, 1), closest(0, 2), closest(1, 2)];
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut want: Vec<(usize, usize, f64)> = pairs[..2].iter().map(|p| (p.1, p.2, p.0)).collect();
+    want.sort_by_key(|&(i, j, _)| (i, j));
+    for ((i, j, d), (wi, wj, wd)) in added.iter().zip(&want) {
+        assert_eq!((i, j), (wi, wj));
+        assert!((d - wd).abs() < 1e-12);
+        assert!((joined.weight(*i, *j).unwrap() - (-d * d / 32.0).exp()).abs() < 1e-15);
+    }
+    for (i, j, wt) in g.edges() {
+        assert_eq!(joined.weight(i, j), Some(wt));
+    }
+    let (same, none) = joined.joined(&y, w).unwrap();
+    assert!(none.is_empty());
+    assert_eq!(same, joined);
+    assert!(g.joined(&y.rows(0, 50).into_owned(), w).is_err());
+}
+
 #[test]
 fn epsilon_ball_matches_all_pairs() {
     for p in [2, 25] {

@@ -183,7 +183,16 @@ pub(crate) fn symbolic_cholesky(
             ..Default::default()
         },
     )
-    .map_err(|e| Error::numerical(context, format!("sparse Cholesky analysis failed: {e:?}")))
+    .map_err(|e| match e {
+        faer::sparse::FaerError::IndexOverflow => Error::numerical(
+            context,
+            "the sparse factor would hold more than 2^32 entries (32-bit indices); the \
+             matrix's graph is too dense for a sparse factor: use fewer neighbours (a \
+             smaller k), fewer points, or reduce noise that makes the neighbourhood graph \
+             random (e.g. PCA first)",
+        ),
+        e => Error::numerical(context, format!("sparse Cholesky analysis failed: {e:?}")),
+    })
 }
 
 /// The values of the numeric Cholesky factor of `lower` (the lower triangle in compressed

@@ -18,8 +18,8 @@
 //!
 //! The preconditioner is a block Laplacian of the graph whose diagonal blocks match
 //! `(Lam_x)_vv` ([`LamX::block_laplacian`]): with it the solves took 12 to 14 iterations on
-//! rolls and sheets of 10^4 and 10^5 points (`bench/results/lllvm_families.md`), against 40
-//! to 230 with the block diagonal alone. The solve starts from the current means: q(x)'s update maximises
+//! the roll and a sheet at 10^4 points and on the roll at 10^5, against 40 to 230 with the
+//! block diagonal alone (`docs/architecture.md`). The solve starts from the current means: q(x)'s update maximises
 //! the bound, which is `-E(m)` plus a constant in the energy `E` of `Lam_x m = b`, so every
 //! step raises the bound and the energy error is what the solve leaves of it
 //! ([`unfold_linalg::conjugate_gradients`]).
