@@ -267,8 +267,8 @@ impl FactorisedProblem {
     }
 
     /// The q(C) update (§3.3): `T_v = [(Lam_C)_vv]^{-1}` and the joint mean solve of `K_C`
-    /// with `dy` right-hand sides `gamma H^T`.
-    fn update_c(&self, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> Result<()> {
+    /// with `dy` right-hand sides `gamma H^T`. Returns `H^T` at the (unchanged) latent means.
+    fn update_c(&self, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> Result<DMatrix<f64>> {
         let (n, dx, dy) = (self.n(), self.dx, self.dy());
         let g2 = 0.5 * h.gamma;
         q.t = (0..n)
@@ -298,29 +298,45 @@ impl FactorisedProblem {
             .factorise_lower(&k.into_lower(), "LL-LVM mean system of q(C)")?;
         let mut rhs = DMatrix::zeros(self.kc.dim(), dy);
         let ht = self.h_transposed(&q.m);
-        rhs.rows_mut(0, n * dx).copy_from(&(ht * h.gamma));
+        rhs.rows_mut(0, n * dx).copy_from(&(&ht * h.gamma));
         factor.solve_in_place(&mut rhs);
         q.mt = rhs.rows(0, n * dx).into_owned();
-        Ok(())
+        Ok(ht)
     }
 
     /// `H^T` (n dx x dy): block v is `H_v^T = sum_w (m_w - m_v)(y_w - y_v)^T`.
     fn h_transposed(&self, m: &DMatrix<f64>) -> DMatrix<f64> {
         let (n, dx, dy) = (self.n(), self.dx, self.dy());
-        let mut ht = DMatrix::zeros(n * dx, dy);
-        for v in 0..n {
-            for &w in &self.data.adj[v] {
-                let dm = m.row(w) - m.row(v);
-                let dyw = self.data.y.row(w) - self.data.y.row(v);
-                let mut block = ht.rows_mut(v * dx, dx);
-                block += dm.transpose() * dyw;
-            }
-        }
-        ht
+        let y = &self.data.y;
+        // blocks[v][a dx + r] = (H_v^T)_{r a}.
+        let blocks: Vec<Vec<f64>> = (0..n)
+            .into_par_iter()
+            .map(|v| {
+                let mut b = vec![0.0; dx * dy];
+                for &w in &self.data.adj[v] {
+                    for a in 0..dy {
+                        let dya = y[(w, a)] - y[(v, a)];
+                        for r in 0..dx {
+                            b[a * dx + r] += (m[(w, r)] - m[(v, r)]) * dya;
+                        }
+                    }
+                }
+                b
+            })
+            .collect();
+        DMatrix::from_fn(n * dx, dy, |i, a| blocks[i / dx][a * dx + i % dx])
     }
 
     /// `Equad` and `sum_v Tr(M_v^T H_v)` of the current posterior (§3.1).
+    #[cfg(test)]
     fn refresh_stats(&self, q: &mut FactorisedPosterior) {
+        let ht = self.h_transposed(&q.m);
+        self.refresh_stats_at(q, &ht);
+    }
+
+    /// `Equad` and `sum_v Tr(M_v^T H_v)` (§3.1), with `H^T` at the current latent means
+    /// already formed (the q(C) update's).
+    fn refresh_stats_at(&self, q: &mut FactorisedPosterior, ht: &DMatrix<f64>) {
         let (n, dy) = (self.n(), self.dy());
         // ebar_v = sum_w (M_v + M_w)(m_v - m_w), rows of an n x dy matrix.
         let mut ebar = DMatrix::zeros(n, dy);
@@ -353,7 +369,7 @@ impl FactorisedProblem {
         let q0 = self.two.pinv_quadratic(&ebar);
         let dyf = dy as f64;
         q.stats.equad = q0 + dyf * t1 + t2 + dyf * (t3 + t3_edges);
-        q.stats.tr_c_h = q.mt.dot(&self.h_transposed(&q.m));
+        q.stats.tr_c_h = q.mt.dot(ht);
     }
 
     /// `log det(alpha I + 2 L)`, the prior of x's normaliser (§3.2).
@@ -572,8 +588,8 @@ impl LatentVariableModel for FactorisedProblem {
     /// q(x) from q(C), then q(C) from q(x), then the expectations the M-step reads.
     fn e_step(&self, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> Result<()> {
         self.update_x(q, h)?;
-        self.update_c(q, h)?;
-        self.refresh_stats(q);
+        let ht = self.update_c(q, h)?;
+        self.refresh_stats_at(q, &ht);
         Ok(())
     }
 

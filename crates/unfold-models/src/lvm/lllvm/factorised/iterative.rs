@@ -86,13 +86,26 @@ impl LamX<'_> {
         let (adj, two) = (&problem.data.adj, &problem.two);
         let (n, dx, dy) = (problem.n(), problem.dx, problem.dy());
         let mv = |v: usize| &m[v * dx..(v + 1) * dx];
-        // Row a of s[v] is (T_v s^v_w)^T for the a-th neighbour w of v.
-        let s: Vec<DMatrix<f64>> = (0..n)
+        // s[v][a dx + r] = (T_v s^v_w)_r for the a-th neighbour w of v.
+        let s: Vec<Vec<f64>> = (0..n)
             .into_par_iter()
             .map(|v| {
-                let nb = &adj[v];
-                let delta = DMatrix::from_fn(nb.len(), dx, |a, r| mv(v)[r] - mv(nb[a])[r]);
-                &two.p[v] * delta * &self.t[v]
+                let (nb, p, t) = (&adj[v], &two.p[v], &self.t[v]);
+                let mut sigma = vec![0.0; dx];
+                let mut out = vec![0.0; nb.len() * dx];
+                for a in 0..nb.len() {
+                    sigma.fill(0.0);
+                    for (b, &w) in nb.iter().enumerate() {
+                        let pab = p[(a, b)];
+                        for (r, sr) in sigma.iter_mut().enumerate() {
+                            *sr += pab * (mv(v)[r] - mv(w)[r]);
+                        }
+                    }
+                    for r in 0..dx {
+                        out[a * dx + r] = (0..dx).map(|q| t[(r, q)] * sigma[q]).sum();
+                    }
+                }
+                out
             })
             .collect();
         // Z = L_g^{-1} Abar_g m, (n - 1) x dy; the root is the last point. Built transposed
@@ -128,26 +141,35 @@ impl LamX<'_> {
             let nb = &adj[u];
             let deg = nb.len() as f64;
             let zu = zcol(u);
+            // (Abar^T z)_u = M_u^T sum_w (z_u - z_w) + sum_w M_w^T (z_u - z_w).
+            let mut dz_sum = vec![0.0; dy];
+            let mut abar = vec![0.0; dx];
+            for &w in nb {
+                let zw = zcol(w);
+                for (r, ar) in abar.iter_mut().enumerate() {
+                    let mw = self.map(w, r);
+                    *ar += mw
+                        .iter()
+                        .zip(zu.iter().zip(zw))
+                        .map(|(m, (a, b))| m * (a - b))
+                        .sum::<f64>();
+                }
+                for ((d, a), b) in dz_sum.iter_mut().zip(zu).zip(zw) {
+                    *d += a - b;
+                }
+            }
             for (r, or) in o.iter_mut().enumerate() {
                 let mut acc = (self.alpha + 2.0 * deg) * mv(u)[r];
                 for &w in nb {
                     acc -= 2.0 * mv(w)[r];
                 }
-                acc += c * s[u].column(r).sum();
+                acc += c * (0..nb.len()).map(|a| s[u][a * dx + r]).sum::<f64>();
                 for (a, &v) in nb.iter().enumerate() {
-                    acc -= c * s[v][(self.mirror.0[u][a], r)];
+                    acc -= c * s[v][self.mirror.0[u][a] * dx + r];
                 }
-                // (Abar^T z)_u: sum_w (M_u + M_w)^T (z_u - z_w).
-                for &w in nb {
-                    let zw = zcol(w);
-                    let (mu, mw) = (self.map(u, r), self.map(w, r));
-                    let mut dot = 0.0;
-                    for a in 0..dy {
-                        dot += (mu[a] + mw[a]) * (zu[a] - zw[a]);
-                    }
-                    acc += g2 * dot;
-                }
-                *or = acc;
+                let mu = self.map(u, r);
+                let own: f64 = mu.iter().zip(&dz_sum).map(|(m, d)| m * d).sum();
+                *or = acc + g2 * (abar[r] + own);
             }
         });
     }
