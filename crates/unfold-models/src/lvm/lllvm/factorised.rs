@@ -207,7 +207,8 @@ impl FactorisedProblem {
     fn update_x(&self, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> Result<()> {
         let (n, dx, dy) = (self.n(), self.dx, self.dy() as f64);
         let g2 = 0.5 * h.gamma;
-        q.s = (0..n)
+        // The diagonal blocks (Lam_x)_vv; S_v are their inverses.
+        let lam: Vec<DMatrix<f64>> = (0..n)
             .into_par_iter()
             .map(|v| {
                 let mut lam = self.a_block(&q.mt, v);
@@ -216,8 +217,12 @@ impl FactorisedProblem {
                 for r in 0..dx {
                     lam[(r, r)] += h.alpha + 2.0 * self.deg[v];
                 }
-                spd_inverse(&lam, "LL-LVM precision of q(x_v)")
+                lam
             })
+            .collect();
+        q.s = lam
+            .par_iter()
+            .map(|l| spd_inverse(l, "LL-LVM precision of q(x_v)"))
             .collect::<Result<_>>()?;
         let mut b = vec![0.0; n * dx];
         for v in 0..n {
@@ -249,7 +254,7 @@ impl FactorisedProblem {
                 rhs.as_slice()[..n * dx].to_vec()
             }
             MeanX::Iterative(mirror) => {
-                let lam = iterative::LamX {
+                let solver = iterative::LamX {
                     problem: self,
                     mirror,
                     maps: q.mt.transpose(),
@@ -258,7 +263,7 @@ impl FactorisedProblem {
                     gamma: h.gamma,
                 };
                 let mut m: Vec<f64> = (0..n * dx).map(|i| q.m[(i / dx, i % dx)]).collect();
-                lam.solve(&q.s, &b, &mut m)?;
+                solver.solve(&lam, &b, &mut m)?;
                 m
             }
         };

@@ -24,7 +24,6 @@
 //! step raises the bound and the energy error is what the solve leaves of it
 //! ([`unfold_linalg::conjugate_gradients`]).
 
-use super::spd_inverse;
 use super::FactorisedProblem;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -176,25 +175,25 @@ impl LamX<'_> {
 
     /// The preconditioner: the block Laplacian `alpha I + sum_{v ~ w} (e_v - e_w)(e_v - e_w)^T
     /// (x) W_vw` whose diagonal blocks approximate those of `Lam_x`, with
-    /// `W_vw = [(S_v^{-1} - alpha I) / d_v + (S_w^{-1} - alpha I) / d_w] / 2` (each term
-    /// positive semi-definite, as `(Lam_x)_vv - alpha I` is), factorised by sparse
+    /// `W_vw = [(Lam_vv - alpha I) / d_v + (Lam_ww - alpha I) / d_w] / 2` from the diagonal
+    /// blocks `lam` of `Lam_x` (each term positive semi-definite), factorised by sparse
     /// Cholesky. It keeps the graph's smooth modes, which a block diagonal preconditioner
     /// leaves to many iterations; its translations have the eigenvalue alpha, as
     /// `Lam_x`'s do.
-    fn block_laplacian(&self, s: &[DMatrix<f64>]) -> Result<SparseCholesky> {
+    fn block_laplacian(&self, lam: &[DMatrix<f64>]) -> Result<SparseCholesky> {
         let adj = &self.problem.data.adj;
         let dx = self.problem.dx;
-        let excess: Vec<DMatrix<f64>> = s
-            .par_iter()
-            .zip(adj.par_iter())
-            .map(|(sv, nb)| {
-                let mut lam = spd_inverse(sv, "LL-LVM block of q(x)'s precision")?;
+        let excess: Vec<DMatrix<f64>> = lam
+            .iter()
+            .zip(adj)
+            .map(|(lv, nb)| {
+                let mut e = lv.clone();
                 for r in 0..dx {
-                    lam[(r, r)] -= self.alpha;
+                    e[(r, r)] -= self.alpha;
                 }
-                Ok(lam / (2.0 * nb.len() as f64))
+                e / (2.0 * nb.len() as f64)
             })
-            .collect::<Result<_>>()?;
+            .collect();
         let mut t = Vec::with_capacity(adj.iter().map(|nb| (nb.len() + 1) * dx * dx).sum());
         for (v, nb) in adj.iter().enumerate() {
             let mut diag = DMatrix::identity(dx, dx) * self.alpha;
@@ -228,7 +227,7 @@ impl LamX<'_> {
     /// leave it. The solution's mean over the points is therefore solved exactly,
     /// `mean_r = sum_v b_vr / (n alpha)`, and conjugate gradients run on the complement,
     /// with the preconditioner projected onto it.
-    pub fn solve(&self, s: &[DMatrix<f64>], b: &[f64], m: &mut [f64]) -> Result<CgOutcome> {
+    pub fn solve(&self, lam: &[DMatrix<f64>], b: &[f64], m: &mut [f64]) -> Result<CgOutcome> {
         let dx = self.problem.dx;
         let n = b.len() / dx;
         let centre = |v: &mut [f64]| {
@@ -242,7 +241,7 @@ impl LamX<'_> {
             .collect();
         let mut b = b.to_vec();
         centre(&mut b);
-        let preconditioner = self.block_laplacian(s)?;
+        let preconditioner = self.block_laplacian(lam)?;
         centre(m);
         let outcome = conjugate_gradients(
             |v, out| {
