@@ -33,7 +33,11 @@
 //! branch of fewer than L centres is gone by then), and a branch point is a centre with at
 //! least three neighbours left after peeling (so every branch it starts reaches at least L
 //! centres). A spur's cells keep
-//! the state of the segment it hangs from, and its junction is not a branch point.
+//! the state of the segment it hangs from, and its junction is not a branch point. By the
+//! same rule, two branch points joined by a path of fewer than L edges are one junction
+//! (a multifurcation that noise has drawn as two nearby forks): the path's cells keep the
+//! state of the segment the path is entered from, and the junction is reported once, by
+//! its lowest centre.
 //! Pseudotime is unchanged: it is the distance along the whole tree. `min_branch = 0` (the
 //! default, [`order`]) is Monocle 2's reading: every centre of degree above 2. Pruning is
 //! not the default because real short branches go with the spurs: on `krumsiek11` (117
@@ -126,7 +130,8 @@ pub struct Trajectory {
     pub position: Vec<Position>,
     /// The cell pseudotime starts from.
     pub root_cell: usize,
-    /// Centres of degree above 2, ascending.
+    /// Centres of degree above 2, ascending; with `min_branch`, one per junction (module
+    /// doc).
     pub branch_points: Vec<usize>,
     /// The number of states.
     pub states: usize,
@@ -219,7 +224,7 @@ pub fn order_measured(
         .iter()
         .map(|p| segments[&(p.from.min(p.to), p.from.max(p.to))])
         .collect();
-    let branch_points = (0..centres.nrows()).filter(|&c| tree.branch[c]).collect();
+    let branch_points = tree.junctions();
     Ok(Trajectory {
         pseudotime,
         state,

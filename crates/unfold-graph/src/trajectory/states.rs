@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use unfold_core::{Error, Result};
 
 /// Every edge's segment (maximal path through centres that are not branch points, so a
-/// set-aside spur joins the segment it hangs from), numbered from 1 in
+/// set-aside spur joins the segment it hangs from, and a junction's link the segment it
+/// is entered from), numbered from 1 in
 /// depth-first order from the root's edge, children by ascending centre; keyed by the
 /// edge's `(min, max)` centres.
 pub(super) fn numbered_segments(tree: &Tree, root: Position) -> HashMap<(usize, usize), usize> {
@@ -33,15 +34,13 @@ pub(super) fn numbered_segments(tree: &Tree, root: Position) -> HashMap<(usize, 
             // After the root's edge: the edges on the other side of `root.from` (explored
             // after those beyond `root.to`), which continue the root's segment if
             // `root.from` has degree 2.
-            let carry = (!tree.branch[root.from]).then_some(s);
             for &(c, p) in back.iter().rev() {
-                stack.push((c, p, carry));
+                stack.push((c, p, tree.continues(p, c).then_some(s)));
             }
         }
-        let carry = (!tree.branch[node]).then_some(s);
         for &(c, _) in tree.adjacent[node].iter().rev() {
             if c != parent {
-                stack.push((c, node, carry));
+                stack.push((c, node, tree.continues(node, c).then_some(s)));
             }
         }
     }

@@ -416,3 +416,51 @@ fn bad_trees_are_refused() {
     let wide = DMatrix::zeros(2, 3);
     assert!(order(&wide, &centres, &[(0, 1), (1, 2)], Root::Auto).is_err());
 }
+
+#[test]
+fn branch_points_joined_by_fewer_than_min_branch_edges_are_one_junction() {
+    // A stem 0-1-2-3-4 along the x axis forks at 4 into an arm 5..8 going up and a link
+    // 4-9-10 to a second fork at 10, which has arms 11..14 and 15..18. Every arm has four
+    // centres; the link has two edges.
+    let mut xy: Vec<f64> = (0..5).flat_map(|i| [i as f64, 0.0]).collect();
+    xy.extend((1..=4).flat_map(|i| [4.0, i as f64])); // 5..8, up
+    xy.extend_from_slice(&[4.5, -0.5, 5.0, -1.0]); // 9, 10
+    xy.extend((1..=4).flat_map(|i| [5.0 + i as f64, -1.0])); // 11..14, right
+    xy.extend((1..=4).flat_map(|i| [5.0, -1.0 - i as f64])); // 15..18, down
+    let centres = DMatrix::from_row_slice(19, 2, &xy);
+    let mut edges: Vec<(usize, usize)> = (0..4).map(|i| (i, i + 1)).collect();
+    edges.extend_from_slice(&[(4, 5), (5, 6), (6, 7), (7, 8), (4, 9), (9, 10)]);
+    edges.extend_from_slice(&[(10, 11), (11, 12), (12, 13), (13, 14)]);
+    edges.extend_from_slice(&[(10, 15), (15, 16), (16, 17), (17, 18)]);
+    let z = DMatrix::from_fn(19, 2, |i, j| centres[(i, j)] + 0.01 * (i as f64).cos());
+    // Monocle 2's reading and a short min_branch: two forks, five states.
+    for min_branch in [0, 2] {
+        let two = order_with(&z, &centres, &edges, Root::Cell(0), min_branch).unwrap();
+        assert_eq!(two.branch_points, vec![4, 10]);
+        assert_eq!(two.states, 5);
+        assert_ne!(two.state[9], two.state[0]);
+    }
+    // From 3 edges on, the link is shorter than a branch may be: one junction with four
+    // segments, the link's cells in the stem's state, pseudotime unchanged.
+    let all = order_with(&z, &centres, &edges, Root::Cell(0), 0).unwrap();
+    for min_branch in [3, 4] {
+        let one = order_with(&z, &centres, &edges, Root::Cell(0), min_branch).unwrap();
+        assert_eq!(one.branch_points, vec![4], "min_branch {min_branch}");
+        assert_eq!(one.states, 4);
+        assert_eq!(one.state[9], one.state[0]);
+        let arms: Vec<usize> = [6, 12, 16].iter().map(|&c| one.state[c]).collect();
+        assert!(arms.iter().all(|&s| s != one.state[0]));
+        assert!(arms[0] != arms[1] && arms[1] != arms[2] && arms[0] != arms[2]);
+        assert_eq!(one.pseudotime, all.pseudotime);
+        // Rooted at an arm's tip, the link joins that arm's state instead.
+        let tip = order_with(&z, &centres, &edges, Root::Cell(14), min_branch).unwrap();
+        assert_eq!(tip.branch_points, vec![4]);
+        assert_eq!(tip.states, 4);
+        assert_eq!(tip.state[9], tip.state[14]);
+        assert_ne!(tip.state[0], tip.state[14]);
+    }
+    // From 5 edges on, the arms of four centres are spurs too: no branch point at all.
+    let none = order_with(&z, &centres, &edges, Root::Cell(0), 6).unwrap();
+    assert!(none.branch_points.is_empty());
+    assert_eq!(none.states, 1);
+}

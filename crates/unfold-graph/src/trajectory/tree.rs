@@ -4,6 +4,7 @@
 use super::Position;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
+use std::collections::HashSet;
 use unfold_core::{Error, Result};
 
 /// The tree over the centres with its edge lengths (Euclidean, from the centres).
@@ -13,6 +14,10 @@ pub(super) struct Tree {
     /// Whether each centre is a branch point (degree above 2, or as left by
     /// [`Tree::mark_branch_points`]).
     pub(super) branch: Vec<bool>,
+    /// The edges `(min, max)` of the links inside a junction: the paths of fewer than
+    /// `min_branch` edges between two branch points, which [`Tree::mark_branch_points`]
+    /// reads as one multifurcation (a link continues the state it is entered from).
+    pub(super) links: HashSet<(usize, usize)>,
 }
 
 impl Tree {
@@ -50,7 +55,11 @@ impl Tree {
             list.sort_by_key(|&(c, _)| c);
         }
         let branch = adjacent.iter().map(|a| a.len() > 2).collect();
-        let tree = Tree { adjacent, branch };
+        let tree = Tree {
+            adjacent,
+            branch,
+            links: HashSet::new(),
+        };
         if tree.distances_from(0).iter().any(|d| d.is_infinite()) {
             return Err(Error::invalid(
                 "tree",
@@ -65,7 +74,9 @@ impl Tree {
     }
 
     /// Peels every leaf `min_branch - 1` times (all of a round's leaves at once) and marks
-    /// as branch points the centres with at least three neighbours left.
+    /// as branch points the centres with at least three neighbours left. Two branch points
+    /// joined by a path of fewer than `min_branch` edges form one junction: the path is a
+    /// link ([`Tree::links`]), as a side branch that short is a spur.
     pub(super) fn mark_branch_points(&mut self, min_branch: usize) {
         let k = self.adjacent.len();
         let mut degree: Vec<usize> = (0..k).map(|c| self.degree(c)).collect();
@@ -87,6 +98,56 @@ impl Tree {
             }
         }
         self.branch = (0..k).map(|c| !gone[c] && degree[c] > 2).collect();
+        self.links.clear();
+        let key = |a: usize, b: usize| (a.min(b), a.max(b));
+        for b in (0..k).filter(|&c| self.branch[c]) {
+            for &(first, _) in &self.adjacent[b] {
+                // Walk away from `b` through the centres left with two neighbours.
+                let (mut prev, mut at, mut path) = (b, first, vec![key(b, first)]);
+                while !gone[at] && !self.branch[at] && degree[at] == 2 && path.len() < min_branch {
+                    let next = self.adjacent[at]
+                        .iter()
+                        .map(|&(c, _)| c)
+                        .find(|&c| c != prev && !gone[c])
+                        .expect("a centre with two neighbours left has one ahead");
+                    path.push(key(at, next));
+                    (prev, at) = (at, next);
+                }
+                if !gone[at] && self.branch[at] && path.len() < min_branch {
+                    self.links.extend(path);
+                }
+            }
+        }
+    }
+
+    /// Whether the edge from centre `at` to `next` continues the state that reached `at`:
+    /// `at` is not a branch point, or the edge is a junction's link.
+    pub(super) fn continues(&self, at: usize, next: usize) -> bool {
+        !self.branch[at] || self.links.contains(&(at.min(next), at.max(next)))
+    }
+
+    /// The branch points, one per junction (its lowest centre), ascending.
+    pub(super) fn junctions(&self) -> Vec<usize> {
+        let k = self.adjacent.len();
+        let mut seen = vec![false; k];
+        let mut out = Vec::new();
+        for b in (0..k).filter(|&c| self.branch[c]) {
+            if seen[b] {
+                continue;
+            }
+            out.push(b);
+            let mut stack = vec![b];
+            seen[b] = true;
+            while let Some(u) = stack.pop() {
+                for &(v, _) in &self.adjacent[u] {
+                    if !seen[v] && self.links.contains(&(u.min(v), u.max(v))) {
+                        seen[v] = true;
+                        stack.push(v);
+                    }
+                }
+            }
+        }
+        out
     }
 
     fn length(&self, a: usize, b: usize) -> f64 {
