@@ -19,7 +19,12 @@ fn main() -> Result<()> {
         .unwrap_or(5);
     let data = swiss_roll(400, 0.0, 0)?;
     let (y, truth) = (&data.points, data.latent.as_ref().expect("latent"));
-    let (_, graph) = GraphSpec::knn(9).build(y, Weighting::Binary, "short-circuit example")?;
+    let (_, graph) = GraphSpec::knn(9).build(
+        y,
+        Weighting::Binary,
+        "short-circuit example",
+        &unfold::prelude::Silent,
+    )?;
     // The pair whose distance along the roll most exceeds its 3-D distance: arc length
     // of the spiral r = 0.35 t is s(t) = 0.175 (t sqrt(1 + t^2) + asinh t).
     let arc = |t: f64| 0.175 * (t * (1.0 + t * t).sqrt() + t.asinh());

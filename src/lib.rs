@@ -23,8 +23,8 @@ pub use unfold_core::{Error, Evidence, EvidenceKind, Result};
 /// the registry's `Registered`, `Method` and `Model`, the `params!` declaration, the family traits, the fitted-model traits, the
 /// graph builders and the common result types. `examples/custom_model/main.rs` uses it.
 pub mod prelude {
-    pub use unfold_core::Observer;
     pub use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
+    pub use unfold_core::{Observer, Silent};
     pub use unfold_graph::{knn_query, GraphSpec, Laplacian, NeighbourGraph, Weighting};
     pub use unfold_models::grf::{
         new_node_mean, FieldFit, FieldFitOptions, FieldScaling, GaussianRandomField, Precision,

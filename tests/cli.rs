@@ -150,11 +150,44 @@ fn bad_input_gets_a_clear_error() {
             .collect();
         two.push_str(&format!("{},{},{}\n", v[0], v[1], v[2]));
     }
-    let e = fit_error("disconnected", &two, &["--method", "isomap", "--k", "5"]);
+    let e = fit_error(
+        "disconnected",
+        &two,
+        &["--method", "isomap", "--k", "5", "--connect", "off"],
+    );
     assert!(
         e.contains("2 connected components") && e.contains("k"),
         "{e}"
     );
+    // By default the two copies are joined by their closest pair, with a warning on
+    // standard error and in the report.
+    let dir = scratch("joined");
+    let (input, report) = (dir.join("two.csv"), dir.join("r.json"));
+    std::fs::write(&input, &two).unwrap();
+    let o = unfold(&[
+        "fit",
+        "--input",
+        s(&input),
+        "--method",
+        "isomap",
+        "--k",
+        "5",
+        "--report",
+        s(&report),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("warning") && e.contains("joined them by 1 edge"),
+        "{e}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(r["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("2 separate components"));
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// DRILL, MVU and LL-LVM refuse more points than the memory limit allows (here

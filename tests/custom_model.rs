@@ -94,7 +94,7 @@ fn custom_field_gradient_matches_finite_differences() {
             .unwrap()
             .points;
         let edges = GraphSpec::knn(6)
-            .build(&y, Weighting::Distance, "test")
+            .build(&y, Weighting::Distance, "test", &unfold::prelude::Silent)
             .unwrap()
             .1
             .edges();

@@ -27,6 +27,8 @@ fn select(input: &Path, out: &Path, extra: &[&str]) -> Command {
             "3",
             "--max-iter",
             "30",
+            "--connect",
+            "off",
             "--out",
         ])
         .arg(out)
@@ -65,7 +67,8 @@ fn rows_but_time(text: &str) -> Vec<Vec<String>> {
 fn select_stopped_by_sigterm_resumes_to_the_uninterrupted_table() {
     let dir = scratch("sigterm");
     let input = dir.join("data.csv");
-    // k = 5 splits the sheet into components, so the sweep also has failed candidates.
+    // k = 5 splits the sheet into components, and connect = off leaves them apart, so the
+    // sweep also has failed candidates.
     std::fs::write(&input, sheet_csv(150)).unwrap();
     let (full, part) = (dir.join("full.csv"), dir.join("part.csv"));
 

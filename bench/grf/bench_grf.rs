@@ -114,7 +114,12 @@ fn main() {
     let p = y.ncols();
     let (yc, _) = unfold::data::centre(&y);
     let graph = unfold::graph::GraphSpec::knn(10)
-        .build(&y, unfold::graph::Weighting::Binary, "bench")
+        .build(
+            &y,
+            unfold::graph::Weighting::Binary,
+            "bench",
+            &unfold::prelude::Silent,
+        )
         .expect("kNN graph")
         .1;
     let edges: Vec<(usize, usize)> = graph.edges().iter().map(|&(i, j, _)| (i, j)).collect();

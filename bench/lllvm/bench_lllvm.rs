@@ -73,7 +73,12 @@ fn main() -> unfold::Result<()> {
         let y = swiss_roll(n, 0.0, 7)?.points;
         let params = LlLvmParams::new(2, 9);
         let t0 = Instant::now();
-        let (_, graph) = GraphSpec::knn(9).build(&y, unfold::graph::Weighting::Binary, "bench")?;
+        let (_, graph) = GraphSpec::knn(9).build(
+            &y,
+            unfold::graph::Weighting::Binary,
+            "bench",
+            &unfold::prelude::Silent,
+        )?;
         let problem = LlLvmProblem::new(&y, &graph, &params.check()?)?;
         let (q, h) = problem.init(&mut unfold_core::seeded_rng(1))?;
         let setup = t0.elapsed().as_secs_f64();

@@ -71,9 +71,9 @@ impl Registered for HeatEigenmaps {
         let info = MethodInfo::new("heat", Family::Other, "a heat-kernel Laplacian field");
         info.projects().evidence(EvidenceKind::LogLikelihood)
     }
-    fn fit(p: &Checked<HeatParams>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+    fn fit(p: &Checked<HeatParams>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
         let y = data.y.matrix().into_owned();
-        let (_, graph) = GraphSpec::knn(p.k).build(&y, Weighting::Distance, "heat")?;
+        let (_, graph) = GraphSpec::knn(p.k).build(&y, Weighting::Distance, "heat", observer)?;
         let edges = graph.edges();
         let beta0 = edges.len() as f64 / edges.iter().map(|e| e.2 * e.2).sum::<f64>();
         let field = HeatField(&y, edges);

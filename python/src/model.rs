@@ -24,22 +24,50 @@ pub(crate) fn fit(
 ) -> PyResult<NativeModel> {
     let settings = settings_of(method, settings)?;
     let y = ArrayPoints::of(&x);
+    let warnings = Warnings::default();
     let fitted = compute(py, || {
         let points = y.points()?;
         let graph = graph.map(|g| graph_of(points.shape().0, g)).transpose()?;
         let data = FitData::view(points).with_graph(graph.as_ref());
-        let fitted = registry().fit(method, &data, &settings, &unfold_core::Silent)?;
+        let fitted = registry().fit(method, &data, &settings, &warnings)?;
         // The evidence on the training data, while they are here (Laplacian eigenmaps and
         // LLE compute theirs on demand; the others return the fit's own).
         let evidence = fitted.model.evidence_on(points)?;
         Ok((fitted, evidence))
     })?;
+    warnings.raise(py)?;
     let (fitted, evidence) = fitted;
     Ok(NativeModel {
         model: fitted.model,
         seconds: Some(fitted.report.seconds),
         evidence: Some(evidence),
     })
+}
+
+/// The warnings of a fit, raised as Python `UserWarning`s once it returns (the fit runs
+/// without the interpreter's lock).
+#[derive(Default)]
+struct Warnings(std::sync::Mutex<Vec<String>>);
+
+impl unfold_core::Observer for Warnings {
+    fn warn(&self, message: &str) {
+        if let Ok(mut kept) = self.0.lock() {
+            kept.push(message.to_string());
+        }
+    }
+}
+
+impl Warnings {
+    fn raise(&self, py: Python<'_>) -> PyResult<()> {
+        let kept = self.0.lock().map(|w| w.clone()).unwrap_or_default();
+        let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+        for message in kept {
+            let text = std::ffi::CString::new(message.replace('\0', " "))
+                .expect("no interior NUL after the replacement");
+            PyErr::warn(py, &category, &text, 1)?;
+        }
+        Ok(())
+    }
 }
 
 /// A fitted model of any method.

@@ -192,3 +192,36 @@ def test_pipelines_and_grid_search_choose_k_by_held_out_evidence():
     assert np.all(np.isfinite(scores))
     assert search.best_params_["meu__n_neighbors"] == [6, 9][int(np.argmax(scores))]
     assert search.best_estimator_.transform(X[:4]).shape == (4, 2)
+
+
+def test_iris_fits_with_every_estimator_by_default_and_the_changes_are_warned():
+    """Iris repeats a row (101 = 142) and its setosa cluster is its own kNN component: every
+    estimator fits it with its defaults; those with a kNN graph warn that it was joined,
+    those that need distinct points warn that the copy was merged (and give both rows one
+    embedding), the others say nothing; either change can be refused instead."""
+    import warnings
+
+    from sklearn.datasets import load_iris
+
+    X = load_iris().data
+    for name, cls in unfold.ESTIMATORS.items():
+        params = cls().get_params()
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            est = cls(n_components=2).fit(X)
+        assert est.embedding_.shape == (150, 2), name
+        assert np.isfinite(est.embedding_).all(), name
+        text = [str(w.message) for w in said if issubclass(w.category, UserWarning)]
+        expected = 0
+        if "duplicates" in params:
+            expected += 1
+            assert any("fitted to the 149 distinct ones" in t for t in text), (name, text)
+            np.testing.assert_array_equal(est.embedding_[101], est.embedding_[142])
+            with pytest.raises(ValueError, match="identical"):
+                cls(n_components=2, duplicates="error").fit(X)
+        if "connect" in params:
+            expected += 1
+            assert any("2 separate components" in t for t in text), (name, text)
+        assert len(text) == expected, (name, text)
+    with pytest.raises(ValueError, match="connected components"):
+        unfold.LaplacianEigenmaps(n_components=2, connect="off").fit(X)

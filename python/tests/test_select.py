@@ -12,7 +12,7 @@ COLUMNS = ["k", "graph", "dim", "restart", "seed", "kind", "value", "best", "err
 
 def test_select_marks_the_best_setting_and_keeps_failures():
     X = swiss_roll(150, seed=6)
-    table = unfold.select("lllvm", X, k=[2, 6, 9], restarts=2, max_iter=4)
+    table = unfold.select("lllvm", X, k=[2, 6, 9], restarts=2, max_iter=4, connect="off")
     assert list(table.columns) == [
         "k", "graph", "dim", "restart", "seed", "kind", "value", "seconds", "best", "error", "method", "score", "sweep"
     ]

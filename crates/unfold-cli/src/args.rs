@@ -84,7 +84,7 @@ pub fn apply_max_memory(matches: &ArgMatches) {
 
 /// The options every method accepts: those without a neighbourhood graph ignore `--k` and
 /// `--graph`, so one command line serves a loop over methods.
-pub const COMMON: &[&str] = &["dim", "k", "graph", "seed"];
+pub const COMMON: &[&str] = &["dim", "k", "graph", "connect", "seed"];
 
 /// The parameters `unfold select` sets itself for each candidate (its grid and seeds).
 pub const SELECT_OWN: &[&str] = &["k", "dim", "graph", "seed", "restarts"];

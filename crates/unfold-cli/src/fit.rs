@@ -15,9 +15,11 @@ pub fn coord_header(dim: usize) -> Vec<String> {
     (1..=dim).map(|j| format!("x{j}")).collect()
 }
 
-/// A progress line on standard error while a fit runs (hidden when it is not a terminal).
+/// A progress line on standard error while a fit runs (hidden when it is not a terminal),
+/// and the fit's warnings, printed there and kept for the report.
 struct Progress {
     bar: ProgressBar,
+    warnings: std::sync::Mutex<Vec<String>>,
 }
 
 impl Progress {
@@ -29,7 +31,10 @@ impl Progress {
         bar.set_prefix(format!("unfold fit {method}"));
         // Every fit shows its elapsed time; iterative fits also report each iteration.
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        Progress { bar }
+        Progress {
+            bar,
+            warnings: Default::default(),
+        }
     }
 }
 
@@ -40,6 +45,14 @@ impl Observer for Progress {
             evidence.kind, evidence.value
         ));
         self.bar.tick();
+    }
+
+    fn warn(&self, message: &str) {
+        self.bar
+            .suspend(|| eprintln!("unfold fit: warning: {message}"));
+        if let Ok(mut kept) = self.warnings.lock() {
+            kept.push(message.to_string());
+        }
     }
 }
 
@@ -100,6 +113,11 @@ pub fn run(registry: &Registry, resolved: &Resolved, a: &FitArgs) -> Result<()> 
             x.ncols(),
             resolved.count("k").ok(),
             notes,
+            progress
+                .warnings
+                .lock()
+                .map(|w| w.clone())
+                .unwrap_or_default(),
         );
         let json = serde_json::to_string_pretty(&report).expect("a report always serialises");
         unfold_core::write_atomic(path, json.as_bytes())?;

@@ -44,6 +44,10 @@ pub struct Report {
     /// The model's notes (DDRTree's ordering: root cell, branch points, states).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<(String, String)>,
+    /// What the fit changed to go on (a kNN graph joined across its components), as
+    /// printed on standard error.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Report {
@@ -56,6 +60,7 @@ impl Report {
         dim: usize,
         k: Option<usize>,
         notes: Vec<(String, String)>,
+        warnings: Vec<String>,
     ) -> Self {
         Report {
             method: fit.method.clone(),
@@ -70,6 +75,7 @@ impl Report {
             evidence: (&fit.evidence).into(),
             trace: fit.trace.clone(),
             notes,
+            warnings,
         }
     }
 }

@@ -1,7 +1,10 @@
 //! Progress of an iterative fit: the [`Observer`] a fit reports each iteration to, and why
 //! an EM run stopped ([`Stop`]). Every iterative fit of unfold (EM, the field searches,
 //! DDRTree's alternations) reports through this one trait, so the command line's progress
-//! bars and the Python package's progress follow any model.
+//! bars and the Python package's progress follow any model. A fit that changes what it was
+//! given to go on (a kNN graph joined across its components) says so through
+//! [`Observer::warn`]: the command line prints it and writes it to the report, Python
+//! raises it as a `UserWarning`.
 
 use crate::Evidence;
 
@@ -22,9 +25,14 @@ pub trait Observer: Sync {
     fn iteration(&self, _restart: usize, _iteration: usize, _evidence: &Evidence) {}
     /// Called once when restart `restart` stops.
     fn finished(&self, _restart: usize, _stop: Stop, _evidence: &Evidence) {}
+    /// Called when the fit goes on with something the user should know it changed. By
+    /// default the message goes to standard error.
+    fn warn(&self, message: &str) {
+        eprintln!("unfold: warning: {message}");
+    }
 }
 
-/// An observer that ignores everything.
+/// An observer that ignores progress (its warnings still go to standard error).
 pub struct Silent;
 
 impl Observer for Silent {}

@@ -33,7 +33,7 @@ mod weights;
 pub use components::{Components, JoiningEdges};
 pub use emst::{euclidean_mst, joining_edges};
 pub use graph::NeighbourGraph;
-pub use graph_spec::GraphSpec;
+pub use graph_spec::{Connect, GraphSpec};
 pub use knn::{
     duplicate_pairs, knn, knn_query, knn_query_with, knn_with, Knn, KnnAlgorithm, KD_TREE_MAX_DIM,
     MIN_TREE_QUERIES,

@@ -371,3 +371,61 @@ fn bad_graph_input_is_an_error() {
         Err(Error::DimensionMismatch(_))
     ));
 }
+
+/// The kNN graph of a spec: joined through the closest pairs by default, the joining edges
+/// entering both points' neighbour lists in order of distance and named in one warning;
+/// left apart with `Connect::Off`, where `build` refuses it and `build_any` keeps it.
+#[test]
+fn a_spec_joins_its_graph_and_says_so_unless_connect_is_off() {
+    use unfold_graph::{Connect, GraphSpec};
+    #[derive(Default)]
+    struct Said(std::sync::Mutex<Vec<String>>);
+    impl unfold_core::Observer for Said {
+        fn warn(&self, message: &str) {
+            self.0.lock().unwrap().push(message.to_string());
+        }
+    }
+    let mut y = uniform(60, 2, 9);
+    for i in 30..60 {
+        y[(i, 0)] += 100.0;
+    }
+    let spec = GraphSpec::knn(5);
+    let (lists, graph, added) = spec.neighbours(&y, Weighting::Binary, "t").unwrap();
+    assert_eq!(added.len(), 1);
+    let (i, j, d) = added[0];
+    assert!(graph.ensure_connected().is_ok());
+    let plain = knn(&y, 5).unwrap();
+    for p in 0..60 {
+        let extra = if p == i {
+            Some(j)
+        } else if p == j {
+            Some(i)
+        } else {
+            None
+        };
+        match extra {
+            None => assert_eq!(lists.indices[p], plain.indices[p]),
+            Some(q) => {
+                assert_eq!(lists.indices[p].len(), 6);
+                assert_eq!(*lists.indices[p].last().unwrap(), q);
+                assert_eq!(*lists.distances[p].last().unwrap(), d);
+                assert_eq!(lists.indices[p][..5], plain.indices[p][..]);
+            }
+        }
+    }
+    let said = Said::default();
+    let (_, built) = spec.build(&y, Weighting::Binary, "t", &said).unwrap();
+    assert_eq!(built, graph);
+    let said = said.0.into_inner().unwrap();
+    assert_eq!(said.len(), 1);
+    assert!(said[0].contains(&format!("{}-{}", i, j)), "{}", said[0]);
+    let off = spec.connect(Connect::Off);
+    assert!(matches!(
+        off.build(&y, Weighting::Binary, "t", &unfold_core::Silent),
+        Err(Error::DisconnectedGraph { components: 2, .. })
+    ));
+    let (_, apart) = off
+        .build_any(&y, Weighting::Binary, "t", &unfold_core::Silent)
+        .unwrap();
+    assert_eq!(apart.components().count, 2);
+}

@@ -23,11 +23,12 @@
 //! ```
 
 pub use crate::method::{
-    decode, knn_graph, registered, validate, DefaultValue, Encode, Family, FitData, FitReport,
-    Interval, Method, MethodInfo, Model, Named, Overlay, ParamKind, ParamSpec, Points, Registered,
-    Settings, Table, Value,
+    decode, registered, validate, DefaultValue, Encode, Family, FitData, FitReport, Interval,
+    Method, MethodInfo, Model, Named, Overlay, ParamKind, ParamSpec, Points, Registered, Settings,
+    Table, Value,
 };
 
+use crate::method::merged::{self, Merged};
 use std::path::Path;
 use std::time::Instant;
 use unfold_core::Observer;
@@ -210,11 +211,16 @@ impl Registry {
             })
     }
 
-    /// The parameters of `name`: its own and `seed`.
+    /// The parameters of `name`: its own, `seed`, and `duplicates` where it needs
+    /// distinct points.
     pub fn params(&self, name: &str) -> Result<Vec<ParamSpec>> {
-        let mut params = self.get(name)?.info().params;
+        let info = self.get(name)?.info();
+        let mut params = info.params;
         if !params.iter().any(|p| p.name == "seed") {
             params.push(ParamSpec::seed());
+        }
+        if info.distinct_points {
+            params.push(ParamSpec::duplicates());
         }
         Ok(params)
     }
@@ -282,7 +288,23 @@ impl Registry {
             ));
         }
         let start = Instant::now();
-        let model = method.fit(data, settings, observer)?;
+        let merge = info.distinct_points
+            && data.graph.is_none()
+            && settings.choice("duplicates").is_ok_and(|d| d == "merge");
+        let distinct = if merge {
+            merged::distinct_rows(&data.y.matrix())
+        } else {
+            None
+        };
+        let model = match distinct {
+            None => method.fit(data, settings, observer)?,
+            Some((first, copy_of)) => {
+                observer.warn(&Merged::message(name, &first, &copy_of));
+                let rows = data.y.matrix().select_rows(first.iter());
+                let inner = method.fit(&FitData::points(&rows), settings, observer)?;
+                Box::new(Merged::new(inner, first, copy_of))
+            }
+        };
         Ok(Fitted::reported(name, model, start))
     }
 

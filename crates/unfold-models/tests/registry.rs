@@ -102,7 +102,7 @@ fn methods_that_take_a_graph_fit_on_it_and_the_others_refuse_it() {
     let y = data();
     // A graph unlike any kNN graph of the settings: the 9-nearest-neighbour graph.
     let (_, graph) = unfold_models::GraphSpec::knn(9)
-        .build(&y, Default::default(), "test")
+        .build(&y, Default::default(), "test", &unfold_core::Silent)
         .unwrap();
     for method in registry.methods() {
         let info = method.info();
@@ -169,6 +169,135 @@ fn bad_values(spec: &ParamSpec) -> Vec<Value> {
         ParamKind::Choice(_) => vec![Value::Choice("no-such-choice".into()), Value::Count(1)],
         ParamKind::Flag => vec![Value::Real(1.0)],
     }
+}
+
+/// Keeps the warnings of a fit.
+#[derive(Default)]
+struct Warnings(std::sync::Mutex<Vec<String>>);
+
+impl unfold_core::Observer for Warnings {
+    fn warn(&self, message: &str) {
+        self.0.lock().unwrap().push(message.to_string());
+    }
+}
+
+/// Two copies of [`data`] far apart: every kNN graph on them has two components. Each
+/// method with a kNN graph fits them by default, joined by one edge between the copies'
+/// closest points and a warning that says so; with `connect = off` every method but SPL
+/// (whose precision is proper on any graph) refuses them.
+#[test]
+fn separate_clusters_are_joined_with_a_warning_unless_connect_is_off() {
+    let registry = Registry::builtin();
+    let one = data();
+    let y = DMatrix::from_fn(100, 3, |i, j| {
+        one[(i % 50, j)] + if i >= 50 && j == 0 { 100.0 } else { 0.0 }
+    });
+    let mut graph_methods = Vec::new();
+    for method in registry.methods() {
+        let name = method.info().name;
+        if !registry
+            .params(name)
+            .unwrap()
+            .iter()
+            .any(|p| p.name == "connect")
+        {
+            continue;
+        }
+        graph_methods.push(name);
+        let warnings = Warnings::default();
+        let fitted = registry
+            .fit(name, &FitData::points(&y), &small(name), &warnings)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            fitted.model.coords().iter().all(|v| v.is_finite()),
+            "{name}"
+        );
+        let said = warnings.0.lock().unwrap().clone();
+        assert_eq!(said.len(), 1, "{name}: {said:?}");
+        assert!(
+            said[0].contains("2 separate components") && said[0].contains("1 edge"),
+            "{name}: {}",
+            said[0]
+        );
+        let off = registry.fit(
+            name,
+            &FitData::points(&y),
+            &small(name).with("connect", Value::Choice("off".into())),
+            &Silent,
+        );
+        match (name, off) {
+            ("spl", Ok(_)) => {}
+            (_, Err(unfold_core::Error::DisconnectedGraph { components: 2, .. })) => {}
+            (_, other) => panic!("{name} with connect = off: {:?}", other.err()),
+        }
+    }
+    assert_eq!(
+        graph_methods,
+        ["le", "lle", "isomap", "mvu", "meu", "lle-pl", "drill", "lllvm", "spl"]
+    );
+}
+
+/// [`data`] with rows 7 and 31 repeated (as rows 50 and 51): every method that needs
+/// distinct points fits the 50 distinct rows by default, says so, and gives each copy its
+/// row's embedding; its evidence on the rows as given is the distinct rows' evidence; with
+/// `duplicates = error` it refuses the data naming the rows.
+#[test]
+fn methods_that_need_distinct_points_merge_copies_with_a_warning() {
+    let registry = Registry::builtin();
+    let one = data();
+    let y = DMatrix::from_fn(52, 3, |i, j| {
+        one[([7, 31].get(i.wrapping_sub(50)).copied().unwrap_or(i), j)]
+    });
+    let mut merging = Vec::new();
+    for method in registry.methods() {
+        let info = method.info();
+        let name = info.name;
+        let has = registry
+            .params(name)
+            .unwrap()
+            .iter()
+            .any(|p| p.name == "duplicates");
+        assert_eq!(has, info.distinct_points, "{name}");
+        if !has {
+            continue;
+        }
+        merging.push(name);
+        let warnings = Warnings::default();
+        let merged = registry
+            .fit(name, &FitData::points(&y), &small(name), &warnings)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let said = warnings.0.lock().unwrap().clone();
+        assert!(
+            said[0].contains("2 of the 52 points repeat") && said[0].contains("50 = 7, 51 = 31"),
+            "{name}: {said:?}"
+        );
+        let x = merged.model.coords();
+        assert_eq!(x.nrows(), 52, "{name}");
+        assert_eq!(x.row(50), x.row(7), "{name}");
+        assert_eq!(x.row(51), x.row(31), "{name}");
+        let distinct = registry
+            .fit(name, &FitData::points(&one), &small(name), &Silent)
+            .unwrap();
+        assert_eq!(x.rows(0, 50), *distinct.model.coords(), "{name}");
+        // (Compared as printed: a method without evidence has NaN.)
+        assert_eq!(
+            format!("{:?}", merged.model.evidence_on((&y).into()).unwrap()),
+            format!("{:?}", distinct.model.evidence_on((&one).into()).unwrap()),
+            "{name}"
+        );
+        let refused = registry.fit(
+            name,
+            &FitData::points(&y),
+            &small(name).with("duplicates", Value::Choice("error".into())),
+            &Silent,
+        );
+        assert!(
+            matches!(refused, Err(unfold_core::Error::DuplicatePoints { .. })),
+            "{name}: {:?}",
+            refused.err()
+        );
+    }
+    assert_eq!(merging, ["isomap", "mvu", "meu", "alle", "mpme"]);
 }
 
 #[test]

@@ -315,6 +315,7 @@ mod registration {
             MethodInfo::new("alle", Family::RandomField, ABOUT)
                 .evidence(EvidenceKind::LogLikelihood)
                 .projects()
+                .distinct_points()
         }
 
         fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {

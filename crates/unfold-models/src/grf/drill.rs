@@ -26,7 +26,7 @@ use crate::method::{Checked, Declared, Interval, Rule};
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Convergence, Error, Evidence, Footprint, MemoryLimit, Result};
+use unfold_core::{Convergence, Error, Evidence, Footprint, MemoryLimit, Observer, Result, Silent};
 use unfold_glasso::{graphical_lasso, GlassoOptions, Penalty};
 use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 
@@ -120,7 +120,7 @@ impl DrillParams {
     /// Bad data or settings; [`Error::OverMemoryLimit`] when
     /// [`DrillParams::footprint`] exceeds the memory limit (checked first).
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Drill> {
-        self.clone().check()?.fit(y)
+        self.clone().check()?.fit(y, &Silent)
     }
 
     /// Fits DRILL for each penalty in `rhos` (warm-started from the previous one, largest
@@ -140,30 +140,45 @@ impl DrillParams {
             return Err(Error::invalid("rhos", "give at least one penalty to try"));
         }
         let params = self.clone().rho(Some(rhos.to_vec())).check()?;
-        params.fit_best(y, rhos, score)
+        params.fit_best(y, rhos, score, &Silent)
     }
 }
 
 impl Checked<DrillParams> {
     /// [`DrillParams::fit`] with the parameters checked.
-    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Drill> {
+    pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<Drill> {
         match self.rho.as_deref() {
-            Some(&[rho]) => self.fit_one(y, rho),
+            Some(&[rho]) => self.fit_one(y, rho, observer),
             Some(rhos) => {
                 let score = |d: &Drill| {
                     let options = unfold_eval::GplvmScoreOptions::default();
                     Ok(unfold_eval::gplvm_evidence(d.coords(), y, &options)?.value())
                 };
-                Ok(self.fit_best(y, rhos, score)?.0)
+                Ok(self.fit_best(y, rhos, score, observer)?.0)
             }
-            None => self.fit_one(y, 0.1 * mean_second_moment(y)),
+            None => self.fit_one(y, 0.1 * mean_second_moment(y), observer),
         }
     }
 
     /// The fit at the one penalty `rho`.
-    fn fit_one(&self, y: &DMatrix<f64>, rho: f64) -> Result<Drill> {
+    fn fit_one(&self, y: &DMatrix<f64>, rho: f64, observer: &dyn Observer) -> Result<Drill> {
         self.check_memory(y, 1)?;
-        self.fit_warm(y, rho, None)
+        let graph = self.structure(y, observer)?;
+        self.fit_warm(y, rho, None, graph.as_ref())
+    }
+
+    /// The kNN graph whose pairs the penalty leaves free (`None` with `all_pairs`).
+    fn structure(
+        &self,
+        y: &DMatrix<f64>,
+        observer: &dyn Observer,
+    ) -> Result<Option<NeighbourGraph>> {
+        if self.all_pairs {
+            return Ok(None);
+        }
+        Ok(Some(
+            self.graph.build(y, Weighting::Binary, "DRILL", observer)?.1,
+        ))
     }
 
     /// [`DrillParams::fit_best`] on penalties in range.
@@ -172,18 +187,20 @@ impl Checked<DrillParams> {
         y: &DMatrix<f64>,
         rhos: &[f64],
         score: F,
+        observer: &dyn Observer,
     ) -> Result<(Drill, Vec<(f64, f64)>)>
     where
         F: Fn(&Drill) -> Result<f64>,
     {
         self.check_memory(y, rhos.len())?;
+        let graph = self.structure(y, observer)?;
         let mut idx: Vec<usize> = (0..rhos.len()).collect();
         idx.sort_by(|&a, &b| rhos[b].total_cmp(&rhos[a]));
         let mut scores = vec![f64::NAN; rhos.len()];
         let mut best: Option<(f64, Drill)> = None;
         let mut warm: Option<(DMatrix<f64>, DMatrix<f64>)> = None;
         for i in idx {
-            let fit = self.fit_warm(y, rhos[i], warm.take())?;
+            let fit = self.fit_warm(y, rhos[i], warm.take(), graph.as_ref())?;
             let s = score(&fit)?;
             scores[i] = s;
             warm = Some((fit.covariance.clone(), fit.precision.clone()));
@@ -219,16 +236,12 @@ impl Checked<DrillParams> {
         y: &DMatrix<f64>,
         rho: f64,
         warm: Option<(DMatrix<f64>, DMatrix<f64>)>,
+        graph: Option<&NeighbourGraph>,
     ) -> Result<Drill> {
         check_fit_input(y, self.dim, "DRILL")?;
         let (n, p) = (y.nrows(), y.ncols());
         let (yc, _) = unfold_data::centre(y);
         let s = &yc * yc.transpose() / p as f64;
-        let graph = if self.all_pairs {
-            None
-        } else {
-            Some(self.graph.build(&yc, Weighting::Binary, "DRILL")?.1)
-        };
         let penalty = match &graph {
             None => Penalty::Scalar(rho),
             Some(g) => {
@@ -277,7 +290,7 @@ impl Checked<DrillParams> {
             precision: fit.precision,
             covariance: fit.covariance,
             rho_scores: Vec::new(),
-            graph,
+            graph: graph.cloned(),
             coords: emb.coords,
         })
     }
@@ -364,8 +377,8 @@ mod registration {
                 .evidence(EvidenceKind::LogLikelihood)
         }
 
-        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
-            p.fit(&data.y.matrix())
+        fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix(), observer)
         }
     }
 

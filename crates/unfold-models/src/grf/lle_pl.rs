@@ -17,7 +17,7 @@ use crate::method::{Checked, Declared, Field, ParamSpec, Rule, Settings};
 use crate::traits::{check_fit_input, check_new_points, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Evidence, Result};
+use unfold_core::{Evidence, Observer, Result, Silent};
 use unfold_graph::{GraphSpec, Weighting};
 
 crate::params! {
@@ -71,16 +71,18 @@ impl LlePlParams {
 
     /// Fits generalised LLE to the rows of `y` (features centred first).
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<LlePl> {
-        self.clone().check()?.fit(y)
+        self.clone().check()?.fit(y, &Silent)
     }
 }
 
 impl Checked<LlePlParams> {
     /// [`LlePlParams::fit`] with the parameters checked.
-    pub fn fit(&self, y: &DMatrix<f64>) -> Result<LlePl> {
+    pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<LlePl> {
         check_fit_input(y, self.dim, "lle-pl")?;
         let (yc, mean) = unfold_data::centre(y);
-        let (nn, graph) = self.graph.build(&yc, Weighting::Binary, "lle-pl")?;
+        let (nn, graph) = self
+            .graph
+            .build(&yc, Weighting::Binary, "lle-pl", observer)?;
         let regs = LocalRegressions::fit(&yc, nn.indices, self.reg, self.precision, "lle-pl")?;
         let evidence = RegressionField {
             regs: &regs,
@@ -168,8 +170,8 @@ mod registration {
                 .projects()
         }
 
-        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
-            p.fit(&data.y.matrix())
+        fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix(), observer)
         }
     }
 

@@ -155,15 +155,15 @@ impl Checked<MeuParams> {
                 self.check_graph(y, g)?;
                 g.clone()
             }
-            None => self.knn_graph(y)?,
+            None => self.knn_graph(y, observer)?,
         };
         self.fit_on(y, graph, observer)
     }
 
     /// The kNN graph of the settings, refusing duplicate points.
-    fn knn_graph(&self, y: &DMatrix<f64>) -> Result<NeighbourGraph> {
+    fn knn_graph(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<NeighbourGraph> {
         check_fit_input(y, self.dim, "MEU")?;
-        let (nn, graph) = self.graph.build(y, Weighting::Binary, "MEU")?;
+        let (nn, graph) = self.graph.build(y, Weighting::Binary, "MEU", observer)?;
         if let Some(&(a, b)) = duplicate_pairs(&nn).first() {
             return Err(Error::DuplicatePoints {
                 first: a,
@@ -717,6 +717,7 @@ mod registration {
                 .evidence(EvidenceKind::LogLikelihood)
                 .projects()
                 .takes_graph()
+                .distinct_points()
         }
 
         fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
@@ -1060,10 +1061,13 @@ mod tests {
         for i in 10..20 {
             apart[(i, 0)] += 1e3;
         }
+        let off = unfold_graph::GraphSpec::knn(3).connect(unfold_graph::Connect::Off);
         assert!(matches!(
-            MeuParams::new(2, 3).fit(&apart),
+            MeuParams::new(2, 3).graph(off).fit(&apart),
             Err(Error::DisconnectedGraph { .. })
         ));
+        // By default the halves are joined through their closest pair.
+        assert!(MeuParams::new(2, 3).fit(&apart).is_ok());
     }
 
     /// At n = 1000 both solvers reach the same optimum: multipliers to 1e-6 (relative to

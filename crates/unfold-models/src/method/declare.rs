@@ -27,7 +27,7 @@
 use super::params::{DefaultValue, Interval, ParamKind, ParamSpec, Settings, Value};
 use std::ops::Deref;
 use unfold_core::{Error, Result};
-use unfold_graph::{GraphSpec, Symmetrisation};
+use unfold_graph::{Connect, GraphSpec, Symmetrisation};
 
 /// What a field of a `params!` struct allows besides its type: its help text, the least
 /// whole number or the interval of reals, and for an optional field (`Option<T>`, `None` by
@@ -451,27 +451,32 @@ macro_rules! params {
 }
 
 crate::choice!(Symmetrisation { Union = "union", Mutual = "mutual" });
+crate::choice!(Connect { Nearest = "nearest", Off = "off" });
 
-/// The kNN graph's parameters `k` and `graph` (its symmetrisation), held together by
-/// [`GraphSpec`]; a `params!` field `graph: GraphSpec = GraphSpec::knn(10) =>
-/// Rule::group()` declares both.
+/// The kNN graph's parameters `k`, `graph` (its symmetrisation) and `connect`, held
+/// together by [`GraphSpec`]; a `params!` field `graph: GraphSpec = GraphSpec::knn(10) =>
+/// Rule::group()` declares them.
 impl Field for GraphSpec {
     fn field_specs(_: &'static str, _: &Rule, default: &Self) -> Vec<ParamSpec> {
         let mut k = ParamSpec::k();
         k.default = DefaultValue::Is(Value::Count(default.k));
         let mut graph = ParamSpec::graph();
         graph.default = DefaultValue::Is(default.symmetrisation.to_value().expect("a word"));
-        vec![k, graph]
+        let mut connect = ParamSpec::connect();
+        connect.default = DefaultValue::Is(default.connect.to_value().expect("a word"));
+        vec![k, graph, connect]
     }
 
     fn read_into(&mut self, _: &'static str, settings: &Settings) -> Result<()> {
         self.k.read_into("k", settings)?;
-        self.symmetrisation.read_into("graph", settings)
+        self.symmetrisation.read_into("graph", settings)?;
+        self.connect.read_into("connect", settings)
     }
 
     fn write(&self, _: &'static str, settings: &mut Settings) {
         self.k.write("k", settings);
         self.symmetrisation.write("graph", settings);
+        self.connect.write("connect", settings);
     }
 }
 

@@ -8,6 +8,7 @@
 //! every model depends on it ([`crate::registry`] lists the models at the top).
 
 mod declare;
+pub mod merged;
 mod params;
 mod points;
 mod register;
@@ -25,17 +26,6 @@ use unfold_core::Observer;
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
 use unfold_data::Preprocessing;
 use unfold_graph::NeighbourGraph;
-
-/// The kNN graph of the settings `k` and `graph` ([`ParamSpec::k`], [`ParamSpec::graph`]).
-pub fn knn_graph(s: &Settings) -> Result<unfold_graph::GraphSpec> {
-    Ok(unfold_graph::GraphSpec {
-        k: s.count("k")?,
-        symmetrisation: match s.choice("graph")? {
-            "mutual" => unfold_graph::Symmetrisation::Mutual,
-            _ => unfold_graph::Symmetrisation::Union,
-        },
-    })
-}
 
 /// The family a method belongs to (its folder in unfold-models).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +71,10 @@ pub struct MethodInfo {
     pub projects: bool,
     /// Whether it fits on a given graph ([`FitData::graph`]) instead of building its own.
     pub takes_graph: bool,
+    /// Whether it needs distinct points (a zero distance breaks its math): the registry
+    /// then gives it the parameter `duplicates` and by default fits it to the distinct
+    /// rows ([`merged`]).
+    pub distinct_points: bool,
 }
 
 impl MethodInfo {
@@ -95,6 +89,7 @@ impl MethodInfo {
             evidence: EvidenceKind::None,
             projects: false,
             takes_graph: false,
+            distinct_points: false,
         }
     }
 
@@ -119,6 +114,12 @@ impl MethodInfo {
     /// The fitted models project new points.
     pub fn projects(mut self) -> Self {
         self.projects = true;
+        self
+    }
+
+    /// The method needs distinct points ([`MethodInfo::distinct_points`]).
+    pub fn distinct_points(mut self) -> Self {
+        self.distinct_points = true;
         self
     }
 

@@ -266,6 +266,29 @@ impl ParamSpec {
         )
     }
 
+    /// What a kNN graph of several components becomes.
+    pub fn connect() -> Self {
+        ParamSpec::choice(
+            "connect",
+            "nearest",
+            &["nearest", "off"],
+            "a kNN graph that falls apart into components: join them through their closest \
+             pairs of points, with a warning naming the edges (nearest), or leave it as it is \
+             (off: methods that need one component refuse it)",
+        )
+    }
+
+    /// What a method that needs distinct points does with repeated rows.
+    pub fn duplicates() -> Self {
+        ParamSpec::choice(
+            "duplicates",
+            "merge",
+            &["merge", "error"],
+            "rows that repeat another exactly: fit the distinct points, every copy sharing its \
+             point's embedding, with a warning (merge), or refuse them (error)",
+        )
+    }
+
     /// The seed of every random choice; the registry gives every method this parameter
     /// (methods without random choices ignore it).
     pub fn seed() -> Self {

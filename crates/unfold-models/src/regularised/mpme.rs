@@ -468,7 +468,9 @@ mod registration {
         type Params = MpmeParams;
 
         fn info() -> MethodInfo {
-            MethodInfo::new("mpme", Family::Regularised, ABOUT).evidence(EvidenceKind::Objective)
+            MethodInfo::new("mpme", Family::Regularised, ABOUT)
+                .evidence(EvidenceKind::Objective)
+                .distinct_points()
         }
 
         fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {

@@ -29,8 +29,10 @@ use crate::regularised::{
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::{check_points, Convergence, Error, Evidence, EvidenceKind, Result};
-use unfold_graph::{knn, GraphSpec, Laplacian, NeighbourGraph, Weighting};
+use unfold_core::{
+    check_points, Convergence, Error, Evidence, EvidenceKind, Observer, Result, Silent,
+};
+use unfold_graph::{GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{sym_eigen, symmetrised, Cholesky};
 use unfold_subgradient::{
@@ -119,18 +121,18 @@ impl SplParams {
 
     /// Builds the dual on the rows of `y` (centred first; SPL assumes zero-mean data, P8).
     pub fn dual(&self, y: &DMatrix<f64>) -> Result<SplDual> {
-        self.clone().check()?.dual(y)
+        self.clone().check()?.dual(y, &Silent)
     }
 
     /// Fits SPL: builds the dual, maximises it with the chosen solver and embeds.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Spl> {
-        self.clone().check()?.fit(y)
+        self.clone().check()?.fit(y, &Silent)
     }
 }
 
 impl Checked<SplParams> {
     /// [`SplParams::dual`] with the parameters checked.
-    pub fn dual(&self, y: &DMatrix<f64>) -> Result<SplDual> {
+    pub fn dual(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<SplDual> {
         check_points(y, "SPL input")?;
         // The dense precision Q, its Cholesky factor and Q^{-1} Y's workspace.
         crate::traits::check_dense_memory("SPL", y.nrows(), 3.0, "le or meu (sparse kNN graphs)")?;
@@ -139,11 +141,12 @@ impl Checked<SplParams> {
             y.nrows().min(y.ncols()) + 1,
             "SPL needs d <= min(N, D)",
         )?;
-        // Q is positive definite for any graph, so a disconnected kNN graph is allowed
-        // (Iris at k = 5 splits setosa off); the components then separate in the embedding.
-        unfold_core::check_k(y.nrows(), self.graph.k, "SPL")?;
-        let nn = knn(y, self.graph.k)?;
-        let graph = NeighbourGraph::from_knn(&nn, self.graph.symmetrisation, Weighting::Binary)?;
+        // Q is positive definite for any graph, so with connect = off a disconnected kNN
+        // graph is kept (Iris at k = 5 splits setosa off); the components then separate in
+        // the embedding.
+        let (_, graph) = self
+            .graph
+            .build_any(y, Weighting::Binary, "SPL", observer)?;
         let mut yc = y.clone();
         for mut col in yc.column_iter_mut() {
             let m = col.mean();
@@ -194,8 +197,8 @@ impl Checked<SplParams> {
     }
 
     /// [`SplParams::fit`] with the parameters checked.
-    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Spl> {
-        let dual = self.dual(y)?;
+    pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<Spl> {
+        let dual = self.dual(y, observer)?;
         let (weights, convergence) = match &self.solver {
             SplSolver::Lbfgsb(opts) => {
                 let (sol, convergence) = maximise_dual(&dual, None, Some(&dual.scales()), opts)?;
@@ -625,8 +628,8 @@ mod registration {
             MethodInfo::new("spl", Family::Regularised, ABOUT).evidence(EvidenceKind::Objective)
         }
 
-        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
-            p.fit(&data.y.matrix())
+        fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix(), observer)
         }
     }
 

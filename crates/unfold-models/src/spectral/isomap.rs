@@ -12,7 +12,7 @@ use crate::traits::{
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::Result;
+use unfold_core::{Observer, Result, Silent};
 use unfold_graph::{
     knn_query, shortest_paths, shortest_paths_from, GraphSpec, NeighbourGraph, Weighting,
 };
@@ -38,13 +38,13 @@ impl IsomapParams {
 
     /// Fits Isomap to the rows of `y`.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Isomap> {
-        self.clone().check()?.fit(y)
+        self.clone().check()?.fit(y, &Silent)
     }
 }
 
 impl Checked<IsomapParams> {
     /// [`IsomapParams::fit`] with the parameters checked.
-    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Isomap> {
+    pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<Isomap> {
         check_fit_input(y, self.dim, "Isomap")?;
         // The geodesic distances (n x n) and the centred kernel's copy of them.
         check_dense_memory(
@@ -53,7 +53,9 @@ impl Checked<IsomapParams> {
             2.0,
             "le or lle (sparse kNN graphs, memory linear in n)",
         )?;
-        let (_, graph) = self.graph.build(y, Weighting::Distance, "Isomap")?;
+        let (_, graph) = self
+            .graph
+            .build(y, Weighting::Distance, "Isomap", observer)?;
         let mut g = shortest_paths(&graph)?;
         g.apply(|v| *v = -0.5 * *v * *v);
         let kernel = CentredKernel::new(g, self.dim, "geodesic distance matrix")?;
@@ -140,10 +142,11 @@ mod registration {
                 "classical MDS of geodesic distances on the kNN graph",
             )
             .projects()
+            .distinct_points()
         }
 
-        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
-            p.fit(&data.y.matrix())
+        fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix(), observer)
         }
     }
 

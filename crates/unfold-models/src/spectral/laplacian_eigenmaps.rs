@@ -9,7 +9,7 @@ use crate::method::{Checked, Declared, Field, Interval, ParamSpec, Rule, Setting
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Result};
+use unfold_core::{Error, Observer, Result, Silent};
 use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 use unfold_linalg::{fix_signs, smallest_generalized_eigenpairs, SymMatrix};
 
@@ -99,7 +99,7 @@ impl LaplacianEigenmapsParams {
 
     /// Fits Laplacian eigenmaps to the rows of `y`.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<LaplacianEigenmaps> {
-        self.clone().check()?.fit(y)
+        self.clone().check()?.fit(y, &Silent)
     }
 
     /// Laplacian eigenmaps on a given connected graph (an epsilon-ball graph, a graph
@@ -136,11 +136,11 @@ impl LaplacianEigenmapsParams {
 
 impl Checked<LaplacianEigenmapsParams> {
     /// [`LaplacianEigenmapsParams::fit`] with the parameters checked.
-    pub fn fit(&self, y: &DMatrix<f64>) -> Result<LaplacianEigenmaps> {
+    pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<LaplacianEigenmaps> {
         check_fit_input(y, self.dim, "Laplacian eigenmaps")?;
-        let (nn, binary) = self
-            .graph
-            .build(y, Weighting::Binary, "Laplacian eigenmaps")?;
+        let (nn, binary) =
+            self.graph
+                .build(y, Weighting::Binary, "Laplacian eigenmaps", observer)?;
         let graph = match self.weights {
             LeWeights::Binary => binary,
             LeWeights::Heat { sigma } => {
@@ -283,10 +283,10 @@ mod registration {
             .takes_graph()
         }
 
-        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
+        fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
             let y = data.y.matrix();
             match data.graph {
-                None => p.fit(&y),
+                None => p.fit(&y, observer),
                 Some(g) => p.fit_graph(&y, g),
             }
         }
@@ -387,9 +387,16 @@ mod tests {
                 1000.0 + (i * j) as f64
             }
         });
-        match LaplacianEigenmapsParams::new(1, 3).fit(&y) {
+        let off = GraphSpec::knn(3).connect(unfold_graph::Connect::Off);
+        match LaplacianEigenmapsParams::new(1, 3).graph(off).fit(&y) {
             Err(Error::DisconnectedGraph { components, .. }) => assert_eq!(components, 2),
             other => panic!("expected a disconnected graph, got {other:?}"),
         }
+        // By default the halves are joined through their closest pair and embedded apart
+        // along the one axis.
+        let joined = LaplacianEigenmapsParams::new(1, 3).fit(&y).unwrap();
+        let x = joined.coords();
+        let (a, b) = (x.rows(0, 10), x.rows(10, 10));
+        assert!(a.max() < b.min() || b.max() < a.min(), "{x}");
     }
 }

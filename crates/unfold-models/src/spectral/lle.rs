@@ -14,7 +14,7 @@ use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, P
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use unfold_core::Result;
+use unfold_core::{Observer, Result, Silent};
 use unfold_graph::{knn_query, GraphSpec, NeighbourGraph, Weighting};
 use unfold_linalg::{fix_signs, smallest_eigenpairs, SymMatrix};
 
@@ -44,15 +44,15 @@ impl LleParams {
 
     /// Fits LLE to the rows of `y`.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Lle> {
-        self.clone().check()?.fit(y)
+        self.clone().check()?.fit(y, &Silent)
     }
 }
 
 impl Checked<LleParams> {
     /// [`LleParams::fit`] with the parameters checked.
-    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Lle> {
+    pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<Lle> {
         check_fit_input(y, self.dim, "LLE")?;
-        let (nn, graph) = self.graph.build(y, Weighting::Binary, "LLE")?;
+        let (nn, graph) = self.graph.build(y, Weighting::Binary, "LLE", observer)?;
         let weights = all_weights(y, &nn.indices, self.reg)?;
         let m = cost_matrix(&nn.indices, &weights, None);
         let eig = smallest_eigenpairs(SymMatrix::Sparse(&m), self.dim + 1)?;
@@ -94,8 +94,10 @@ impl Lle {
     /// training data under the precision `s (I - W)^T (I - W) + gamma I`, with the shape
     /// fixed by the fitted weights and the scale `s` fitted by maximum likelihood
     /// ([`crate::field::fixed_shape_evidence`]), comparable with MEU's and ALLE's likelihoods.
+    /// The neighbour lists are the fit's: the kNN lists with the edges that joined the
+    /// graph's components, if any.
     pub fn field_evidence(&self, gamma: f64) -> Result<unfold_core::Evidence> {
-        let nn = unfold_graph::knn(&self.train, self.k)?;
+        let (nn, ..) = GraphSpec::knn(self.k).neighbours(&self.train, Weighting::Binary, "LLE")?;
         let weights = all_weights(&self.train, &nn.indices, self.reg)?;
         let shape = cost_matrix(&nn.indices, &weights, None);
         let (yc, _) = unfold_data::centre(&self.train);
@@ -155,8 +157,8 @@ mod registration {
                 .projects()
         }
 
-        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
-            p.fit(&data.y.matrix())
+        fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix(), observer)
         }
     }
 

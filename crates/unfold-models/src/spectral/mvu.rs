@@ -37,7 +37,7 @@ use crate::method::{Checked, Declared, Rule};
 use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Error, Footprint, MemoryLimit, Result};
+use unfold_core::{Error, Footprint, MemoryLimit, Observer, Result, Silent};
 use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 use unfold_linalg::{fix_signs, sym_eigen};
 
@@ -187,13 +187,13 @@ impl MvuParams {
     /// limit (checked after building the graph, before anything n x n); [`Error::NotConverged`] or [`Error::Numerical`] when the solver stops
     /// short of its tolerance.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mvu> {
-        self.clone().check()?.fit(y)
+        self.clone().check()?.fit(y, &Silent)
     }
 }
 
 impl Checked<MvuParams> {
     /// [`MvuParams::fit`] with the parameters checked.
-    pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mvu> {
+    pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<Mvu> {
         check_fit_input(y, self.dim, "MVU")?;
         self.validate()?;
         let n = y.nrows();
@@ -217,7 +217,7 @@ impl Checked<MvuParams> {
                 ));
             }
         }
-        let (_, graph) = self.graph.build(y, Weighting::Distance, "MVU")?;
+        let (_, graph) = self.graph.build(y, Weighting::Distance, "MVU", observer)?;
         let (edges, d): (Vec<(usize, usize)>, Vec<f64>) = graph
             .edges()
             .into_iter()
@@ -359,10 +359,11 @@ mod registration {
                 "maximum variance unfolding (exact SDP, or in a Laplacian \
                  basis)",
             )
+            .distinct_points()
         }
 
-        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
-            p.fit(&data.y.matrix())
+        fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
+            p.fit(&data.y.matrix(), observer)
         }
     }
 
@@ -519,7 +520,7 @@ mod tests {
         let (needed, max_n) = (r.needed, r.max_n);
         let m = exact
             .graph
-            .build(&y, Weighting::Distance, "t")
+            .build(&y, Weighting::Distance, "t", &unfold_core::Silent)
             .unwrap()
             .1
             .n_edges();

@@ -95,7 +95,12 @@ mod tests {
         }
         let (_, graph) = params
             .graph
-            .build(&y, unfold_graph::Weighting::Binary, "t")
+            .build(
+                &y,
+                unfold_graph::Weighting::Binary,
+                "t",
+                &unfold_core::Silent,
+            )
             .unwrap();
         let e = params.compare_graphs(&y, &[graph]).unwrap_err();
         assert!(matches!(&e, Error::OverMemoryLimit(r) if r.n == 200), "{e}");

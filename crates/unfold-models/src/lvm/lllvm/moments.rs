@@ -832,7 +832,12 @@ mod tests {
             .unwrap()
             .points;
         let (_, g) = unfold_graph::GraphSpec::knn(7)
-            .build(&y, unfold_graph::Weighting::Binary, "test")
+            .build(
+                &y,
+                unfold_graph::Weighting::Binary,
+                "test",
+                &unfold_core::Silent,
+            )
             .unwrap();
         let adj: Vec<Vec<usize>> = (0..n).map(|i| g.neighbours(i).0.to_vec()).collect();
         let m = random(n, 5);

@@ -266,7 +266,7 @@ impl LlLvmParams {
     pub fn compare_dims(&self, y: &DMatrix<f64>, dims: &[usize]) -> Result<Vec<RestartBounds>> {
         let max = dims.iter().copied().max().unwrap_or(1);
         check_fit_input(y, max, "LL-LVM")?;
-        let (_, graph) = self.graph.build(y, Weighting::Binary, "LL-LVM")?;
+        let (_, graph) = self.graph.build(y, Weighting::Binary, "LL-LVM", &Silent)?;
         let posterior = LlLvmParams {
             dim: max,
             ..self.clone()
@@ -291,7 +291,7 @@ impl Checked<LlLvmParams> {
     /// [`LlLvmParams::fit_observed`] with the parameters checked.
     pub fn fit_observed(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<LlLvm> {
         check_fit_input(y, self.dim, "LL-LVM")?;
-        let (_, graph) = self.graph.build(y, Weighting::Binary, "LL-LVM")?;
+        let (_, graph) = self.graph.build(y, Weighting::Binary, "LL-LVM", observer)?;
         self.fit_graph_observed(y, &graph, observer)
     }
 

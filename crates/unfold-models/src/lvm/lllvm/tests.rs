@@ -427,7 +427,12 @@ fn bad_input_gets_clear_errors() {
     let mut two = DMatrix::zeros(120, 3);
     two.rows_mut(0, 60).copy_from(&y);
     two.rows_mut(60, 60).copy_from(&y.add_scalar(1e3));
-    let err = LlLvmParams::new(2, 5).fit(&two).unwrap_err().to_string();
+    let off = unfold_graph::GraphSpec::knn(5).connect(unfold_graph::Connect::Off);
+    let err = LlLvmParams::new(2, 5)
+        .graph(off)
+        .fit(&two)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("connected components"), "{err}");
     let err = LlLvmParams::new(3, 5).fit(&y).unwrap_err().to_string();
     assert!(err.contains("latent dimension"), "{err}");

@@ -178,7 +178,10 @@ mod tests {
         // <grad f, Z> = 0.
         let y = swiss_roll(80, 0.0, 5).unwrap().points;
         let params = MvuParams::new(2, 6).mvu_basis(Some(10));
-        let (_, graph) = params.graph.build(&y, Weighting::Distance, "MVU").unwrap();
+        let (_, graph) = params
+            .graph
+            .build(&y, Weighting::Distance, "MVU", &unfold_core::Silent)
+            .unwrap();
         let (edges, d): (Vec<(usize, usize)>, Vec<f64>) = graph
             .edges()
             .into_iter()

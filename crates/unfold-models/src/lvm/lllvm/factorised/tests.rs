@@ -13,7 +13,7 @@ fn roll(n: usize, seed: u64) -> DMatrix<f64> {
 
 fn knn(y: &DMatrix<f64>, k: usize) -> NeighbourGraph {
     GraphSpec::knn(k)
-        .build(y, Weighting::Binary, "test")
+        .build(y, Weighting::Binary, "test", &unfold_core::Silent)
         .unwrap()
         .1
 }

@@ -1,0 +1,205 @@
+//! Duplicate points merged into one node: what the registry fits for a method that needs
+//! distinct points ([`crate::method::MethodInfo::distinct_points`]) when the data repeat a
+//! row, as real data do (iris repeats one; single-cell data repeat many cells).
+//!
+//! The method is fitted to the distinct rows, and every copy of a row shares that row's
+//! embedding: the fitted model is a model of the distinct points, and [`Merged`] reads its
+//! outputs back onto the rows as given (the embedding, per-row tables, graph edges between
+//! first copies). Its evidence is the inner model's, on the distinct points. A saved model
+//! is the inner model: loaded again, it has one row per distinct point.
+
+use crate::method::{Model, Named, Overlay, Points, Table};
+use crate::traits::{Embedding, OutOfSample};
+use nalgebra::DMatrix;
+use std::collections::HashMap;
+use unfold_core::{Convergence, Evidence, Result};
+
+/// The distinct rows of `y`: the first row of each, in order, and for every row the index
+/// of its distinct row; `None` when every row is distinct. Rows are equal when every value
+/// is (`-0.0` equals `0.0`).
+pub(crate) fn distinct_rows(y: &DMatrix<f64>) -> Option<(Vec<usize>, Vec<usize>)> {
+    let key = |i: usize| -> Vec<u64> {
+        y.row(i)
+            .iter()
+            .map(|&v| if v == 0.0 { 0 } else { v.to_bits() })
+            .collect()
+    };
+    let mut seen: HashMap<Vec<u64>, usize> = HashMap::with_capacity(y.nrows());
+    let mut first = Vec::new();
+    let mut copy_of = Vec::with_capacity(y.nrows());
+    for i in 0..y.nrows() {
+        let next = first.len();
+        let u = *seen.entry(key(i)).or_insert(next);
+        if u == next {
+            first.push(i);
+        }
+        copy_of.push(u);
+    }
+    (first.len() < y.nrows()).then_some((first, copy_of))
+}
+
+/// A model fitted to the distinct rows, read back onto every row (module doc).
+pub struct Merged {
+    inner: Box<dyn Model>,
+    /// For every row as given, its distinct row.
+    copy_of: Vec<usize>,
+    /// The first row of each distinct row.
+    first: Vec<usize>,
+    /// The inner embedding, one row per row as given.
+    coords: DMatrix<f64>,
+}
+
+impl Merged {
+    /// `inner`, fitted to the rows `first` of the data, read back through `copy_of`
+    /// ([`distinct_rows`]).
+    pub(crate) fn new(inner: Box<dyn Model>, first: Vec<usize>, copy_of: Vec<usize>) -> Self {
+        let coords = expand(inner.coords(), &copy_of);
+        Merged {
+            inner,
+            copy_of,
+            first,
+            coords,
+        }
+    }
+
+    /// The warning that says what was merged.
+    pub(crate) fn message(method: &str, first: &[usize], copy_of: &[usize]) -> String {
+        let repeated: Vec<String> = (0..copy_of.len())
+            .filter(|&i| first[copy_of[i]] != i)
+            .take(5)
+            .map(|i| format!("{} = {}", i, first[copy_of[i]]))
+            .collect();
+        let copies = copy_of.len() - first.len();
+        format!(
+            "{copies} of the {} points {} another point exactly (0-based rows: {}{}); {method} \
+             needs distinct points, so it was fitted to the {} distinct ones and every copy \
+             shares its point's embedding (the fit's other warnings number the distinct \
+             points). Pass duplicates = error to refuse such data",
+            copy_of.len(),
+            if copies == 1 { "repeats" } else { "repeat" },
+            repeated.join(", "),
+            if copies > 5 { ", ..." } else { "" },
+            first.len()
+        )
+    }
+}
+
+/// The rows of `m` (one per distinct row) repeated onto every row.
+fn expand(m: &DMatrix<f64>, copy_of: &[usize]) -> DMatrix<f64> {
+    DMatrix::from_fn(copy_of.len(), m.ncols(), |i, j| m[(copy_of[i], j)])
+}
+
+impl Embedding for Merged {
+    fn coords(&self) -> &DMatrix<f64> {
+        &self.coords
+    }
+
+    fn evidence(&self) -> Evidence {
+        self.inner.evidence()
+    }
+}
+
+impl crate::method::Encode for Merged {
+    fn encode(&self) -> Result<Vec<u8>> {
+        self.inner.encode()
+    }
+}
+
+impl Named for Merged {
+    fn method(&self) -> &'static str {
+        self.inner.method()
+    }
+}
+
+impl Model for Merged {
+    fn convergence(&self) -> Convergence {
+        self.inner.convergence()
+    }
+
+    fn out_of_sample(&self) -> Option<&dyn OutOfSample> {
+        self.inner.out_of_sample()
+    }
+
+    /// The inner model's evidence on the distinct rows of `y`.
+    fn evidence_on(&self, y: Points<'_>) -> Result<Evidence> {
+        let m = y.matrix();
+        match distinct_rows(&m) {
+            None => self.inner.evidence_on(y),
+            Some((first, _)) => {
+                let distinct = m.select_rows(first.iter());
+                self.inner.evidence_on(Points::from(&distinct))
+            }
+        }
+    }
+
+    /// The inner graph's edges, between the first copies of their points.
+    fn learned_edges(&self) -> Option<Vec<(usize, usize, f64)>> {
+        let edges = self.inner.learned_edges()?;
+        Some(
+            edges
+                .into_iter()
+                .map(|(i, j, w)| (self.first[i], self.first[j], w))
+                .collect(),
+        )
+    }
+
+    /// The inner tables, those with a row per distinct point repeated onto every row.
+    fn tables(&self) -> Vec<Table> {
+        self.inner
+            .tables()
+            .into_iter()
+            .map(|t| match t.rows.nrows() == self.first.len() {
+                true => Table {
+                    rows: expand(&t.rows, &self.copy_of),
+                    ..t
+                },
+                false => t,
+            })
+            .collect()
+    }
+
+    fn overlay(&self) -> Option<Overlay> {
+        let mut o = self.inner.overlay()?;
+        if let Some((name, values)) = o.colour_by.take() {
+            let values = self.copy_of.iter().map(|&u| values[u]).collect();
+            o.colour_by = Some((name, values));
+        }
+        Some(o)
+    }
+
+    fn notes(&self) -> Vec<(String, String)> {
+        let mut notes = self.inner.notes();
+        notes.push((
+            "duplicates".to_string(),
+            format!(
+                "{} rows merged into {} distinct points",
+                self.copy_of.len(),
+                self.first.len()
+            ),
+        ));
+        notes
+    }
+
+    fn validate(&self) -> Result<()> {
+        self.inner.validate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinct_rows_map_every_copy_to_its_first_row() {
+        let y = DMatrix::from_row_slice(5, 2, &[1.0, 2.0, 0.0, 1.0, 1.0, 2.0, -0.0, 1.0, 3.0, 3.0]);
+        let (first, copy_of) = distinct_rows(&y).unwrap();
+        assert_eq!(first, vec![0, 1, 4]);
+        assert_eq!(copy_of, vec![0, 1, 0, 1, 2]);
+        assert!(distinct_rows(&y.rows(0, 2).into_owned()).is_none());
+        let m = DMatrix::from_row_slice(3, 1, &[10.0, 20.0, 30.0]);
+        assert_eq!(
+            expand(&m, &copy_of).as_slice(),
+            &[10.0, 20.0, 10.0, 20.0, 30.0]
+        );
+    }
+}
