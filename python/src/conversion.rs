@@ -28,18 +28,72 @@ pub(crate) fn compute<T: Send>(
     py: Python<'_>,
     work: impl FnOnce() -> unfold_core::Result<T> + Send,
 ) -> PyResult<T> {
-    py.detach(|| catch_unwind(AssertUnwindSafe(work)))
-        .map_err(|panic| {
-            let what = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".to_string());
-            PyRuntimeError::new_err(format!(
-                "internal error in unfold (a bug; please report it with the input): {what}"
-            ))
-        })?
-        .map_err(to_py)
+    outcome(py.detach(|| catch_unwind(AssertUnwindSafe(work))))
+}
+
+/// A caught run of `work` as [`compute`] returns it.
+fn outcome<T>(run: std::thread::Result<unfold_core::Result<T>>) -> PyResult<T> {
+    run.map_err(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".to_string());
+        PyRuntimeError::new_err(format!(
+            "internal error in unfold (a bug; please report it with the input): {what}"
+        ))
+    })?
+    .map_err(to_py)
+}
+
+/// [`compute`] for a fit that can be stopped: `work` runs on a thread of its own while
+/// this one, between short waits without the GIL, lets the interpreter run its signal
+/// handlers. When one raises (Ctrl-C's `KeyboardInterrupt`), `interrupted` is set, which
+/// the fit's observer reports ([`unfold_core::Observer::stopped`]), the fit stops after
+/// its current iteration, and the handler's exception is raised. The interpreter's own
+/// handlers do the hearing, so whatever handler a notebook installs is respected.
+pub(crate) fn compute_interruptible<T: Send>(
+    py: Python<'_>,
+    interrupted: &std::sync::atomic::AtomicBool,
+    work: impl FnOnce() -> unfold_core::Result<T> + Send,
+) -> PyResult<T> {
+    use std::sync::atomic::Ordering;
+    use std::sync::mpsc::{channel, RecvTimeoutError};
+    let wait = std::time::Duration::from_millis(100);
+    std::thread::scope(|scope| {
+        let (done, mut finished) = channel();
+        scope.spawn(move || {
+            // The receiver outlives the scope's threads, so the send cannot fail.
+            let _ = done.send(catch_unwind(AssertUnwindSafe(work)));
+        });
+        let mut heard: Option<PyErr> = None;
+        loop {
+            // The receiver goes into the wait without the GIL and comes back (it is Send,
+            // not Sync).
+            let (received, back) = py.detach(move || (finished.recv_timeout(wait), finished));
+            finished = back;
+            match received {
+                Ok(run) => {
+                    return match heard {
+                        Some(e) if matches!(run, Ok(Err(Error::Interrupted))) => Err(e),
+                        _ => outcome(run),
+                    };
+                }
+                Err(RecvTimeoutError::Timeout) if heard.is_none() => {
+                    if let Err(e) = py.check_signals() {
+                        interrupted.store(true, Ordering::Relaxed);
+                        heard = Some(e);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(PyRuntimeError::new_err(
+                        "internal error in unfold: the fit's thread ended without a result",
+                    ))
+                }
+            }
+        }
+    })
 }
 
 /// A float64 array (n x p, any memory order) as an n x p matrix: one pass over the data,

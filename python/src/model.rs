@@ -1,7 +1,7 @@
 //! The fitted model: `fit` and the `NativeModel` class (embedding, evidence, convergence,
 //! graph, tables, projection, model-file bytes and pickling).
 
-use crate::conversion::{array, compute, graph_of, matrix, ArrayPoints};
+use crate::conversion::{array, compute, compute_interruptible, graph_of, matrix, ArrayPoints};
 use crate::settings::{registry, settings_of};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -24,18 +24,17 @@ pub(crate) fn fit(
 ) -> PyResult<NativeModel> {
     let settings = settings_of(method, settings)?;
     let y = ArrayPoints::of(&x);
-    let warnings = Warnings::default();
-    let fitted = compute(py, || {
+    let watch = Watch::default();
+    let fitted = watch.run(py, || {
         let points = y.points()?;
         let graph = graph.map(|g| graph_of(points.shape().0, g)).transpose()?;
         let data = FitData::view(points).with_graph(graph.as_ref());
-        let fitted = registry().fit(method, &data, &settings, &warnings)?;
+        let fitted = registry().fit(method, &data, &settings, &watch)?;
         // The evidence on the training data, while they are here (Laplacian eigenmaps and
         // LLE compute theirs on demand; the others return the fit's own).
         let evidence = fitted.model.evidence_on(points)?;
         Ok((fitted, evidence))
     })?;
-    warnings.raise(py)?;
     let (fitted, evidence) = fitted;
     Ok(NativeModel {
         model: fitted.model,
@@ -44,29 +43,44 @@ pub(crate) fn fit(
     })
 }
 
-/// The warnings of a fit, raised as Python `UserWarning`s once it returns (the fit runs
-/// without the interpreter's lock).
+/// What a fit says and hears while it runs without the interpreter's lock: its warnings,
+/// raised as Python `UserWarning`s once it returns, and Ctrl-C, which stops it between
+/// iterations ([`unfold_core::Observer::stopped`], [`compute_interruptible`]).
 #[derive(Default)]
-struct Warnings(std::sync::Mutex<Vec<String>>);
+struct Watch {
+    warnings: std::sync::Mutex<Vec<String>>,
+    interrupted: std::sync::atomic::AtomicBool,
+}
 
-impl unfold_core::Observer for Warnings {
+impl unfold_core::Observer for Watch {
     fn warn(&self, message: &str) {
-        if let Ok(mut kept) = self.0.lock() {
+        if let Ok(mut kept) = self.warnings.lock() {
             kept.push(message.to_string());
         }
     }
+
+    fn stopped(&self) -> bool {
+        self.interrupted.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
-impl Warnings {
-    fn raise(&self, py: Python<'_>) -> PyResult<()> {
-        let kept = self.0.lock().map(|w| w.clone()).unwrap_or_default();
+impl Watch {
+    /// Runs `work` (a fit) so that Ctrl-C stops it ([`compute_interruptible`]), then
+    /// raises its warnings.
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        work: impl FnOnce() -> unfold_core::Result<T> + Send,
+    ) -> PyResult<T> {
+        let result = compute_interruptible(py, &self.interrupted, work)?;
+        let kept = self.warnings.lock().map(|w| w.clone()).unwrap_or_default();
         let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
         for message in kept {
             let text = std::ffi::CString::new(message.replace('\0', " "))
                 .expect("no interior NUL after the replacement");
             PyErr::warn(py, &category, &text, 1)?;
         }
-        Ok(())
+        Ok(result)
     }
 }
 

@@ -129,6 +129,8 @@ def test_bad_input_gives_python_exceptions_with_the_rust_message(roll):
     with pytest.raises(ValueError, match="points"):
         unfold.MEU(n_neighbors=50).fit(roll[:20])
     with pytest.raises(ValueError, match="duplicate"):
+        unfold.MEU(duplicates="error").fit(np.vstack([roll, roll[:1]]))
+    with pytest.warns(UserWarning, match="repeats another point"):
         unfold.MEU().fit(np.vstack([roll, roll[:1]]))
     with pytest.raises(ValueError, match="features|feature"):
         unfold.MEU().fit(roll).transform(roll[:, :2])
@@ -225,3 +227,22 @@ def test_iris_fits_with_every_estimator_by_default_and_the_changes_are_warned():
         assert len(text) == expected, (name, text)
     with pytest.raises(ValueError, match="connected components"):
         unfold.LaplacianEigenmaps(n_components=2, connect="off").fit(X)
+
+
+def test_ctrl_c_stops_a_fit_and_the_session_goes_on():
+    """SIGINT during a long MEU fit (about 20 s whole on 20,000 points) raises the
+    interpreter's KeyboardInterrupt; the fit stops at its next evaluation (the Rust tests
+    check that an observer asking to stop ends MEU's search and LL-LVM's EM there), and
+    the next fit runs as usual."""
+    import os
+    import signal
+    import threading
+
+    rng = np.random.default_rng(0)
+    t, s = rng.random(20000) * 6, rng.random(20000) * 3
+    X = np.c_[t * np.cos(t), s, t * np.sin(t)]
+    threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        unfold.MEU(n_components=2, n_neighbors=8).fit(X)
+    small = unfold.MEU(n_components=2, n_neighbors=8).fit(X[:300])
+    assert np.isfinite(small.embedding_).all()

@@ -60,6 +60,9 @@ pub enum Error {
     /// Shapes of arguments disagree.
     #[error("dimension mismatch: {0}")]
     DimensionMismatch(String),
+    /// The caller asked the fit to stop ([`crate::Observer::stopped`]: Ctrl-C in Python).
+    #[error("the fit was interrupted before it finished; nothing was kept")]
+    Interrupted,
     /// A parameter outside its valid range.
     #[error("invalid value for `{name}`: {message}")]
     InvalidParameter { name: String, message: String },

@@ -30,6 +30,11 @@ pub trait Observer: Sync {
     fn warn(&self, message: &str) {
         eprintln!("unfold: warning: {message}");
     }
+    /// Asked after every iteration (and every evaluation of a search): `true` stops the
+    /// fit with [`crate::Error::Interrupted`]. Python answers it from Ctrl-C.
+    fn stopped(&self) -> bool {
+        false
+    }
 }
 
 /// An observer that ignores progress (its warnings still go to standard error).

@@ -132,6 +132,9 @@ pub fn run_from<M: LatentVariableModel>(
         let evidence = model.elbo(&q, &h)?;
         check_bound(&evidence, iteration)?;
         observer.iteration(restart, iteration, &evidence);
+        if observer.stopped() {
+            return Err(Error::Interrupted);
+        }
         let previous = trace.last().map(|e| e.value);
         let value = evidence.value;
         trace.push(evidence);

@@ -131,6 +131,34 @@ fn observer_sees_every_iteration() {
     assert_eq!(seen[7], (1, 4));
 }
 
+/// An observer that asks to stop after the third iteration it sees: the fit stops there
+/// (at most one more iteration per other running restart) with `Error::Interrupted`.
+#[test]
+fn a_stopped_observer_interrupts_the_fit() {
+    struct StopAfter(Mutex<usize>);
+    impl Observer for StopAfter {
+        fn iteration(&self, _: usize, _: usize, _: &Evidence) {
+            *self.0.lock().unwrap() += 1;
+        }
+        fn stopped(&self) -> bool {
+            *self.0.lock().unwrap() >= 3
+        }
+    }
+    let stop = StopAfter(Mutex::new(0));
+    let options = VemOptions {
+        max_iter: 50,
+        abs_tol: 0.0,
+        rel_tol: 0.0,
+        restarts: 2,
+        ..VemOptions::default()
+    };
+    assert!(matches!(
+        fit(&Quadratic, &options, &stop),
+        Err(unfold_core::Error::Interrupted)
+    ));
+    assert!(stop.0.into_inner().unwrap() <= 4);
+}
+
 #[test]
 fn bad_options_are_errors() {
     let bad = VemOptions {

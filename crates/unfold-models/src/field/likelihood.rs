@@ -226,6 +226,9 @@ pub trait GaussianRandomField {
                     evaluations,
                     &Evidence::new(EvidenceKind::LogLikelihood, value),
                 );
+                if observer.stopped() {
+                    return Err(unfold_core::Error::Interrupted);
+                }
                 Ok(value)
             },
             theta0,

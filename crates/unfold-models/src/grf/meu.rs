@@ -1041,6 +1041,25 @@ mod tests {
         assert_eq!(same.mean.row(0), meu.coords().row(3));
     }
 
+    /// An observer that asks to stop after two evaluations of the search stops MEU there
+    /// with `Error::Interrupted`.
+    #[test]
+    fn a_stopped_observer_interrupts_the_search() {
+        struct StopAfter(std::sync::atomic::AtomicUsize);
+        impl Observer for StopAfter {
+            fn iteration(&self, _: usize, _: usize, _: &Evidence) {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            fn stopped(&self) -> bool {
+                self.0.load(std::sync::atomic::Ordering::Relaxed) >= 2
+            }
+        }
+        let stop = StopAfter(Default::default());
+        let fit = MeuParams::new(2, 6).fit_observed(&roll(60), None, &stop);
+        assert!(matches!(fit, Err(Error::Interrupted)));
+        assert_eq!(stop.0.into_inner(), 2);
+    }
+
     #[test]
     fn bad_input_gets_clear_errors() {
         let y = roll(40);
