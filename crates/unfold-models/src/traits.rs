@@ -155,6 +155,30 @@ pub fn check_fit_input(y: &DMatrix<f64>, dim: usize, method: &str) -> Result<()>
     )
 }
 
+/// [`check_fit_input`] for a method whose embedding comes from an n x n eigenproblem on
+/// the points' graph or kernel (Laplacian eigenmaps, LLE, Isomap, MVU, kernel PCA): any
+/// `1 <= dim < n`, as many coordinates as the data have features or more, as
+/// scikit-learn's spectral methods allow.
+pub fn check_fit_points(y: &DMatrix<f64>, dim: usize, method: &str) -> Result<()> {
+    unfold_core::check_point_values(
+        y.as_slice(),
+        y.nrows(),
+        y.ncols(),
+        unfold_core::Order::Columns,
+        "the data",
+    )?;
+    let n = y.nrows();
+    if n < 2 {
+        return Err(Error::TooFewPoints {
+            what: method.to_string(),
+            needed: 2,
+            got: n,
+            advice: "provide more points".to_string(),
+        });
+    }
+    unfold_core::check_dim(dim, n, "there must be more points than latent dimensions")
+}
+
 /// [`check_fit_input`] of n x p points given as values in `order`.
 pub fn check_fit_values(
     values: &[f64],

@@ -300,6 +300,43 @@ fn methods_that_need_distinct_points_merge_copies_with_a_warning() {
     assert_eq!(merging, ["isomap", "mvu", "meu", "alle", "mpme"]);
 }
 
+/// On data with two features, the methods whose embedding comes from an n x n eigenproblem
+/// (Laplacian eigenmaps, LLE, Isomap, MVU, kernel PCA, MPME) give two and three coordinates, as
+/// scikit-learn's spectral methods do; the others, whose math reduces the features (PCA's
+/// directions, LL-LVM's maps, the trees' projections), refuse a dimension of 2 with the
+/// reason (SPL, whose field allows d <= min(N, D), refuses 3).
+#[test]
+fn graph_and_kernel_spectral_methods_embed_in_as_many_dimensions_as_features_or_more() {
+    let registry = Registry::builtin();
+    let y = data().columns(0, 2).into_owned();
+    let any_dim = ["le", "lle", "isomap", "mvu", "kpca", "mpme"];
+    for method in registry.methods() {
+        let name = method.info().name;
+        for dim in [2usize, 3] {
+            let fit = registry.fit(
+                name,
+                &FitData::points(&y),
+                &small(name).with("dim", dim),
+                &Silent,
+            );
+            // SPL's embedding is a field over the points with d <= min(N, D).
+            let limit = if name == "spl" { 3 } else { 2 };
+            if any_dim.contains(&name) || dim < limit {
+                let x = fit
+                    .unwrap_or_else(|e| panic!("{name} at dim {dim}: {e}"))
+                    .model;
+                assert_eq!(x.coords().shape(), (50, dim), "{name}");
+                assert!(x.coords().iter().all(|v| v.is_finite()), "{name}");
+            } else {
+                match fit {
+                    Err(unfold_core::Error::DimensionTooLarge { limit: l, .. }) if l == limit => {}
+                    other => panic!("{name} at dim {dim}: {:?}", other.err()),
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn every_parameter_of_every_method_is_refused_out_of_range_with_its_name_and_range() {
     let registry = Registry::builtin();

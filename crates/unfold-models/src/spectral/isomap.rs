@@ -8,7 +8,7 @@
 
 use crate::method::{Checked, Declared, Rule};
 use crate::traits::{
-    check_dense_memory, check_fit_input, check_new_points, Embedding, OutOfSample, Projection,
+    check_dense_memory, check_fit_points, check_new_points, Embedding, OutOfSample, Projection,
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
@@ -45,7 +45,7 @@ impl IsomapParams {
 impl Checked<IsomapParams> {
     /// [`IsomapParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<Isomap> {
-        check_fit_input(y, self.dim, "Isomap")?;
+        check_fit_points(y, self.dim, "Isomap")?;
         // The geodesic distances (n x n) and the centred kernel's copy of them.
         check_dense_memory(
             "Isomap",

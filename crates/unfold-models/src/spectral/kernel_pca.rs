@@ -4,7 +4,7 @@
 
 use crate::method::{Checked, Declared, Interval, Rule};
 use crate::traits::{
-    check_dense_memory, check_fit_input, check_new_points, Embedding, OutOfSample, Projection,
+    check_dense_memory, check_fit_points, check_new_points, Embedding, OutOfSample, Projection,
 };
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -44,7 +44,7 @@ impl KernelPcaParams {
 impl Checked<KernelPcaParams> {
     /// [`KernelPcaParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<KernelPca> {
-        check_fit_input(y, self.dim, "kernel PCA")?;
+        check_fit_points(y, self.dim, "kernel PCA")?;
         let gamma = self.gamma.unwrap_or(1.0 / y.ncols() as f64);
         // The packed kernel: half of n x n.
         check_dense_memory(

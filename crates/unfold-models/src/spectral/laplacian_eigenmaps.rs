@@ -6,7 +6,7 @@
 //! with `mu = 0` is dropped), normalised so that `F^T D F = I`.
 
 use crate::method::{Checked, Declared, Field, Interval, ParamSpec, Rule, Settings};
-use crate::traits::{check_fit_input, Embedding};
+use crate::traits::{check_fit_points, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Observer, Result, Silent};
@@ -137,7 +137,7 @@ impl LaplacianEigenmapsParams {
 impl Checked<LaplacianEigenmapsParams> {
     /// [`LaplacianEigenmapsParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<LaplacianEigenmaps> {
-        check_fit_input(y, self.dim, "Laplacian eigenmaps")?;
+        check_fit_points(y, self.dim, "Laplacian eigenmaps")?;
         let (nn, binary) =
             self.graph
                 .build(y, Weighting::Binary, "Laplacian eigenmaps", observer)?;
@@ -163,7 +163,7 @@ impl Checked<LaplacianEigenmapsParams> {
         y: &DMatrix<f64>,
         graph: &NeighbourGraph,
     ) -> Result<LaplacianEigenmaps> {
-        check_fit_input(y, self.dim, "Laplacian eigenmaps")?;
+        check_fit_points(y, self.dim, "Laplacian eigenmaps")?;
         if graph.n() != y.nrows() {
             return Err(Error::DimensionMismatch(format!(
                 "the graph has {} vertices but the data {} points",

@@ -10,7 +10,7 @@
 
 use crate::field::reconstruction::{cost_matrix, reconstruction_weights};
 use crate::method::{Checked, Declared, Interval, Rule};
-use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
+use crate::traits::{check_fit_points, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -51,7 +51,7 @@ impl LleParams {
 impl Checked<LleParams> {
     /// [`LleParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<Lle> {
-        check_fit_input(y, self.dim, "LLE")?;
+        check_fit_points(y, self.dim, "LLE")?;
         let (nn, graph) = self.graph.build(y, Weighting::Binary, "LLE", observer)?;
         let weights = all_weights(y, &nn.indices, self.reg)?;
         let m = cost_matrix(&nn.indices, &weights, None);

@@ -34,7 +34,7 @@ mod face;
 mod laplacian_basis;
 
 use crate::method::{Checked, Declared, Rule};
-use crate::traits::{check_fit_input, Embedding};
+use crate::traits::{check_fit_points, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Footprint, MemoryLimit, Observer, Result, Silent};
@@ -194,7 +194,7 @@ impl MvuParams {
 impl Checked<MvuParams> {
     /// [`MvuParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<Mvu> {
-        check_fit_input(y, self.dim, "MVU")?;
+        check_fit_points(y, self.dim, "MVU")?;
         self.validate()?;
         let n = y.nrows();
         if self.mvu_basis.is_none() && n > self.max_points {
