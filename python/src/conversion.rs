@@ -48,13 +48,14 @@ fn outcome<T>(run: std::thread::Result<unfold_core::Result<T>>) -> PyResult<T> {
 
 /// [`compute`] for a fit that can be stopped: `work` runs on a thread of its own while
 /// this one, between short waits without the GIL, lets the interpreter run its signal
-/// handlers. When one raises (Ctrl-C's `KeyboardInterrupt`), `interrupted` is set, which
+/// handlers and calls `tick` (progress). When one raises (Ctrl-C's `KeyboardInterrupt`), `interrupted` is set, which
 /// the fit's observer reports ([`unfold_core::Observer::stopped`]), the fit stops after
 /// its current iteration, and the handler's exception is raised. The interpreter's own
 /// handlers do the hearing, so whatever handler a notebook installs is respected.
 pub(crate) fn compute_interruptible<T: Send>(
     py: Python<'_>,
     interrupted: &std::sync::atomic::AtomicBool,
+    mut tick: impl FnMut(Python<'_>) -> PyResult<()>,
     work: impl FnOnce() -> unfold_core::Result<T> + Send,
 ) -> PyResult<T> {
     use std::sync::atomic::Ordering;
@@ -80,7 +81,7 @@ pub(crate) fn compute_interruptible<T: Send>(
                     };
                 }
                 Err(RecvTimeoutError::Timeout) if heard.is_none() => {
-                    if let Err(e) = py.check_signals() {
+                    if let Err(e) = py.check_signals().and_then(|()| tick(py)) {
                         interrupted.store(true, Ordering::Relaxed);
                         heard = Some(e);
                     }

@@ -14,18 +14,19 @@ use unfold_models::registry::{FitData, Model, Registry};
 /// Fits `method` to the points `x` (n x p, float64) with `settings` (registry names), on
 /// the given graph `(i, j)` for methods that take one.
 #[pyfunction]
-#[pyo3(signature = (method, x, settings, graph=None))]
+#[pyo3(signature = (method, x, settings, graph=None, verbose=0))]
 pub(crate) fn fit(
     py: Python<'_>,
     method: &str,
     x: PyReadonlyArray2<'_, f64>,
     settings: &Bound<'_, PyDict>,
     graph: Option<(Vec<i64>, Vec<i64>)>,
+    verbose: u32,
 ) -> PyResult<NativeModel> {
     let settings = settings_of(method, settings)?;
     let y = ArrayPoints::of(&x);
     let watch = Watch::default();
-    let fitted = watch.run(py, || {
+    let fitted = watch.run(py, method, verbose > 0, || {
         let points = y.points()?;
         let graph = graph.map(|g| graph_of(points.shape().0, g)).transpose()?;
         let data = FitData::view(points).with_graph(graph.as_ref());
@@ -36,6 +37,21 @@ pub(crate) fn fit(
         Ok((fitted, evidence))
     })?;
     let (fitted, evidence) = fitted;
+    if verbose > 0 {
+        let c = fitted.model.convergence();
+        let line = format!(
+            "unfold {method}: fitted {} points in {:.2} s ({}; {} {})\n",
+            fitted.model.coords().nrows(),
+            fitted.report.seconds,
+            match c.iterations {
+                0 => "closed form".to_string(),
+                i => format!("{i} iterations, stopped by {}", c.stopped_by),
+            },
+            evidence.kind,
+            evidence.value
+        );
+        write_stderr(py, &line)?;
+    }
     Ok(NativeModel {
         model: fitted.model,
         seconds: Some(fitted.report.seconds),
@@ -44,15 +60,23 @@ pub(crate) fn fit(
 }
 
 /// What a fit says and hears while it runs without the interpreter's lock: its warnings,
-/// raised as Python `UserWarning`s once it returns, and Ctrl-C, which stops it between
-/// iterations ([`unfold_core::Observer::stopped`], [`compute_interruptible`]).
+/// raised as Python `UserWarning`s once it returns, its latest iteration (for `verbose`),
+/// and Ctrl-C, which stops it between iterations ([`unfold_core::Observer::stopped`],
+/// [`compute_interruptible`]).
 #[derive(Default)]
 struct Watch {
     warnings: std::sync::Mutex<Vec<String>>,
+    latest: std::sync::Mutex<Option<(usize, usize, Evidence)>>,
     interrupted: std::sync::atomic::AtomicBool,
 }
 
 impl unfold_core::Observer for Watch {
+    fn iteration(&self, restart: usize, iteration: usize, evidence: &Evidence) {
+        if let Ok(mut latest) = self.latest.lock() {
+            *latest = Some((restart, iteration, evidence.clone()));
+        }
+    }
+
     fn warn(&self, message: &str) {
         if let Ok(mut kept) = self.warnings.lock() {
             kept.push(message.to_string());
@@ -64,15 +88,48 @@ impl unfold_core::Observer for Watch {
     }
 }
 
+/// Writes `line` to Python's `sys.stderr` (a notebook shows it under the cell).
+fn write_stderr(py: Python<'_>, line: &str) -> PyResult<()> {
+    let stderr = py.import("sys")?.getattr("stderr")?;
+    stderr.call_method1("write", (line,))?;
+    stderr.call_method0("flush")?;
+    Ok(())
+}
+
 impl Watch {
-    /// Runs `work` (a fit) so that Ctrl-C stops it ([`compute_interruptible`]), then
-    /// raises its warnings.
+    /// Runs `work` (a fit of `method`) so that Ctrl-C stops it ([`compute_interruptible`]),
+    /// with a line on `sys.stderr` at most once a second about its latest iteration when
+    /// `verbose`, then raises its warnings.
     fn run<T: Send>(
         &self,
         py: Python<'_>,
+        method: &str,
+        verbose: bool,
         work: impl FnOnce() -> unfold_core::Result<T> + Send,
     ) -> PyResult<T> {
-        let result = compute_interruptible(py, &self.interrupted, work)?;
+        let start = std::time::Instant::now();
+        let mut said = (0usize, 0usize, start);
+        let tick = |py: Python<'_>| -> PyResult<()> {
+            if !verbose || said.2.elapsed().as_secs_f64() < 1.0 {
+                return Ok(());
+            }
+            let latest = self.latest.lock().ok().and_then(|l| l.clone());
+            if let Some((restart, iteration, e)) = latest {
+                if (restart, iteration) != (said.0, said.1) {
+                    let line = format!(
+                        "unfold {method}: restart {restart}, iteration {iteration}: {} {:.6} \
+                         ({:.1} s)\n",
+                        e.kind,
+                        e.value,
+                        start.elapsed().as_secs_f64()
+                    );
+                    write_stderr(py, &line)?;
+                    said = (restart, iteration, std::time::Instant::now());
+                }
+            }
+            Ok(())
+        };
+        let result = compute_interruptible(py, &self.interrupted, tick, work)?;
         let kept = self.warnings.lock().map(|w| w.clone()).unwrap_or_default();
         let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
         for message in kept {

@@ -246,3 +246,15 @@ def test_ctrl_c_stops_a_fit_and_the_session_goes_on():
         unfold.MEU(n_components=2, n_neighbors=8).fit(X)
     small = unfold.MEU(n_components=2, n_neighbors=8).fit(X[:300])
     assert np.isfinite(small.embedding_).all()
+
+
+def test_verbose_reports_the_fit_on_stderr(roll, capsys):
+    """``verbose=1`` writes a line when the fit ends (and, for fits longer than a second,
+    one about every second with the latest iteration); the default writes nothing."""
+    unfold.MEU(n_components=2, n_neighbors=8).fit(roll)
+    assert capsys.readouterr().err == ""
+    est = unfold.MEU(n_components=2, n_neighbors=8, verbose=1).fit(roll)
+    err = capsys.readouterr().err
+    assert f"unfold meu: fitted {roll.shape[0]} points" in err
+    assert "iterations, stopped by" in err and "log_likelihood" in err
+    assert est.get_params()["verbose"] == 1

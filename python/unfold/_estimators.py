@@ -121,7 +121,7 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
                     f"{self._info['name']} builds its own graph; given graphs are fitted by {takes}"
                 )
             edges = _graph_edges(graph, X.shape[0])
-        model = _native.fit(self._info["name"], X, self._settings(), edges)
+        model = _native.fit(self._info["name"], X, self._settings(), edges, self.verbose)
         self._set_fitted(model, X)
         return self
 
@@ -216,12 +216,17 @@ def _doc(info):
         text = p["help"] + f" ({p['allowed']}"
         text += f"; None: {p['auto']})" if p["auto"] is not None else ")"
         lines.append(f"    {text}")
+    lines.append("verbose : int, default=0")
+    lines.append(
+        "    1: a line on standard error about once a second with the fit's latest iteration "
+        "and its evidence, and one when the fit ends"
+    )
     return "\n".join(lines)
 
 
 def _make_class(info):
-    names = [_python_name(p["name"]) for p in info["params"]]
-    defaults = {}
+    names = [_python_name(p["name"]) for p in info["params"]] + ["verbose"]
+    defaults = {"verbose": 0}
     for p in info["params"]:
         d = p["default"] if p["auto"] is None else None
         defaults[_python_name(p["name"])] = d

@@ -219,7 +219,9 @@ mod tests {
     #[test]
     fn nystrom_reproduces_training_points() {
         let y = cloud();
-        let kp = KernelPcaParams::new(3).fit(&y).unwrap_err();
+        // The kernel is n x n: as many coordinates as features are allowed, n are not.
+        assert_eq!(KernelPcaParams::new(3).fit(&y).unwrap().coords().ncols(), 3);
+        let kp = KernelPcaParams::new(y.nrows()).fit(&y).unwrap_err();
         assert!(matches!(kp, Error::DimensionTooLarge { .. }));
         let kp = KernelPcaParams::new(2).fit(&y).unwrap();
         let proj = kp.project(&y).unwrap();
