@@ -33,6 +33,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweeps::sweep_assemble, m)?)?;
     m.add_class::<sweeps::SweepTable>()?;
     m.add_function(wrap_pyfunction!(settings::set_max_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::check_dense_copy, m)?)?;
     metrics::register(m)?;
     m.add_function(wrap_pyfunction!(conversion::_panic_for_tests, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

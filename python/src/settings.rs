@@ -165,6 +165,26 @@ pub(crate) fn methods(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(list)
 }
 
+/// Checks that an `n` x `p` float64 copy of sparse input fits the memory limit (the one
+/// [`set_max_memory`] sets), before it is made: the methods compute on dense points.
+#[pyfunction]
+pub(crate) fn check_dense_copy(n: usize, p: usize) -> PyResult<()> {
+    let bytes = |m: usize| (m as u64).saturating_mul(p as u64).saturating_mul(8);
+    unfold_core::MemoryLimit::resolve(None)
+        .and_then(|limit| {
+            limit.check(&unfold_core::Footprint {
+                method: "a dense copy of the sparse input",
+                n,
+                bytes: &bytes,
+                holds: format!("{n} x {p} float64 values"),
+                alternative: "reduce the features first: a PCA (scanpy.pp.pca, then \
+                              use_rep='X_pca'; or sklearn's TruncatedSVD) gives the methods \
+                              the same neighbours at a fraction of the size",
+            })
+        })
+        .map_err(to_py)
+}
+
 /// Sets the most memory a fit may use, as the command line's `--max-memory` does: bytes
 /// with an optional suffix K, M, G or T (e.g. "4G"), or `None` for the default
 /// (`UNFOLD_MAX_MEMORY`, else the machine's available memory). Methods whose memory grows

@@ -115,3 +115,17 @@ def test_ddrtree_takes_the_iteration_controls():
     assert est.n_iter_ == 3 and not est.converged_
     with pytest.raises(ValueError, match="max_iter"):
         unfold.DDRTree(max_iter=0).fit(X)
+
+
+def test_embed_takes_sparse_counts_as_their_values():
+    """A sparse ``adata.X`` (single-cell counts) is read as its values, without a dense copy
+    in AnnData; the embedding equals the dense matrix's."""
+    import scipy.sparse as sp
+
+    X = swiss_roll(120, seed=4)
+    dense = anndata.AnnData(X)
+    sparse = anndata.AnnData(sp.csr_matrix(X))
+    a = unfold.tl.embed(dense, method="le", use_rep="X", n_neighbors=8)
+    b = unfold.tl.embed(sparse, method="le", use_rep="X", n_neighbors=8)
+    np.testing.assert_array_equal(a.embedding_, b.embedding_)
+    assert sp.issparse(sparse.X)

@@ -120,8 +120,6 @@ def test_bad_input_gives_python_exceptions_with_the_rust_message(roll):
         unfold.MEU().fit(bad)
     with pytest.raises(ValueError):
         unfold.MEU().fit(roll[:, 0])  # 1-D
-    with pytest.raises(TypeError):
-        unfold.MEU().fit(sp.csr_matrix(roll))  # dense data needed
     with pytest.raises(ValueError, match="gamma"):
         unfold.MEU(gamma=-1.0).fit(roll)
     with pytest.raises(TypeError, match="n_neighbors|`k`"):
@@ -258,3 +256,19 @@ def test_verbose_reports_the_fit_on_stderr(roll, capsys):
     assert f"unfold meu: fitted {roll.shape[0]} points" in err
     assert "iterations, stopped by" in err and "log_likelihood" in err
     assert est.get_params()["verbose"] == 1
+
+
+def test_sparse_input_fits_as_its_dense_copy_and_is_refused_when_that_would_not_fit(roll):
+    """scipy.sparse points (CSR, CSC, COO) fit and project as their dense values do; a
+    dense copy above the memory limit is refused before it is made, naming the fix."""
+    dense = unfold.Isomap(n_components=2, n_neighbors=8).fit(roll)
+    for fmt in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix):
+        est = unfold.Isomap(n_components=2, n_neighbors=8).fit(fmt(roll))
+        np.testing.assert_array_equal(est.embedding_, dense.embedding_)
+        np.testing.assert_array_equal(est.transform(fmt(roll[:5])), dense.transform(roll[:5]))
+    unfold.set_max_memory("1K")
+    try:
+        with pytest.raises(MemoryError, match="PCA"):
+            unfold.PCA(n_components=2).fit(sp.csr_matrix(roll))
+    finally:
+        unfold.set_max_memory(None)

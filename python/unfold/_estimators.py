@@ -56,6 +56,16 @@ def _projecting_methods():
     return ", ".join(m["name"] for m in _native.methods() if m["projects"])
 
 
+def _dense(X):
+    """Sparse input (scipy.sparse) as the dense C-order float64 array the methods compute
+    on, refused with a MemoryError that names the fix when the copy would not fit the
+    memory limit (``unfold.set_max_memory``); dense input as it is."""
+    if not sp.issparse(X):
+        return X
+    _native.check_dense_copy(*X.shape)
+    return np.ascontiguousarray(X.toarray(), dtype=np.float64)
+
+
 def _graph_edges(graph, n):
     """A given graph as edge arrays ``(i, j)``: a square scipy.sparse or dense adjacency
     matrix (its non-zero pattern, upper triangle), or an (m, 2) array of index pairs."""
@@ -101,9 +111,11 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
         return settings
 
     def _check_x(self, X, reset):
-        return validate_data(
-            self, X, reset=reset, dtype=np.float64, ensure_min_samples=2, order="C"
+        X = validate_data(
+            self, X, reset=reset, dtype=np.float64, ensure_min_samples=2, order="C",
+            accept_sparse=("csr", "csc", "coo"),
         )
+        return _dense(X)
 
     def fit(self, X, y=None, graph=None):
         """Fit the model to the points ``X`` (n_samples x n_features).
@@ -193,8 +205,10 @@ class ProjectingEstimator(UnfoldEstimator):
         """Project new points: their mean positions and, for the probabilistic models
         (MEU, ALLE, lle-pl, LL-LVM), a q x q covariance per point."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
-        mean, covariance = self.model_.project(X)
+        X = validate_data(
+            self, X, reset=False, dtype=np.float64, order="C", accept_sparse=("csr", "csc", "coo")
+        )
+        mean, covariance = self.model_.project(_dense(X))
         return Projection(mean, covariance)
 
 

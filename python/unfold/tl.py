@@ -15,9 +15,7 @@ def _points(adata, use_rep):
     if use_rep is None:
         use_rep = "X_pca" if "X_pca" in adata.obsm else "X"
     if use_rep == "X":
-        X = adata.X
-        if sp.issparse(X):
-            X = X.toarray()
+        X = _estimators._dense(adata.X) if sp.issparse(adata.X) else adata.X
     else:
         if use_rep not in adata.obsm:
             raise KeyError(
