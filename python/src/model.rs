@@ -135,7 +135,8 @@ impl Watch {
         for message in kept {
             let text = std::ffi::CString::new(message.replace('\0', " "))
                 .expect("no interior NUL after the replacement");
-            PyErr::warn(py, &category, &text, 1)?;
+            // Level 2: the user's line that called fit, not the estimator's.
+            PyErr::warn(py, &category, &text, 2)?;
         }
         Ok(result)
     }

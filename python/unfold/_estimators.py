@@ -193,6 +193,11 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
     def __sklearn_is_fitted__(self):
         return hasattr(self, "model_")
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # fitted as its values (``_dense``)
+        return tags
+
 
 class ProjectingEstimator(UnfoldEstimator):
     """An estimator whose method projects new points: ``transform`` and ``project``."""
