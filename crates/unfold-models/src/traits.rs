@@ -167,7 +167,16 @@ pub fn check_fit_points(y: &DMatrix<f64>, dim: usize, method: &str) -> Result<()
         unfold_core::Order::Columns,
         "the data",
     )?;
-    let n = y.nrows();
+    at_least_two_points(y.nrows(), method)?;
+    unfold_core::check_dim(
+        dim,
+        y.nrows(),
+        "there must be more points than latent dimensions",
+    )
+}
+
+/// Every fit needs two points.
+fn at_least_two_points(n: usize, method: &str) -> Result<()> {
     if n < 2 {
         return Err(Error::TooFewPoints {
             what: method.to_string(),
@@ -176,7 +185,7 @@ pub fn check_fit_points(y: &DMatrix<f64>, dim: usize, method: &str) -> Result<()
             advice: "provide more points".to_string(),
         });
     }
-    unfold_core::check_dim(dim, n, "there must be more points than latent dimensions")
+    Ok(())
 }
 
 /// [`check_fit_input`] of n x p points given as values in `order`.
@@ -230,14 +239,7 @@ pub fn check_fit_view(y: MatRef<'_, f64>, dim: usize, method: &str) -> Result<()
 
 /// The shape half of [`check_fit_input`]: at least two points and `1 <= dim < min(p, n)`.
 pub(crate) fn check_fit_shape(n: usize, p: usize, dim: usize, method: &str) -> Result<()> {
-    if n < 2 {
-        return Err(Error::TooFewPoints {
-            what: method.to_string(),
-            needed: 2,
-            got: n,
-            advice: "provide more points".to_string(),
-        });
-    }
+    at_least_two_points(n, method)?;
     unfold_core::check_dim(
         dim,
         p,
