@@ -74,12 +74,9 @@ pub(crate) fn compute_interruptible<T: Send>(
             let (received, back) = py.detach(move || (finished.recv_timeout(wait), finished));
             finished = back;
             match received {
-                Ok(run) => {
-                    return match heard {
-                        Some(e) if matches!(run, Ok(Err(Error::Interrupted))) => Err(e),
-                        _ => outcome(run),
-                    };
-                }
+                // A heard interrupt is raised even if the fit finished before it stopped:
+                // the handler has consumed the signal, and Ctrl-C must not be lost.
+                Ok(run) => return heard.map_or_else(|| outcome(run), Err),
                 Err(RecvTimeoutError::Timeout) if heard.is_none() => {
                     if let Err(e) = py.check_signals().and_then(|()| tick(py)) {
                         interrupted.store(true, Ordering::Relaxed);

@@ -107,6 +107,30 @@ pub fn joining_edges(
     Ok(edges)
 }
 
+/// The distinct rows of `points` (equal when every coordinate is; -0.0 equals 0.0): the
+/// smallest index of each, ascending, and for every row the position of its distinct row in
+/// that list; `None` when every row is distinct. The groups are [`euclidean_mst`]'s
+/// coincident points.
+///
+/// # Errors
+/// Bad `points` as for [`euclidean_mst`], named by their row as given.
+pub fn distinct_rows(points: &DMatrix<f64>) -> Result<Option<(Vec<usize>, Vec<usize>)>> {
+    check_points(points, "the data")?;
+    let (reps, copies) = coincident_groups(&row_major(points));
+    if copies.is_empty() {
+        return Ok(None);
+    }
+    let mut copy_of = vec![0; points.nrows()];
+    for (u, &r) in reps.iter().enumerate() {
+        copy_of[r] = u;
+    }
+    // Each copy's edge starts at its group's smallest index, a representative.
+    for &(r, i, _) in &copies {
+        copy_of[i] = copy_of[r];
+    }
+    Ok(Some((reps, copy_of)))
+}
+
 /// A row-major copy of `points` with -0.0 turned into 0.0 (x + 0.0), which changes no
 /// distance.
 fn row_major(points: &DMatrix<f64>) -> Rows {
@@ -197,6 +221,21 @@ mod tests {
     use crate::minimum_spanning_tree_dense;
     use rand::Rng;
     use unfold_core::Error;
+
+    #[test]
+    fn distinct_rows_map_every_copy_to_its_first_row() {
+        let y = DMatrix::from_row_slice(5, 2, &[1.0, 2.0, 0.0, 1.0, 1.0, 2.0, -0.0, 1.0, 3.0, 3.0]);
+        let (first, copy_of) = distinct_rows(&y).unwrap().unwrap();
+        assert_eq!(first, vec![0, 1, 4]);
+        assert_eq!(copy_of, vec![0, 1, 0, 1, 2]);
+        assert!(distinct_rows(&y.rows(0, 2).into_owned()).unwrap().is_none());
+        let mut bad = y.clone();
+        bad[(3, 1)] = f64::NAN;
+        assert!(matches!(
+            distinct_rows(&bad),
+            Err(Error::NonFinite { row: 3, .. })
+        ));
+    }
 
     /// Euclidean distance written independently of the crate.
     fn dist(p: &DMatrix<f64>, i: usize, j: usize) -> f64 {

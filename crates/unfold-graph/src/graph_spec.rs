@@ -60,7 +60,10 @@ impl GraphSpec {
         observer: &dyn Observer,
     ) -> Result<(Knn, NeighbourGraph)> {
         let (nn, graph) = self.build_any(y, weighting, method, observer)?;
-        graph.ensure_connected()?;
+        // With Connect::Nearest the graph is joined into one component already.
+        if self.connect == Connect::Off {
+            graph.ensure_connected()?;
+        }
         Ok((nn, graph))
     }
 

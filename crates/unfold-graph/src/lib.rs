@@ -31,7 +31,7 @@ mod union_find;
 mod weights;
 
 pub use components::{Components, JoiningEdges};
-pub use emst::{euclidean_mst, joining_edges};
+pub use emst::{distinct_rows, euclidean_mst, joining_edges};
 pub use graph::NeighbourGraph;
 pub use graph_spec::{Connect, GraphSpec};
 pub use knn::{

@@ -28,7 +28,7 @@ pub use crate::method::{
     Table, Value,
 };
 
-use crate::method::merged::{self, Merged};
+use crate::method::merged::Merged;
 use std::path::Path;
 use std::time::Instant;
 use unfold_core::Observer;
@@ -291,19 +291,19 @@ impl Registry {
         let merge = info.distinct_points
             && data.graph.is_none()
             && settings.choice("duplicates").is_ok_and(|d| d == "merge");
-        let distinct = if merge {
-            merged::distinct_rows(&data.y.matrix())
-        } else {
-            None
+        let points = merge.then(|| data.y.matrix());
+        let distinct = match &points {
+            Some(y) => unfold_graph::distinct_rows(y)?,
+            None => None,
         };
-        let model = match distinct {
-            None => method.fit(data, settings, observer)?,
-            Some((first, copy_of)) => {
+        let model = match (distinct, &points) {
+            (Some((first, copy_of)), Some(y)) => {
                 observer.warn(&Merged::message(name, &first, &copy_of));
-                let rows = data.y.matrix().select_rows(first.iter());
+                let rows = y.select_rows(first.iter());
                 let inner = method.fit(&FitData::points(&rows), settings, observer)?;
                 Box::new(Merged::new(inner, first, copy_of))
             }
+            _ => method.fit(data, settings, observer)?,
         };
         Ok(Fitted::reported(name, model, start))
     }

@@ -11,32 +11,7 @@
 use crate::method::{Model, Named, Overlay, Points, Table};
 use crate::traits::{Embedding, OutOfSample};
 use nalgebra::DMatrix;
-use std::collections::HashMap;
 use unfold_core::{Convergence, Evidence, Result};
-
-/// The distinct rows of `y`: the first row of each, in order, and for every row the index
-/// of its distinct row; `None` when every row is distinct. Rows are equal when every value
-/// is (`-0.0` equals `0.0`).
-pub(crate) fn distinct_rows(y: &DMatrix<f64>) -> Option<(Vec<usize>, Vec<usize>)> {
-    let key = |i: usize| -> Vec<u64> {
-        y.row(i)
-            .iter()
-            .map(|&v| if v == 0.0 { 0 } else { v.to_bits() })
-            .collect()
-    };
-    let mut seen: HashMap<Vec<u64>, usize> = HashMap::with_capacity(y.nrows());
-    let mut first = Vec::new();
-    let mut copy_of = Vec::with_capacity(y.nrows());
-    for i in 0..y.nrows() {
-        let next = first.len();
-        let u = *seen.entry(key(i)).or_insert(next);
-        if u == next {
-            first.push(i);
-        }
-        copy_of.push(u);
-    }
-    (first.len() < y.nrows()).then_some((first, copy_of))
-}
 
 /// A model fitted to the distinct rows, read back onto every row (module doc).
 pub struct Merged {
@@ -51,7 +26,7 @@ pub struct Merged {
 
 impl Merged {
     /// `inner`, fitted to the rows `first` of the data, read back through `copy_of`
-    /// ([`distinct_rows`]).
+    /// ([`unfold_graph::distinct_rows`]).
     pub(crate) fn new(inner: Box<dyn Model>, first: Vec<usize>, copy_of: Vec<usize>) -> Self {
         let coords = expand(inner.coords(), &copy_of);
         Merged {
@@ -123,7 +98,7 @@ impl Model for Merged {
     /// The inner model's evidence on the distinct rows of `y`.
     fn evidence_on(&self, y: Points<'_>) -> Result<Evidence> {
         let m = y.matrix();
-        match distinct_rows(&m) {
+        match unfold_graph::distinct_rows(&m)? {
             None => self.inner.evidence_on(y),
             Some((first, _)) => {
                 let distinct = m.select_rows(first.iter());
@@ -190,15 +165,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn distinct_rows_map_every_copy_to_its_first_row() {
-        let y = DMatrix::from_row_slice(5, 2, &[1.0, 2.0, 0.0, 1.0, 1.0, 2.0, -0.0, 1.0, 3.0, 3.0]);
-        let (first, copy_of) = distinct_rows(&y).unwrap();
-        assert_eq!(first, vec![0, 1, 4]);
-        assert_eq!(copy_of, vec![0, 1, 0, 1, 2]);
-        assert!(distinct_rows(&y.rows(0, 2).into_owned()).is_none());
+    fn expand_repeats_each_distinct_row_onto_its_copies() {
         let m = DMatrix::from_row_slice(3, 1, &[10.0, 20.0, 30.0]);
         assert_eq!(
-            expand(&m, &copy_of).as_slice(),
+            expand(&m, &[0, 1, 0, 1, 2]).as_slice(),
             &[10.0, 20.0, 10.0, 20.0, 30.0]
         );
     }
