@@ -1,6 +1,7 @@
 //! `unfold fit`.
 
 use crate::args::FitArgs;
+use crate::interrupt::Interrupt;
 use crate::plot::{scatter_over_svg, Colouring};
 use crate::report::Report;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -60,12 +61,18 @@ impl Observer for Progress {
 /// a bad setting fails at once).
 pub fn run(registry: &Registry, resolved: &Resolved, a: &FitArgs) -> Result<()> {
     let method = resolved.method();
+    let progress = Progress::new(method);
+    // A signal before the outputs stops the command with nothing written; the outputs
+    // are written whole before a signal is heard.
+    let stop = Interrupt::install(progress.bar.clone(), |signal| {
+        format!("unfold fit: stopped by {signal}; nothing was written")
+    })?;
     let (data, preprocessing) =
         crate::input::load(&a.input, a.label_column.as_deref(), a.preprocess.as_deref())?;
-    let progress = Progress::new(method);
     let fitted = registry.fit_resolved(resolved, &FitData::points(&data.points), &progress);
     progress.bar.finish_and_clear();
     let Fitted { model, report } = fitted?;
+    let _writing = stop.writing();
     let x = model.coords();
     let header = coord_header(x.ncols());
 

@@ -25,6 +25,7 @@ mod fit;
 #[cfg(test)]
 mod fuzz_tests;
 mod input;
+mod interrupt;
 mod methods;
 pub mod plot;
 mod project;

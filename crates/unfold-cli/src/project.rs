@@ -2,11 +2,15 @@
 
 use crate::args::ProjectArgs;
 use crate::fit::coord_header;
+use crate::interrupt::Interrupt;
 use unfold_core::{Error, Result};
 use unfold_data::{read_points, write_csv, CsvOptions};
 use unfold_models::registry::Registry;
 
 pub fn run(registry: &Registry, a: &ProjectArgs) -> Result<()> {
+    let stop = Interrupt::install(indicatif::ProgressBar::hidden(), |signal| {
+        format!("unfold project: stopped by {signal}; nothing was written")
+    })?;
     let saved = registry.load_saved(&a.model)?;
     let model = saved.model;
     let rule = model.out_of_sample().ok_or_else(|| {
@@ -29,6 +33,7 @@ pub fn run(registry: &Registry, a: &ProjectArgs) -> Result<()> {
     // them first, as the training points did.
     let points = saved.preprocessing.apply(data.points)?;
     let projection = rule.project(&points)?;
+    let _writing = stop.writing();
     write_csv(
         &a.out,
         &projection.mean,

@@ -1,13 +1,11 @@
 //! `unfold select`: a model's evidence over k, graphs, latent dimensions and restarts.
 
 use crate::args::{GraphKind, ScoreKind, SelectArgs};
+use crate::interrupt::Interrupt;
 use crate::plot::lines_svg;
 use indicatif::{ProgressBar, ProgressStyle};
-use signal_hook::consts::{SIGINT, SIGTERM};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::Arc;
 use unfold_core::{Error, Result};
 use unfold_graph::{NeighbourGraph, Symmetrisation};
 use unfold_models::registry::{Registry, Settings};
@@ -55,7 +53,27 @@ pub fn run(registry: &Registry, name: &str, settings: &Settings, a: &SelectArgs)
             .progress_chars("=> "),
     );
     bar.set_message(format!("unfold select {name}"));
-    let stop = Interrupt::install(a.out.clone(), total, bar.clone())?;
+    // A signal stops the sweep at once, but never while a row or an output is being
+    // written: the finished rows stay in the table, and the message says how to resume.
+    let saved = Arc::new(AtomicUsize::new(0));
+    let stop = Interrupt::install(bar.clone(), {
+        let (out, saved) = (a.out.clone(), saved.clone());
+        move |signal| {
+            let done = saved.load(Ordering::SeqCst);
+            match &out {
+                Some(path) => format!(
+                    "unfold select: stopped by {signal}; {done} of {total} candidates are \
+                     saved in {}: run the same command with --resume to finish the other {}",
+                    path.display(),
+                    total - done
+                ),
+                None => format!(
+                    "unfold select: stopped by {signal}; nothing was saved: give --out FILE \
+                     to keep each candidate as it finishes, and --resume to continue"
+                ),
+            }
+        }
+    })?;
     let writing = stop.writing();
     let (table, finished) = match &a.out {
         Some(path) if a.resume => {
@@ -76,7 +94,7 @@ pub fn run(registry: &Registry, name: &str, settings: &Settings, a: &SelectArgs)
         Some(path) => (Some(Table::create(path, sweep.table_spec())?), Vec::new()),
         None => (None, Vec::new()),
     };
-    stop.saved.store(finished.len(), Ordering::SeqCst);
+    saved.store(finished.len(), Ordering::SeqCst);
     drop(writing);
     bar.set_position(finished.len() as u64);
     let write_failed = AtomicBool::new(false);
@@ -87,7 +105,7 @@ pub fn run(registry: &Registry, name: &str, settings: &Settings, a: &SelectArgs)
                 .append(trial)
                 .inspect_err(|_| write_failed.store(true, Ordering::SeqCst))?;
         }
-        stop.saved();
+        saved.fetch_add(1, Ordering::SeqCst);
         bar.inc(1);
         Ok(())
     });
@@ -197,96 +215,6 @@ fn plot(selection: &Selection, name: &str, path: &std::path::Path) -> Result<()>
 /// header, an optional third column ignored), each on the data's `n` points.
 fn read_graphs(paths: &[std::path::PathBuf], n: usize) -> Result<Vec<NeighbourGraph>> {
     paths.iter().map(|path| read_edge_list(path, n)).collect()
-}
-
-/// SIGINT and SIGTERM during a sweep: the process stops at once, but never while a row or
-/// an output is being written (those hold [`Interrupt::writing`]); the finished rows stay
-/// in the table, and the message says how to resume. Once the sweep's outputs are
-/// written, a signal ends the process as it would without this handler.
-struct Interrupt {
-    /// The signal that arrived (0: none).
-    signal: Arc<AtomicUsize>,
-    /// Set when the sweep is over: the watcher returns and signals take their default
-    /// action again.
-    over: Arc<AtomicBool>,
-    writes: Arc<Mutex<()>>,
-    saved: Arc<AtomicUsize>,
-}
-
-impl Interrupt {
-    fn install(out: Option<PathBuf>, total: usize, bar: ProgressBar) -> Result<Interrupt> {
-        let stop = Interrupt {
-            signal: Arc::new(AtomicUsize::new(0)),
-            over: Arc::new(AtomicBool::new(false)),
-            writes: Arc::new(Mutex::new(())),
-            saved: Arc::new(AtomicUsize::new(0)),
-        };
-        for sig in [SIGINT, SIGTERM] {
-            signal_hook::flag::register_conditional_default(sig, stop.over.clone())
-                .and_then(|_| {
-                    signal_hook::flag::register_usize(sig, stop.signal.clone(), sig as usize)
-                })
-                .map_err(|e| {
-                    Error::invalid("signals", format!("cannot handle signal {sig}: {e}"))
-                })?;
-        }
-        let (signal, over, writes, saved) = (
-            stop.signal.clone(),
-            stop.over.clone(),
-            stop.writes.clone(),
-            stop.saved.clone(),
-        );
-        std::thread::spawn(move || loop {
-            if over.load(Ordering::SeqCst) {
-                return;
-            }
-            let sig = signal.load(Ordering::SeqCst);
-            if sig != 0 {
-                let _writing = writes.lock().unwrap_or_else(|e| e.into_inner());
-                if over.load(Ordering::SeqCst) {
-                    return;
-                }
-                bar.abandon();
-                let name = if sig == SIGINT as usize {
-                    "SIGINT"
-                } else {
-                    "SIGTERM"
-                };
-                let done = saved.load(Ordering::SeqCst);
-                match &out {
-                    Some(path) => eprintln!(
-                        "unfold select: stopped by {name}; {done} of {total} candidates are \
-                         saved in {}: run the same command with --resume to finish the other {}",
-                        path.display(),
-                        total - done
-                    ),
-                    None => eprintln!(
-                        "unfold select: stopped by {name}; nothing was saved: give --out FILE \
-                         to keep each candidate as it finishes, and --resume to continue"
-                    ),
-                }
-                std::process::exit(128 + sig as i32);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        });
-        Ok(stop)
-    }
-
-    /// Holds off the signal until the guard is dropped.
-    fn writing(&self) -> MutexGuard<'_, ()> {
-        self.writes.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// One more row is in the table.
-    fn saved(&self) {
-        self.saved.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-impl Drop for Interrupt {
-    fn drop(&mut self) {
-        self.over.store(true, Ordering::SeqCst);
-    }
 }
 
 /// The most neighbourhood sizes a range may give (a larger one is surely a typo, and

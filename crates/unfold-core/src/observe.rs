@@ -35,6 +35,16 @@ pub trait Observer: Sync {
     fn stopped(&self) -> bool {
         false
     }
+    /// [`Observer::iteration`], then [`crate::Error::Interrupted`] if the observer asks to
+    /// stop: the one call a fit's loop makes after each iteration.
+    fn step(&self, restart: usize, iteration: usize, evidence: &Evidence) -> crate::Result<()> {
+        self.iteration(restart, iteration, evidence);
+        if self.stopped() {
+            Err(crate::Error::Interrupted)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// An observer that ignores progress (its warnings still go to standard error).

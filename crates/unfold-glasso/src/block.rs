@@ -106,12 +106,15 @@ impl Block {
     /// Runs the sweeps from `w` (diagonal already set) and the warm-start `beta` (column `i`
     /// holds the lasso coefficients of column `i`); `initial_gap` is the surrogate gap of the
     /// warm-start precision (`+inf` for a cold start) and sets the first inner tolerance.
+    /// `progress(sweep, gap)` hears each sweep's gap; `false` ends the solve with
+    /// [`Error::Stopped`].
     pub fn solve(
         &self,
         mut w: Vec<f64>,
         mut beta: Vec<f64>,
         initial_gap: f64,
         limits: &Limits,
+        progress: &mut dyn FnMut(usize, f64) -> bool,
     ) -> Result<BlockFit, Error> {
         let m = self.m;
         let (offsets, indices, dense) = self.free_coordinates();
@@ -211,6 +214,9 @@ impl Block {
                 gap = true_gap;
             }
             gaps.push(gap);
+            if !progress(sweeps, gap) {
+                return Err(Error::Stopped);
+            }
             inner_rel = inner_rel.min(INNER_GAP_FRACTION * gap.abs() / m as f64);
             if gap.abs() > 0.5 * previous.abs() {
                 inner_rel *= 0.1;

@@ -109,4 +109,7 @@ pub enum Error {
         /// Where it was detected.
         reason: String,
     },
+    /// The caller's progress callback asked to stop ([`crate::graphical_lasso_observed`]).
+    #[error("the graphical lasso was stopped by its caller before it converged")]
+    Stopped,
 }

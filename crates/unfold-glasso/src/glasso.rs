@@ -36,6 +36,17 @@ pub fn graphical_lasso(
     penalty: &Penalty,
     opts: &GlassoOptions,
 ) -> Result<GlassoFit, Error> {
+    graphical_lasso_observed(s, penalty, opts, &mut |_, _| true)
+}
+
+/// [`graphical_lasso`] telling `progress(sweep, gap)` the duality gap after every sweep of
+/// every block; `false` ends the solve with [`Error::Stopped`] (the caller's interrupt).
+pub fn graphical_lasso_observed(
+    s: &DMatrix<f64>,
+    penalty: &Penalty,
+    opts: &GlassoOptions,
+    progress: &mut dyn FnMut(usize, f64) -> bool,
+) -> Result<GlassoFit, Error> {
     let c = check(s, penalty, opts)?;
     let p = c.p;
     let diag = |i: usize| c.s[i + i * p] + c.pen[i + i * p];
@@ -82,9 +93,12 @@ pub fn graphical_lasso(
         // collapse from a warm start is retried from the cold W before it counts as "no
         // solution".
         let warm_beta = opts.warm_start.as_ref().map(|_| beta0.clone());
-        let fit = match (block.solve(w0, beta0, initial_gap, &limits), warm_beta) {
+        let fit = match (
+            block.solve(w0, beta0, initial_gap, &limits, progress),
+            warm_beta,
+        ) {
             (Err(Error::NoSolution { .. }), Some(beta)) => {
-                block.solve(cold_w(&block), beta, initial_gap, &limits)?
+                block.solve(cold_w(&block), beta, initial_gap, &limits, progress)?
             }
             (result, _) => result?,
         };

@@ -22,5 +22,5 @@ mod screen;
 mod validate;
 
 pub use error::Error;
-pub use glasso::graphical_lasso;
+pub use glasso::{graphical_lasso, graphical_lasso_observed};
 pub use options::{GlassoFit, GlassoOptions, Penalty};

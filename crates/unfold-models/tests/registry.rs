@@ -437,3 +437,47 @@ fn model_files_of_unknown_kinds_and_corrupt_payloads_are_refused() {
     extra.push(0);
     assert!(msg(&extra).contains("corrupt"));
 }
+
+/// Counts the iterations it hears and asks to stop once it has heard `after` of them.
+struct StopAfter {
+    after: usize,
+    heard: std::sync::atomic::AtomicUsize,
+}
+
+impl unfold_core::Observer for StopAfter {
+    fn iteration(&self, _: usize, _: usize, _: &unfold_core::Evidence) {
+        self.heard
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn stopped(&self) -> bool {
+        self.heard.load(std::sync::atomic::Ordering::Relaxed) >= self.after
+    }
+}
+
+/// Every iterative method tells the observer of each iteration and stops with
+/// `Error::Interrupted` right after the one at which the observer asks it to (DRILL's
+/// graphical lasso reports no objective, and stops at its first sweep when asked before
+/// it); the closed-form methods never ask.
+#[test]
+fn every_iterative_method_reports_its_iterations_and_stops_when_asked() {
+    let registry = Registry::builtin();
+    let y = data();
+    for method in registry.methods() {
+        let name = method.info().name;
+        if CLOSED_FORM.contains(&name) {
+            continue;
+        }
+        let after = if name == "drill" { 0 } else { 1 };
+        let stop = StopAfter {
+            after,
+            heard: Default::default(),
+        };
+        let fit = registry.fit(name, &FitData::points(&y), &small(name), &stop);
+        assert!(
+            matches!(fit, Err(unfold_core::Error::Interrupted)),
+            "{name}: {:?}",
+            fit.map(|f| f.report.iterations)
+        );
+        assert_eq!(stop.heard.into_inner(), after, "{name}");
+    }
+}

@@ -44,4 +44,7 @@ pub enum Error {
         /// The residuals of the last iterate.
         report: String,
     },
+    /// The caller's progress callback asked to stop ([`crate::solve_observed`]).
+    #[error("the interior-point method was stopped by its caller")]
+    Stopped,
 }

@@ -30,7 +30,7 @@ mod solver;
 
 pub use constraints::{Constraints, DenseConstraints};
 pub use error::Error;
-pub use solver::{solve, SdpOptions, SdpSolution};
+pub use solver::{solve, solve_observed, SdpOptions, SdpSolution};
 
 #[cfg(test)]
 mod tests;

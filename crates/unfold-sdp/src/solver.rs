@@ -199,6 +199,18 @@ pub fn solve(
     b: &[f64],
     options: &SdpOptions,
 ) -> Result<SdpSolution, Error> {
+    solve_observed(c, a, b, options, &mut |_, _| true)
+}
+
+/// [`solve`] telling `progress(iteration, primal objective)` each iterate (from 0, the
+/// start); `false` ends the solve with [`Error::Stopped`] (the caller's interrupt).
+pub fn solve_observed(
+    c: &DMatrix<f64>,
+    a: &impl Constraints,
+    b: &[f64],
+    options: &SdpOptions,
+    progress: &mut dyn FnMut(usize, f64) -> bool,
+) -> Result<SdpSolution, Error> {
     validate(c, a, b, options)?;
     let SdpOptions { tol, max_iter } = *options;
     let dim = c.nrows();
@@ -244,6 +256,9 @@ pub fn solve(
         };
         if worst < tol {
             return Ok(solution);
+        }
+        if !progress(it, pobj) {
+            return Err(Error::Stopped);
         }
         if best.as_ref().is_none_or(|(w, _)| worst < *w) {
             best = Some((worst, solution));

@@ -8,7 +8,7 @@ use crate::table::TableSpec;
 use crate::{grid, grid_graphs};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
-use unfold_core::{Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Error, Evidence, EvidenceKind, Observer, Result, Silent};
 use unfold_eval::{gplvm_evidence, heldout_log_density, trustworthiness, GplvmScoreOptions};
 use unfold_graph::{NeighbourGraph, Symmetrisation, Weighting};
 use unfold_models::registry::{FitData, MethodInfo, Model, Registry, Settings};
@@ -99,6 +99,8 @@ pub struct Sweep<'a> {
     graphs: Vec<NeighbourGraph>,
     score: Score,
     candidates: Vec<Candidate>,
+    /// Hears every candidate's fit, and stops the sweep when it asks to.
+    observer: &'a dyn Observer,
 }
 
 impl<'a> Sweep<'a> {
@@ -199,7 +201,17 @@ impl<'a> Sweep<'a> {
             graphs: plan.graphs,
             score: plan.score,
             candidates,
+            observer: &Silent,
         })
+    }
+
+    /// The sweep with every candidate's fit reporting to `observer` (its iterations and
+    /// warnings). When the observer asks to stop, the fits under way end, no further
+    /// candidate starts, and [`Sweep::run_rest`] returns [`Error::Interrupted`] after
+    /// handing on the candidates that finished.
+    pub fn observed(mut self, observer: &'a dyn Observer) -> Self {
+        self.observer = observer;
+        self
     }
 
     /// The candidates, in the order of the table.
@@ -231,7 +243,7 @@ impl<'a> Sweep<'a> {
         let fit = |graph: Option<&NeighbourGraph>| {
             let data = FitData::points(&self.train).with_graph(graph);
             self.registry
-                .fit(self.info.name, &data, &settings, &unfold_core::Silent)
+                .fit(self.info.name, &data, &settings, self.observer)
         };
         let fitted = match c.setting.graph {
             GraphSource::Knn => fit(None),
@@ -275,7 +287,10 @@ impl<'a> Sweep<'a> {
     ///
     /// # Errors
     /// An error of `each` (a row that could not be written) stops the sweep: no further
-    /// candidate starts and the error is returned. Otherwise as [`Selection::from_trials`].
+    /// candidate starts and the error is returned. A stop asked by the sweep's observer
+    /// ([`Sweep::observed`]) returns [`Error::Interrupted`] once the fits under way have
+    /// ended; `each` has then seen every candidate that finished. Otherwise as
+    /// [`Selection::from_trials`].
     pub fn run_rest(
         &self,
         finished: Vec<Trial>,
@@ -291,9 +306,19 @@ impl<'a> Sweep<'a> {
         let new = todo
             .par_iter()
             .map(|&i| {
+                if self.observer.stopped() {
+                    return Err(Error::Interrupted);
+                }
                 let c = &self.candidates[i];
                 let trial = Trial::timed(c, || self.evaluate(c));
-                each(&trial)?;
+                // A fit cut short by the stop is not a result; one that finished is kept.
+                let stopped = self.observer.stopped();
+                if !(stopped && trial.evidence.is_none()) {
+                    each(&trial)?;
+                }
+                if stopped {
+                    return Err(Error::Interrupted);
+                }
                 Ok((i, trial))
             })
             .collect::<Result<Vec<(usize, Trial)>>>()?;
@@ -490,6 +515,80 @@ mod tests {
         assert_eq!(values(&all), values(&again));
         assert_eq!(all.best, again.best);
         assert!(sweep.trial(4).is_err());
+    }
+
+    /// Asks to stop once it has heard `after` iterations of any candidate.
+    struct StopAfter {
+        after: usize,
+        heard: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Observer for StopAfter {
+        fn iteration(&self, _: usize, _: usize, _: &Evidence) {
+            self.heard.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        fn stopped(&self) -> bool {
+            self.heard.load(std::sync::atomic::Ordering::SeqCst) >= self.after
+        }
+    }
+
+    /// A sweep stopped by its observer returns `Interrupted` after handing on only
+    /// finished candidates; resuming from them completes the same table as one whole run.
+    #[test]
+    fn a_stopped_sweep_keeps_its_finished_candidates_and_resumes_to_the_same_table() {
+        let registry = Registry::builtin();
+        let y = roll(100);
+        let plan = || Plan {
+            ks: vec![4, 6, 8, 10],
+            seed: 2,
+            ..Plan::default()
+        };
+        let whole = Sweep::new(&registry, "meu", &Settings::new(), &y, plan()).unwrap();
+        let all = whole.run(|| ()).unwrap();
+        // The first candidate's evaluations, counted by an observer that never stops.
+        let count = StopAfter {
+            after: usize::MAX,
+            heard: Default::default(),
+        };
+        Sweep::new(&registry, "meu", &Settings::new(), &y, plan())
+            .unwrap()
+            .observed(&count)
+            .trial(0)
+            .unwrap();
+        // On one thread the candidates run in order: the stop falls at the second
+        // candidate's first evaluation.
+        let stop = StopAfter {
+            after: count.heard.into_inner() + 1,
+            heard: Default::default(),
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let kept = std::sync::Mutex::new(Vec::new());
+        let stopped = Sweep::new(&registry, "meu", &Settings::new(), &y, plan())
+            .unwrap()
+            .observed(&stop);
+        let result = pool.install(|| {
+            stopped.run_rest(Vec::new(), |t| {
+                kept.lock().unwrap().push(t.clone());
+                Ok(())
+            })
+        });
+        assert!(matches!(result, Err(Error::Interrupted)));
+        let kept = kept.into_inner().unwrap();
+        assert_eq!(kept.len(), 1);
+        assert!(kept
+            .iter()
+            .all(|t| t.evidence.is_some() && t.error.is_none()));
+        let rest = whole.run_rest(kept, |_| Ok(())).unwrap();
+        let values = |s: &Selection| -> Vec<u64> {
+            s.trials
+                .iter()
+                .map(|t| t.evidence.as_ref().unwrap().value.to_bits())
+                .collect()
+        };
+        assert_eq!(values(&rest), values(&all));
     }
 
     #[test]

@@ -131,10 +131,7 @@ pub fn run_from<M: LatentVariableModel>(
         model.m_step(&q, &mut h)?;
         let evidence = model.elbo(&q, &h)?;
         check_bound(&evidence, iteration)?;
-        observer.iteration(restart, iteration, &evidence);
-        if observer.stopped() {
-            return Err(Error::Interrupted);
-        }
+        observer.step(restart, iteration, &evidence)?;
         let previous = trace.last().map(|e| e.value);
         let value = evidence.value;
         trace.push(evidence);

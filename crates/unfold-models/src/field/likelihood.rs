@@ -221,14 +221,11 @@ pub trait GaussianRandomField {
             |theta: &[f64], grad: &mut [f64]| {
                 let value = self.log_likelihood_gradient(theta, grad)?;
                 evaluations += 1;
-                observer.iteration(
+                observer.step(
                     1,
                     evaluations,
                     &Evidence::new(EvidenceKind::LogLikelihood, value),
-                );
-                if observer.stopped() {
-                    return Err(unfold_core::Error::Interrupted);
-                }
+                )?;
                 Ok(value)
             },
             theta0,

@@ -27,7 +27,7 @@ use crate::traits::{check_fit_input, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, Footprint, MemoryLimit, Observer, Result, Silent};
-use unfold_glasso::{graphical_lasso, GlassoOptions, Penalty};
+use unfold_glasso::{graphical_lasso_observed, Error as GlassoError, GlassoOptions, Penalty};
 use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
 
 crate::params! {
@@ -164,7 +164,7 @@ impl Checked<DrillParams> {
     fn fit_one(&self, y: &DMatrix<f64>, rho: f64, observer: &dyn Observer) -> Result<Drill> {
         self.check_memory(y, 1)?;
         let graph = self.structure(y, observer)?;
-        self.fit_warm(y, rho, None, graph.as_ref())
+        self.fit_warm(y, rho, None, graph.as_ref(), observer)
     }
 
     /// The kNN graph whose pairs the penalty leaves free (`None` with `all_pairs`).
@@ -200,7 +200,7 @@ impl Checked<DrillParams> {
         let mut best: Option<(f64, Drill)> = None;
         let mut warm: Option<(DMatrix<f64>, DMatrix<f64>)> = None;
         for i in idx {
-            let fit = self.fit_warm(y, rhos[i], warm.take(), graph.as_ref())?;
+            let fit = self.fit_warm(y, rhos[i], warm.take(), graph.as_ref(), observer)?;
             let s = score(&fit)?;
             scores[i] = s;
             warm = Some((fit.covariance.clone(), fit.precision.clone()));
@@ -230,13 +230,15 @@ impl Checked<DrillParams> {
         })
     }
 
-    /// The fit at the penalty `rho` from the warm start `warm`.
+    /// The fit at the penalty `rho` from the warm start `warm`; `observer` may stop the
+    /// graphical lasso after any sweep ([`Error::Interrupted`]).
     fn fit_warm(
         &self,
         y: &DMatrix<f64>,
         rho: f64,
         warm: Option<(DMatrix<f64>, DMatrix<f64>)>,
         graph: Option<&NeighbourGraph>,
+        observer: &dyn Observer,
     ) -> Result<Drill> {
         check_fit_input(y, self.dim, "DRILL")?;
         let (n, p) = (y.nrows(), y.ncols());
@@ -262,12 +264,14 @@ impl Checked<DrillParams> {
             warm_start: warm,
             ..GlassoOptions::default()
         };
-        let fit = graphical_lasso(&s, &penalty, &opts).map_err(|e| {
-            Error::numerical(
-                "DRILL's graphical lasso",
-                format!("{e}; with p < n the second-moment matrix is singular: use rho > 0 with the diagonal penalised"),
-            )
-        })?;
+        let fit = graphical_lasso_observed(&s, &penalty, &opts, &mut |_, _| !observer.stopped())
+            .map_err(|e| match e {
+                GlassoError::Stopped => Error::Interrupted,
+                e => Error::numerical(
+                    "DRILL's graphical lasso",
+                    format!("{e}; with p < n the second-moment matrix is singular: use rho > 0 with the diagonal penalised"),
+                ),
+            })?;
         if !fit.converged {
             return Err(Error::NotConverged {
                 context: "DRILL's graphical lasso".into(),

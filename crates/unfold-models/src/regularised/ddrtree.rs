@@ -58,7 +58,7 @@ use problem::{Problem, State};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use start::kmeans_evenly_started;
-use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Observer, Result, Silent};
 use unfold_graph::trajectory::{Measure, Root, Trajectory};
 use unfold_graph::NeighbourGraph;
 use unfold_linalg::view::as_faer;
@@ -275,6 +275,16 @@ impl Checked<DdrTreeParams> {
 
     /// [`DdrTreeParams::fit_view`] with the parameters checked.
     pub fn fit_view(&self, y: MatRef<'_, f64>) -> Result<DdrTree> {
+        self.fit_view_observed(y, &Silent)
+    }
+
+    /// [`Checked::fit_view`] reporting the recorded objective of every iteration to
+    /// `observer`, which may stop the fit ([`Error::Interrupted`]).
+    pub fn fit_view_observed(
+        &self,
+        y: MatRef<'_, f64>,
+        observer: &dyn Observer,
+    ) -> Result<DdrTree> {
         check_fit_view(y, self.dim.unwrap_or(1), "DDRTree")?;
         let n = y.nrows();
         if !(self.tol >= 0.0 && self.tol.is_finite()) {
@@ -362,7 +372,7 @@ impl Checked<DdrTreeParams> {
             kmeans_evenly_started(&z, k)?
         };
         let state = State { w, z, c };
-        let run = problem.run(state, self.compat, self.max_iter, self.tol)?;
+        let run = problem.run(state, self.compat, self.max_iter, self.tol, observer)?;
         let mut fit = DdrTree {
             mean: match self.compat {
                 Compat::Paper => mean.clone(),
@@ -513,7 +523,6 @@ crate::embedding!(DdrTree);
 mod registration {
     use super::*;
     use crate::method::{Family, FitData, MethodInfo, Model, Overlay, Registered, Table};
-    use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
 
     const ABOUT: &str = "discriminative dimensionality reduction with a tree over K centres (reversed graph embedding, as in Monocle 2)";
@@ -525,8 +534,8 @@ mod registration {
             MethodInfo::new("ddrtree", Family::Regularised, ABOUT).evidence(EvidenceKind::Objective)
         }
 
-        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
-            p.fit_view(data.y.view())
+        fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
+            p.fit_view_observed(data.y.view(), observer)
         }
     }
 

@@ -29,7 +29,7 @@ use crate::regularised::{alternating_convergence, LAMBDA_HELP};
 use crate::traits::{check_dense_memory, check_fit_input};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Observer, Result, Silent};
 use unfold_graph::NeighbourGraph;
 use unfold_linalg::gemm::tr_mul;
 use unfold_linalg::{symmetrised, CsrMatrix, SparseCholesky};
@@ -72,6 +72,12 @@ impl DrTreeParams {
 impl Checked<DrTreeParams> {
     /// [`DrTreeParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<DrTree> {
+        self.fit_observed(y, &Silent)
+    }
+
+    /// [`Checked::fit`] reporting the objective of every iteration to `observer`, which may
+    /// stop the fit ([`Error::Interrupted`]).
+    pub fn fit_observed(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<DrTree> {
         check_fit_input(y, self.dim, "DRTree")?;
         // The all-pairs distances of the latent points for the spanning tree.
         check_dense_memory(
@@ -111,6 +117,11 @@ impl Checked<DrTreeParams> {
                 ("tree".into(), self.lambda * tree_energy(&z, &edges)),
             ];
             let f = terms[0].1 + terms[1].1;
+            observer.step(
+                1,
+                history.len() + 1,
+                &Evidence::new(EvidenceKind::Objective, f),
+            )?;
             if let Some(&prev) = history.last() {
                 if f > prev + 1e-9 * prev.abs().max(1.0) {
                     return Err(Error::numerical(
@@ -195,8 +206,7 @@ crate::embedding!(DrTree);
 mod registration {
     use super::*;
     use crate::method::{Family, FitData, MethodInfo, Model, Registered};
-    use unfold_core::Observer;
-    use unfold_core::{Convergence, EvidenceKind};
+    use unfold_core::Convergence;
 
     const ABOUT: &str = "dimensionality reduction with a spanning tree over the embedded points (lambda = 0 is PCA)";
 
@@ -207,8 +217,8 @@ mod registration {
             MethodInfo::new("drtree", Family::Regularised, ABOUT).evidence(EvidenceKind::Objective)
         }
 
-        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
-            p.fit(&data.y.matrix())
+        fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
+            p.fit_observed(&data.y.matrix(), observer)
         }
     }
 

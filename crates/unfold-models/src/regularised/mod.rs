@@ -24,7 +24,7 @@ use crate::method::{Field, Interval, Model, ParamSpec, Rule, Settings};
 use crate::optimise::{maximise, Search};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::{Convergence, Error, Evidence, Result};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Observer, Result};
 use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::LbfgsbOptions;
 
@@ -79,7 +79,8 @@ pub struct DualSolution {
 }
 
 /// Maximises the dual of `model` by L-BFGS-B from `start` (all zeros when `None`), through
-/// [`crate::optimise::maximise`].
+/// [`crate::optimise::maximise`], each evaluation of the dual reported to `observer`, whose
+/// stop ends the search with [`Error::Interrupted`].
 ///
 /// With `scales`, the search runs on `v_p = s_p / scales[p]` (box and gradient scaled to
 /// match): a diagonal preconditioner. For log-det duals the curvature along `s_p` near the
@@ -95,6 +96,7 @@ pub fn maximise_dual<M: PairDual + ?Sized>(
     start: Option<&[f64]>,
     scales: Option<&[f64]>,
     opts: &LbfgsbOptions,
+    observer: &dyn Observer,
 ) -> Result<(DualSolution, Convergence)> {
     let m = model.pairs().len();
     let v0 = match start {
@@ -113,8 +115,18 @@ pub fn maximise_dual<M: PairDual + ?Sized>(
         lbfgsb: opts.clone(),
         context: "L-BFGS-B on the dual",
     };
+    let mut evaluations = 0;
     let best = maximise(
-        |s: &[f64], g: &mut [f64]| model.dual(s, Some(g)),
+        |s: &[f64], g: &mut [f64]| {
+            let value = model.dual(s, Some(g))?;
+            evaluations += 1;
+            observer.step(
+                1,
+                evaluations,
+                &Evidence::new(EvidenceKind::Objective, value),
+            )?;
+            Ok(value)
+        },
         &v0,
         &model.bounds(),
         &search,
@@ -250,6 +262,7 @@ pub const LAMBDA_HELP: &str = "mpme: the weight of the log-determinant; drtree: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use unfold_core::Silent;
     use unfold_graph::Laplacian;
 
     /// A separable concave dual `sum_p -(s_p - t_p)^2` with box `[0, 1]`: optimum `clip(t)`.
@@ -297,19 +310,22 @@ mod tests {
         };
         for scales in [None, Some(&[10.0, 0.1, 3.0][..])] {
             let (sol, convergence) =
-                maximise_dual(&toy, None, scales, &LbfgsbOptions::default()).unwrap();
+                maximise_dual(&toy, None, scales, &LbfgsbOptions::default(), &Silent).unwrap();
             for (w, want) in sol.weights.iter().zip([0.0, 0.3, 1.0]) {
                 assert!((w - want).abs() < 1e-8, "{w} vs {want}");
             }
             assert!(convergence.converged);
             assert_eq!(convergence.trace.len(), convergence.iterations);
         }
-        assert!(maximise_dual(&toy, Some(&[0.0]), None, &LbfgsbOptions::default()).is_err());
+        assert!(
+            maximise_dual(&toy, Some(&[0.0]), None, &LbfgsbOptions::default(), &Silent).is_err()
+        );
         assert!(maximise_dual(
             &toy,
             None,
             Some(&[1.0, 0.0, 1.0]),
-            &LbfgsbOptions::default()
+            &LbfgsbOptions::default(),
+            &Silent
         )
         .is_err());
     }

@@ -26,7 +26,9 @@ use crate::regularised::{
 };
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::{check_points, Convergence, Error, Evidence, EvidenceKind, Result};
+use unfold_core::{
+    check_points, Convergence, Error, Evidence, EvidenceKind, Observer, Result, Silent,
+};
 use unfold_graph::{Laplacian, NeighbourGraph};
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{pairwise_sq_dists, smallest_generalized_eigenpairs, Cholesky, SymMatrix};
@@ -265,9 +267,15 @@ impl Checked<MpmeParams> {
 
     /// [`MpmeParams::fit`] with the parameters checked.
     pub fn fit(&self, y: &DMatrix<f64>) -> Result<Mpme> {
+        self.fit_observed(y, &Silent)
+    }
+
+    /// [`Checked::fit`] reporting every evaluation of the dual to `observer`, which may
+    /// stop the fit ([`Error::Interrupted`]).
+    pub fn fit_observed(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<Mpme> {
         let dual = self.dual(y)?;
         let (solution, convergence) =
-            maximise_dual(&dual, None, Some(&dual.scales()), &self.lbfgsb)?;
+            maximise_dual(&dual, None, Some(&dual.scales()), &self.lbfgsb, observer)?;
         let coords = dual.embed(&solution.weights)?;
         let evidence = dual.evidence(&solution.weights)?;
         let graph = learned_graph(dual.n, &dual.pairs, &solution.weights)?;
@@ -459,7 +467,6 @@ impl crate::regularised::PosteriorRegularised for Mpme {
 mod registration {
     use super::*;
     use crate::method::{Family, FitData, MethodInfo, Model, Registered};
-    use unfold_core::Observer;
     use unfold_core::{Convergence, EvidenceKind};
 
     const ABOUT: &str = "maximum posterior manifold embedding: a graph learned over all pairs with a log-determinant prior";
@@ -473,8 +480,8 @@ mod registration {
                 .distinct_points()
         }
 
-        fn fit(p: &Checked<Self::Params>, data: &FitData, _: &dyn Observer) -> Result<Self> {
-            p.fit(&data.y.matrix())
+        fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
+            p.fit_observed(&data.y.matrix(), observer)
         }
     }
 
@@ -686,7 +693,7 @@ mod tests {
             }
         }
         // The preconditioned search and the plain one reach the same optimum.
-        let (plain, _) = maximise_dual(&full.dual, None, None, &base.lbfgsb).unwrap();
+        let (plain, _) = maximise_dual(&full.dual, None, None, &base.lbfgsb, &Silent).unwrap();
         assert!((plain.value - full.solution.value).abs() < 1e-8 * plain.value.abs());
         assert!(
             (screened.solution.value - full.solution.value).abs()

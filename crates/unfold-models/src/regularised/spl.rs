@@ -201,7 +201,8 @@ impl Checked<SplParams> {
         let dual = self.dual(y, observer)?;
         let (weights, convergence) = match &self.solver {
             SplSolver::Lbfgsb(opts) => {
-                let (sol, convergence) = maximise_dual(&dual, None, Some(&dual.scales()), opts)?;
+                let (sol, convergence) =
+                    maximise_dual(&dual, None, Some(&dual.scales()), opts, observer)?;
                 (sol.weights, convergence)
             }
             SplSolver::Subgradient {
@@ -216,8 +217,14 @@ impl Checked<SplParams> {
                     record_trace: true,
                     ..SubgradientOptions::default()
                 };
+                let mut steps = 0;
                 let r = try_maximize(
-                    |s: &[f64], g: &mut [f64]| dual.dual(s, Some(g)),
+                    |s: &[f64], g: &mut [f64]| {
+                        let value = dual.dual(s, Some(g))?;
+                        steps += 1;
+                        observer.step(1, steps, &Evidence::new(EvidenceKind::Objective, value))?;
+                        Ok(value)
+                    },
                     &vec![0.0; dual.pairs.len()],
                     &Projection::NonNegative,
                     &opts,

@@ -233,13 +233,13 @@ impl Checked<MvuParams> {
                     face::face_basis(y, &graph)?,
                     &edges,
                     &b,
-                    self.tol,
-                    self.max_iter,
+                    (self.tol, self.max_iter),
+                    observer,
                 )?,
                 MvuSolver::Exact,
             ),
             Some(m) => (
-                laplacian_basis::solve_basis(&graph, &edges, &b, m, self)?,
+                laplacian_basis::solve_basis(&graph, &edges, &b, m, self, observer)?,
                 MvuSolver::LaplacianBasis {
                     basis: m,
                     penalty: self.penalty,

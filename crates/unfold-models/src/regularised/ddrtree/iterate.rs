@@ -9,7 +9,7 @@ use super::problem::{Problem, State};
 use super::tree::{spanning_tree, tree_energy, tree_laplacian};
 use super::Compat;
 use nalgebra::DMatrix;
-use unfold_core::{Error, Result};
+use unfold_core::{Error, Evidence, EvidenceKind, Observer, Result};
 use unfold_graph::tree_order;
 use unfold_linalg::soft_assign::Assignment;
 
@@ -46,7 +46,8 @@ enum Objective {
 
 impl Problem<'_> {
     /// Algorithm 2 from `state` (the PCA start and the initial centres) under the
-    /// conventions `compat`, for at most `max_iter` iterations.
+    /// conventions `compat`, for at most `max_iter` iterations, each recorded objective
+    /// reported to `observer`, whose stop ends the loop with [`Error::Interrupted`].
     ///
     /// Each iteration's assignments hand their buffers to the next iteration's
     /// ([`Assignment::from_points`]), so the row storage of `R` is allocated once per fit.
@@ -56,6 +57,7 @@ impl Problem<'_> {
         compat: Compat,
         max_iter: usize,
         tol: f64,
+        observer: &dyn Observer,
     ) -> Result<Run> {
         let mut objective = match compat {
             Compat::Paper => Objective::Paper,
@@ -64,7 +66,7 @@ impl Problem<'_> {
                 residual: self.r_residual_term(&state.z, &state.w, &(&self.yty * &state.w))?,
             },
         };
-        let mut trace = Trace::new(compat, tol);
+        let mut trace = Trace::new(compat, tol, observer);
         let mut spare = None;
         let mut edges = Vec::new();
         for _ in 0..max_iter {
@@ -115,8 +117,8 @@ impl Problem<'_> {
     }
 }
 
-/// The recorded objective and the stopping rule.
-struct Trace {
+/// The recorded objective, the stopping rule and the observer told of each value.
+struct Trace<'o> {
     history: Vec<f64>,
     /// The terms of the last value of `history`.
     terms: Vec<(String, f64)>,
@@ -124,15 +126,17 @@ struct Trace {
     /// Whether the objective is the paper's `f`, which exact block minimisation cannot
     /// increase (the R package's can).
     monotone: bool,
+    observer: &'o dyn Observer,
 }
 
-impl Trace {
-    fn new(compat: Compat, tol: f64) -> Trace {
+impl<'o> Trace<'o> {
+    fn new(compat: Compat, tol: f64, observer: &'o dyn Observer) -> Trace<'o> {
         Trace {
             history: Vec::new(),
             terms: Vec::new(),
             tol,
             monotone: compat == Compat::Paper,
+            observer,
         }
     }
 
@@ -140,7 +144,8 @@ impl Trace {
     /// from the previous iteration's is below `tol`.
     ///
     /// # Errors
-    /// For the paper's objective, an increase beyond round-off ([`OBJECTIVE_SLACK`]).
+    /// For the paper's objective, an increase beyond round-off ([`OBJECTIVE_SLACK`]);
+    /// [`Error::Interrupted`] when the observer asks to stop.
     fn stops(&mut self, terms: Vec<(String, f64)>) -> Result<bool> {
         let f = sum_terms(&terms);
         let prev = self.history.last().copied();
@@ -159,6 +164,11 @@ impl Trace {
         }
         self.history.push(f);
         self.terms = terms;
+        self.observer.step(
+            1,
+            self.history.len(),
+            &Evidence::new(EvidenceKind::Objective, f),
+        )?;
         Ok(prev.is_some_and(|prev| relative_change(prev, f) < self.tol))
     }
 

@@ -2,7 +2,7 @@
 
 use super::SdpSolution;
 use nalgebra::{DMatrix, DVector};
-use unfold_core::{Error, Result};
+use unfold_core::{Error, Evidence, EvidenceKind, Observer, Result};
 use unfold_sdp::dense::{mul, sym};
 use unfold_sdp::{Constraints, SdpOptions};
 
@@ -82,20 +82,27 @@ impl Constraints for EdgeSdp<'_> {
 
 /// Solves the exact MVU SDP on the face spanned by `p` for squared edge lengths `b` (mean
 /// 1): `min <-I, X>` s.t. `A(X) = b`, `X PSD`, by `unfold_sdp::solve`, and returns
-/// `K = P X P^T`.
+/// `K = P X P^T`. Each iterate's objective (the trace of `X`, maximised) goes to
+/// `observer`, whose stop ends the solve with [`Error::Interrupted`].
 pub(super) fn solve_exact(
     p: DMatrix<f64>,
     edges: &[(usize, usize)],
     b: &[f64],
-    tol: f64,
-    max_iter: usize,
+    (tol, max_iter): (f64, usize),
+    observer: &dyn Observer,
 ) -> Result<SdpSolution> {
     let dim = p.ncols();
     let sdp = EdgeSdp { edges, p };
     let c = -DMatrix::<f64>::identity(dim, dim);
     let context = "MVU interior-point method";
+    let mut progress = |it: usize, objective: f64| {
+        let trace = Evidence::new(EvidenceKind::Objective, -objective);
+        observer.step(1, it + 1, &trace).is_ok()
+    };
+    let options = SdpOptions { tol, max_iter };
     let solution =
-        unfold_sdp::solve(&c, &sdp, b, &SdpOptions { tol, max_iter }).map_err(|e| match e {
+        unfold_sdp::solve_observed(&c, &sdp, b, &options, &mut progress).map_err(|e| match e {
+            unfold_sdp::Error::Stopped => Error::Interrupted,
             unfold_sdp::Error::Stalled { reason } => Error::numerical(
                 context,
                 format!("{reason}; the graph may be nearly rigid: try a smaller k, or a looser tol"),

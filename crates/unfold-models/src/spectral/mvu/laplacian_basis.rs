@@ -2,7 +2,7 @@
 
 use super::{MvuParams, SdpSolution};
 use nalgebra::{DMatrix, DVector};
-use unfold_core::{Error, Result};
+use unfold_core::{Error, Evidence, EvidenceKind, Observer, Result};
 use unfold_graph::{Laplacian, NeighbourGraph};
 use unfold_linalg::{smallest_eigenpairs, Cholesky, SymMatrix};
 use unfold_sdp::dense::{mul, sym};
@@ -51,7 +51,8 @@ fn laplacian_basis(graph: &NeighbourGraph, m: usize) -> Result<DMatrix<f64>> {
 }
 
 /// The Laplacian-basis approximation: `K = Q Z Q^T` maximising
-/// `tr(Z) - nu sum_e (u_e^T Z u_e - b_e)^2`, `u_e = Q^T (e_i - e_j)`, over `Z` PSD, by a
+/// `tr(Z) - nu sum_e (u_e^T Z u_e - b_e)^2`, `u_e = Q^T (e_i - e_j)`, over `Z` PSD (each
+/// Newton step's trace reported to `observer`, which may stop it), by a
 /// log-barrier method (Boyd & Vandenberghe 2004, §11.3): Newton steps on
 /// `t f(Z) - log det Z` with `f = -tr(Z) + nu ||A(Z) - b||^2`, `t <- 10 t`, until the
 /// barrier's bound `b / t` on the suboptimality is below `tol (1 + |f|)`.
@@ -61,6 +62,7 @@ pub(super) fn solve_basis(
     target: &[f64],
     m: usize,
     params: &MvuParams,
+    observer: &dyn Observer,
 ) -> Result<SdpSolution> {
     let q = laplacian_basis(graph, m)?;
     let pairs = svec_pairs(m);
@@ -149,6 +151,12 @@ pub(super) fn solve_basis(
                     ));
                 }
             }
+            // The trace of the Gram matrix (the variance MVU maximises) after each step.
+            observer.step(
+                1,
+                newton,
+                &Evidence::new(EvidenceKind::Objective, eye.dot(&z)),
+            )?;
         }
         let relative_gap = m as f64 / t / (1.0 + f(&z).abs());
         if relative_gap <= params.tol {
@@ -189,7 +197,9 @@ mod tests {
             .unzip();
         let mean = d.iter().sum::<f64>() / d.len() as f64;
         let b: Vec<f64> = d.iter().map(|v| v / mean).collect();
-        let k = solve_basis(&graph, &edges, &b, 10, &params).unwrap().k;
+        let k = solve_basis(&graph, &edges, &b, 10, &params, &unfold_core::Silent)
+            .unwrap()
+            .k;
         // Recover Z = Q^T K Q with the same basis.
         let q = laplacian_basis(&graph, 10).unwrap();
         let z = q.transpose() * &k * &q;
