@@ -19,6 +19,7 @@ mod metrics;
 mod model;
 mod settings;
 mod sweeps;
+mod watch;
 
 use pyo3::prelude::*;
 

@@ -1,8 +1,9 @@
 //! The fitted model: `fit` and the `NativeModel` class (embedding, evidence, convergence,
 //! graph, tables, projection, model-file bytes and pickling).
 
-use crate::conversion::{array, compute, compute_interruptible, graph_of, matrix, ArrayPoints};
+use crate::conversion::{array, compute, graph_of, matrix, ArrayPoints};
 use crate::settings::{registry, settings_of};
+use crate::watch::{write_stderr, Watch};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
@@ -12,9 +13,10 @@ use unfold_eval::{heldout_log_density, GplvmScoreOptions};
 use unfold_models::registry::{FitData, Model, Registry};
 
 /// Fits `method` to the points `x` (n x p, float64) with `settings` (registry names), on
-/// the given graph `(i, j)` for methods that take one.
+/// the given graph `(i, j)` for methods that take one; `verbose` and `listener` as
+/// [`Watch::run`] uses them.
 #[pyfunction]
-#[pyo3(signature = (method, x, settings, graph=None, verbose=0))]
+#[pyo3(signature = (method, x, settings, graph=None, verbose=0, listener=None))]
 pub(crate) fn fit(
     py: Python<'_>,
     method: &str,
@@ -22,11 +24,14 @@ pub(crate) fn fit(
     settings: &Bound<'_, PyDict>,
     graph: Option<(Vec<i64>, Vec<i64>)>,
     verbose: u32,
+    listener: Option<Bound<'_, PyAny>>,
 ) -> PyResult<NativeModel> {
     let settings = settings_of(method, settings)?;
     let y = ArrayPoints::of(&x);
-    let watch = Watch::default();
-    let fitted = watch.run(py, method, verbose > 0, || {
+    // Warnings point at the user's line: it called `fit`, which called `_fit`, which
+    // called this.
+    let watch = Watch::new(listener.is_some(), 3);
+    let fitted = watch.run(py, method, verbose, listener.as_ref(), || {
         let points = y.points()?;
         let graph = graph.map(|g| graph_of(points.shape().0, g)).transpose()?;
         let data = FitData::view(points).with_graph(graph.as_ref());
@@ -57,89 +62,6 @@ pub(crate) fn fit(
         seconds: Some(fitted.report.seconds),
         evidence: Some(evidence),
     })
-}
-
-/// What a fit says and hears while it runs without the interpreter's lock: its warnings,
-/// raised as Python `UserWarning`s once it returns, its latest iteration (for `verbose`),
-/// and Ctrl-C, which stops it between iterations ([`unfold_core::Observer::stopped`],
-/// [`compute_interruptible`]).
-#[derive(Default)]
-struct Watch {
-    warnings: std::sync::Mutex<Vec<String>>,
-    latest: std::sync::Mutex<Option<(usize, usize, Evidence)>>,
-    interrupted: std::sync::atomic::AtomicBool,
-}
-
-impl unfold_core::Observer for Watch {
-    fn iteration(&self, restart: usize, iteration: usize, evidence: &Evidence) {
-        if let Ok(mut latest) = self.latest.lock() {
-            *latest = Some((restart, iteration, evidence.clone()));
-        }
-    }
-
-    fn warn(&self, message: &str) {
-        if let Ok(mut kept) = self.warnings.lock() {
-            kept.push(message.to_string());
-        }
-    }
-
-    fn stopped(&self) -> bool {
-        self.interrupted.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
-/// Writes `line` to Python's `sys.stderr` (a notebook shows it under the cell).
-fn write_stderr(py: Python<'_>, line: &str) -> PyResult<()> {
-    let stderr = py.import("sys")?.getattr("stderr")?;
-    stderr.call_method1("write", (line,))?;
-    stderr.call_method0("flush")?;
-    Ok(())
-}
-
-impl Watch {
-    /// Runs `work` (a fit of `method`) so that Ctrl-C stops it ([`compute_interruptible`]),
-    /// with a line on `sys.stderr` at most once a second about its latest iteration when
-    /// `verbose`, then raises its warnings.
-    fn run<T: Send>(
-        &self,
-        py: Python<'_>,
-        method: &str,
-        verbose: bool,
-        work: impl FnOnce() -> unfold_core::Result<T> + Send,
-    ) -> PyResult<T> {
-        let start = std::time::Instant::now();
-        let mut said = (0usize, 0usize, start);
-        let tick = |py: Python<'_>| -> PyResult<()> {
-            if !verbose || said.2.elapsed().as_secs_f64() < 1.0 {
-                return Ok(());
-            }
-            let latest = self.latest.lock().ok().and_then(|l| l.clone());
-            if let Some((restart, iteration, e)) = latest {
-                if (restart, iteration) != (said.0, said.1) {
-                    let line = format!(
-                        "unfold {method}: restart {restart}, iteration {iteration}: {} {:.6} \
-                         ({:.1} s)\n",
-                        e.kind,
-                        e.value,
-                        start.elapsed().as_secs_f64()
-                    );
-                    write_stderr(py, &line)?;
-                    said = (restart, iteration, std::time::Instant::now());
-                }
-            }
-            Ok(())
-        };
-        let result = compute_interruptible(py, &self.interrupted, tick, work)?;
-        let kept = self.warnings.lock().map(|w| w.clone()).unwrap_or_default();
-        let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
-        for message in kept {
-            let text = std::ffi::CString::new(message.replace('\0', " "))
-                .expect("no interior NUL after the replacement");
-            // Level 2: the user's line that called fit, not the estimator's.
-            PyErr::warn(py, &category, &text, 2)?;
-        }
-        Ok(result)
-    }
 }
 
 /// A fitted model of any method.

@@ -3,6 +3,7 @@
 
 use crate::conversion::{compute, graph_of, matrix, to_py};
 use crate::settings::{registry, settings_of};
+use crate::watch::Watch;
 use numpy::PyReadonlyArray2;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -10,7 +11,7 @@ use pyo3::types::PyDict;
 use std::path::PathBuf;
 use unfold_core::{Error, Evidence, EvidenceKind};
 use unfold_graph::Symmetrisation;
-use unfold_select::{Candidate, Plan, Score, Selection, Sweep, Table, Trial};
+use unfold_select::{Candidate, GraphSource, Plan, Score, Selection, Sweep, Table, Trial};
 
 /// A plan from the dict the Python `select` builds.
 fn plan_of(d: &Bound<'_, PyDict>, n: usize) -> PyResult<Plan> {
@@ -52,20 +53,25 @@ fn plan_of(d: &Bound<'_, PyDict>, n: usize) -> PyResult<Plan> {
 type TrialTuple = (usize, Option<String>, Option<f64>, Option<String>, f64);
 
 /// Runs `work` on the sweep of `method` over the points `x` with `settings` and `plan`
-/// (checked as `select` checks them), without the GIL.
+/// (checked as `select` checks them), without the GIL and observed by a [`Watch`]: Ctrl-C
+/// stops the fits under way, and `verbose` prints what the work says.
 fn with_sweep<T: Send>(
     py: Python<'_>,
     method: &str,
     x: &PyReadonlyArray2<'_, f64>,
     settings: &Bound<'_, PyDict>,
     plan: &Bound<'_, PyDict>,
-    work: impl FnOnce(&Sweep<'_>) -> unfold_core::Result<T> + Send,
+    verbose: u32,
+    work: impl FnOnce(&Sweep<'_>, &Watch) -> unfold_core::Result<T> + Send,
 ) -> PyResult<T> {
     let settings = settings_of(method, settings)?;
     let y = matrix(x);
     let plan = plan_of(plan, y.nrows())?;
-    compute(py, || {
-        work(&Sweep::new(registry(), method, &settings, &y, plan)?)
+    // Warnings point at the user's call of `select`, which called this.
+    let watch = Watch::new(false, 2);
+    watch.run(py, &format!("select {method}"), verbose, None, || {
+        let sweep = Sweep::new(registry(), method, &settings, &y, plan)?.observed(&watch);
+        work(&sweep, &watch)
     })
 }
 
@@ -78,7 +84,7 @@ pub(crate) fn sweep_size(
     settings: &Bound<'_, PyDict>,
     plan: &Bound<'_, PyDict>,
 ) -> PyResult<usize> {
-    with_sweep(py, method, &x, settings, plan, |sweep| {
+    with_sweep(py, method, &x, settings, plan, 0, |sweep, _| {
         Ok(sweep.candidates().len())
     })
 }
@@ -87,9 +93,11 @@ pub(crate) fn sweep_size(
 /// select`. With `out`, each finished candidate's row is appended to that table as it
 /// completes, and with `resume` the candidates already there are skipped
 /// (`unfold_select::Table`, as `unfold select --out --resume`); the complete table then
-/// replaces it.
+/// replaces it. Ctrl-C stops the sweep: the finished rows stay in `out`, and `resume`
+/// continues it. With `verbose`, a line per finished candidate.
 #[pyfunction]
-#[pyo3(signature = (method, x, settings, plan, out=None, resume=false))]
+#[pyo3(signature = (method, x, settings, plan, out=None, resume=false, verbose=0))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sweep_table(
     py: Python<'_>,
     method: &str,
@@ -98,19 +106,54 @@ pub(crate) fn sweep_table(
     plan: &Bound<'_, PyDict>,
     out: Option<PathBuf>,
     resume: bool,
+    verbose: u32,
 ) -> PyResult<String> {
-    with_sweep(py, method, &x, settings, plan, |sweep| {
+    with_sweep(py, method, &x, settings, plan, verbose, |sweep, watch| {
+        let total = sweep.candidates().len();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let say = |t: &Trial| {
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            watch.say(format!("candidate {n} of {total}: {}", describe(t)));
+        };
         let (table, finished) = match out {
-            None => return Ok(sweep.table(&sweep.run(|| ())?)),
+            None => {
+                let selection = sweep.run_rest(Vec::new(), |t| {
+                    say(t);
+                    Ok(())
+                })?;
+                return Ok(sweep.table(&selection));
+            }
             Some(path) if resume => {
                 let r = Table::resume(&path, sweep.table_spec())?;
                 (r.table, r.finished)
             }
             Some(path) => (Table::create(&path, sweep.table_spec())?, Vec::new()),
         };
-        let selection = sweep.run_rest(finished, |t| table.append(t))?;
+        done.store(finished.len(), std::sync::atomic::Ordering::Relaxed);
+        let selection = sweep.run_rest(finished, |t| {
+            table.append(t)?;
+            say(t);
+            Ok(())
+        })?;
         table.finish(&selection)
     })
+}
+
+/// A finished candidate in a line: its setting and its score or error.
+fn describe(t: &Trial) -> String {
+    let s = &t.candidate.setting;
+    let what = match &t.evidence {
+        Some(e) => format!("{} {:.6}", e.kind, e.value),
+        None => format!("failed: {}", t.error.as_deref().unwrap_or("")),
+    };
+    let graph = match s.graph {
+        GraphSource::Knn => format!("k = {}, {}", s.k, s.graph_label()),
+        _ => s.graph_label(),
+    };
+    format!(
+        "{graph}, dim {}, seed {}: {what} ({:.2} s)",
+        s.dim, t.candidate.seed, t.seconds
+    )
 }
 
 /// `(index, evidence kind, value, error, seconds)` of candidate number `index`'s trial.
@@ -177,7 +220,9 @@ pub(crate) fn sweep_trial(
     plan: &Bound<'_, PyDict>,
     index: usize,
 ) -> PyResult<TrialTuple> {
-    let trial = with_sweep(py, method, &x, settings, plan, |sweep| sweep.trial(index))?;
+    let trial = with_sweep(py, method, &x, settings, plan, 0, |sweep, _| {
+        sweep.trial(index)
+    })?;
     Ok(trial_tuple(index, &trial))
 }
 
@@ -192,7 +237,7 @@ pub(crate) fn sweep_assemble(
     plan: &Bound<'_, PyDict>,
     trials: Vec<TrialTuple>,
 ) -> PyResult<String> {
-    with_sweep(py, method, &x, settings, plan, |sweep| {
+    with_sweep(py, method, &x, settings, plan, 0, |sweep, _| {
         let trials = trials_of(sweep.candidates(), trials)?;
         Ok(sweep.table(&Selection::from_trials(trials)?))
     })
@@ -220,7 +265,7 @@ impl SweepTable {
         out: PathBuf,
         resume: bool,
     ) -> PyResult<Self> {
-        with_sweep(py, method, &x, settings, plan, |sweep| {
+        with_sweep(py, method, &x, settings, plan, 0, |sweep, _| {
             let spec = sweep.table_spec();
             if !resume {
                 return Ok(SweepTable {

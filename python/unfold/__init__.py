@@ -16,6 +16,7 @@ from ._estimators import (
     UnfoldEstimator,
     make_estimators,
 )
+from ._progress import FitStopped
 from ._select import plot_selection, select
 
 __version__ = _native.__version__
@@ -48,6 +49,7 @@ def load_model(data):
 __all__ = [
     "ESTIMATORS",
     "Evidence",
+    "FitStopped",
     "NotProjectableError",
     "Projection",
     "UnfoldEstimator",

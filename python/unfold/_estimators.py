@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _native
+from ._progress import Listener
 
 #: Registry name -> Python parameter name.
 RENAME = {"dim": "n_components", "k": "n_neighbors", "seed": "random_state", "lambda": "lambda_"}
@@ -123,7 +124,23 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
         ``graph``, for methods that fit on a given graph, is a square adjacency matrix
         (scipy.sparse or dense; its non-zero pattern) or an (m, 2) integer array of index
         pairs; otherwise the method builds its kNN graph from ``n_neighbors``.
+
+        A fit that fails or is stopped (Ctrl-C, a ``callback`` returning False) leaves the
+        estimator as it was before.
         """
+        before = {a: getattr(self, a) for a in ("n_features_in_", "feature_names_in_") if hasattr(self, a)}
+        try:
+            self._fit(X, graph)
+        except BaseException:
+            for a in ("n_features_in_", "feature_names_in_"):
+                if a in before:
+                    setattr(self, a, before[a])
+                elif hasattr(self, a):
+                    delattr(self, a)
+            raise
+        return self
+
+    def _fit(self, X, graph):
         X = self._check_x(X, reset=True)
         edges = None
         if graph is not None:
@@ -133,9 +150,15 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
                     f"{self._info['name']} builds its own graph; given graphs are fitted by {takes}"
                 )
             edges = _graph_edges(graph, X.shape[0])
-        model = _native.fit(self._info["name"], X, self._settings(), edges, self.verbose)
+        listener = Listener(self._info["name"], self.verbose, self.progress, self.callback)
+        try:
+            model = _native.fit(
+                self._info["name"], X, self._settings(), edges, self.verbose,
+                listener if listener.wanted() else None,
+            )
+        finally:
+            listener.close()
         self._set_fitted(model, X)
-        return self
 
     def _set_fitted(self, model, X):
         self.model_ = model
@@ -238,14 +261,23 @@ def _doc(info):
     lines.append("verbose : int, default=0")
     lines.append(
         "    1: a line on standard error about once a second with the fit's latest iteration "
-        "and its evidence, and one when the fit ends"
+        "and its evidence, and one when the fit ends; 2: a line per iteration"
+    )
+    lines.append("progress : bool or None, default=None")
+    lines.append(
+        "    A tqdm progress bar of the iterations (needs tqdm); None: in Jupyter notebooks only"
+    )
+    lines.append("callback : callable or None, default=None")
+    lines.append(
+        "    Called as callback(iteration, objective) after each iteration; returning False "
+        "stops the fit (unfold.FitStopped), leaving the estimator as it was"
     )
     return "\n".join(lines)
 
 
 def _make_class(info):
-    names = [_python_name(p["name"]) for p in info["params"]] + ["verbose"]
-    defaults = {"verbose": 0}
+    names = [_python_name(p["name"]) for p in info["params"]] + ["verbose", "progress", "callback"]
+    defaults = {"verbose": 0, "progress": None, "callback": None}
     for p in info["params"]:
         d = p["default"] if p["auto"] is None else None
         defaults[_python_name(p["name"])] = d

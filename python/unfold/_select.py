@@ -77,6 +77,7 @@ def select(
     client=None,
     out=None,
     resume=False,
+    verbose=0,
     **params,
 ):
     """Compare a method's evidence over neighbourhood graphs, latent dimensions and
@@ -116,7 +117,12 @@ def select(
         Continue the sweep whose table is ``out``: the candidates already in it are not
         fitted (or submitted) again, a half-written last row is dropped, and a table of
         another sweep (method, score, data or options) is refused with what differs. The
-        result equals an uninterrupted sweep's, but for the ``seconds`` column.
+        result equals an uninterrupted sweep's, but for the ``seconds`` column. Ctrl-C
+        stops a sweep run in this process within about a second: the finished candidates
+        stay in ``out``, and ``resume=True`` continues it.
+    verbose : int
+        1 or more: a line on standard error for each finished candidate (in this process;
+        on Dask, Dask's own dashboard shows the tasks).
     **params
         The method's own parameters (its estimator's names, e.g. ``max_iter=100``).
 
@@ -137,7 +143,9 @@ def select(
         raise ValueError("resume=True continues the table kept in `out`; give out=PATH")
     out = None if out is None else os.fspath(out)
     if client is None:
-        return _table(_native.sweep_table(name, X, settings, plan, out, bool(resume)))
+        return _table(
+            _native.sweep_table(name, X, settings, plan, out, bool(resume), int(verbose))
+        )
     from dask.distributed import as_completed
 
     count = _native.sweep_size(name, X, settings, plan)

@@ -39,6 +39,11 @@ pub trait Observer: Sync {
     /// stop: the one call a fit's loop makes after each iteration.
     fn step(&self, restart: usize, iteration: usize, evidence: &Evidence) -> crate::Result<()> {
         self.iteration(restart, iteration, evidence);
+        self.checkpoint()
+    }
+    /// [`crate::Error::Interrupted`] if the observer asks to stop: a check between the
+    /// steps of a long iteration.
+    fn checkpoint(&self) -> crate::Result<()> {
         if self.stopped() {
             Err(crate::Error::Interrupted)
         } else {

@@ -306,9 +306,7 @@ impl<'a> Sweep<'a> {
         let new = todo
             .par_iter()
             .map(|&i| {
-                if self.observer.stopped() {
-                    return Err(Error::Interrupted);
-                }
+                self.observer.checkpoint()?;
                 let c = &self.candidates[i];
                 let trial = Trial::timed(c, || self.evaluate(c));
                 // A fit cut short by the stop is not a result; one that finished is kept.

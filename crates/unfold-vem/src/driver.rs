@@ -127,8 +127,11 @@ pub fn run_from<M: LatentVariableModel>(
     let mut trace: Vec<Evidence> = Vec::new();
     let mut stop = Stop::MaxIter;
     for iteration in 1..=options.max_iter {
+        // A stop asked between the steps ends the iteration there.
         model.e_step(&mut q, &h)?;
+        observer.checkpoint()?;
         model.m_step(&q, &mut h)?;
+        observer.checkpoint()?;
         let evidence = model.elbo(&q, &h)?;
         check_bound(&evidence, iteration)?;
         observer.step(restart, iteration, &evidence)?;
