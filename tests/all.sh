@@ -12,15 +12,18 @@ venv=target/python-venv
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
-# The package is built once as a wheel, abi3 (one file for CPython 3.9 and later, installed
-# without a Rust toolchain); the tests run on that wheel installed.
+# The package is built once as a wheel by maturin: abi3 (one file for CPython 3.9 and
+# later) and tagged manylinux where the toolchain's glibc allows, installed without a Rust
+# toolchain; the tests run on that wheel installed, and one of them installs it into a
+# fresh environment with no Rust on PATH.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9,<2"
 rm -rf target/wheels
-"$venv/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps \
-    -w target/wheels ./python
+"$venv/bin/maturin" build --quiet --release -m python/Cargo.toml -o target/wheels
 wheel=$(ls target/wheels/unfold-*-cp39-abi3-*.whl)
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel[test]"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall \
     --no-deps "$wheel"
 echo "== Python: pytest"
 # From the repository root, so that `import unfold` is the installed package.
-UNFOLD_BIN="$PWD/target/release/unfold" "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
+UNFOLD_BIN="$PWD/target/release/unfold" UNFOLD_WHEEL="$PWD/$wheel" \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
