@@ -272,3 +272,35 @@ def test_sparse_input_fits_as_its_dense_copy_and_is_refused_when_that_would_not_
             unfold.PCA(n_components=2).fit(sp.csr_matrix(roll))
     finally:
         unfold.set_max_memory(None)
+
+
+def test_sparse_input_as_it_comes_converts_or_is_refused_clearly(roll):
+    """Float32 and integer sparse matrices, a pandas sparse frame and an empty row (a point
+    at the origin) fit as their float64 values; float16 (which scipy.sparse cannot hold)
+    fits from a dense array; NaN or Inf stored in a sparse matrix is refused by name."""
+    import pandas as pd
+
+    X = roll.copy()
+    X[X < 0] = 0.0
+    fit = lambda data: unfold.Isomap(n_components=2, n_neighbors=8).fit(data).embedding_
+    single = X.astype(np.float32)
+    for data, dense in (
+        (sp.csr_matrix(single), single.astype(np.float64)),
+        (pd.DataFrame.sparse.from_spmatrix(sp.csr_matrix(X)), X),
+        (sp.csc_matrix(X), X),
+    ):
+        np.testing.assert_array_equal(fit(data), fit(dense))
+    ints = np.rint(X * 10)
+    np.testing.assert_array_equal(
+        unfold.Isomap(n_components=2, n_neighbors=8).fit(sp.csr_matrix(ints.astype(np.int64))).embedding_,
+        unfold.Isomap(n_components=2, n_neighbors=8).fit(ints).embedding_,
+    )
+    empty = sp.csr_matrix(np.vstack([X, np.zeros(3)]))
+    assert unfold.Isomap(n_components=2, n_neighbors=8).fit(empty).embedding_.shape == (201, 2)
+    half = unfold.Isomap(n_components=2, n_neighbors=8).fit(X.astype(np.float16))
+    assert np.isfinite(half.embedding_).all()
+    for bad in (np.nan, np.inf):
+        S = sp.csr_matrix(X)
+        S.data[5] = bad
+        with pytest.raises(ValueError, match="NaN|infinity"):
+            unfold.Isomap(n_components=2, n_neighbors=8).fit(S)
