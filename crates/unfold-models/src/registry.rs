@@ -28,6 +28,7 @@ pub use crate::method::{
     Table, Value,
 };
 
+use crate::method::jitter;
 use crate::method::merged::Merged;
 use std::path::Path;
 use std::time::Instant;
@@ -288,15 +289,22 @@ impl Registry {
             ));
         }
         let start = Instant::now();
-        let merge = info.distinct_points
-            && data.graph.is_none()
-            && settings.choice("duplicates").is_ok_and(|d| d == "merge");
-        let points = merge.then(|| data.y.matrix());
+        // Repeated rows, for a method that needs distinct points: merged or jittered here
+        // (`error` is the method's own refusal).
+        let handling = settings.choice("duplicates").ok().filter(|d| *d != "error");
+        let points = (info.distinct_points && data.graph.is_none() && handling.is_some())
+            .then(|| data.y.matrix());
         let distinct = match &points {
             Some(y) => unfold_graph::distinct_rows(y)?,
             None => None,
         };
         let model = match (distinct, &points) {
+            (Some((first, copy_of)), Some(y)) if handling == Some("jitter") => {
+                let seed = settings.count("seed")? as u64;
+                observer.warn(&jitter::message(name, &first, &copy_of, seed));
+                let moved = jitter::jittered(y, &first, &copy_of, seed)?;
+                method.fit(&FitData::points(&moved), settings, observer)?
+            }
             (Some((first, copy_of)), Some(y)) => {
                 observer.warn(&Merged::message(name, &first, &copy_of));
                 let rows = y.select_rows(first.iter());

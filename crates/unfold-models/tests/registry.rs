@@ -242,7 +242,7 @@ fn separate_clusters_are_joined_with_a_warning_unless_connect_is_off() {
 /// row's embedding; its evidence on the rows as given is the distinct rows' evidence; with
 /// `duplicates = error` it refuses the data naming the rows.
 #[test]
-fn methods_that_need_distinct_points_merge_copies_with_a_warning() {
+fn methods_that_need_distinct_points_merge_or_jitter_copies_with_a_warning() {
     let registry = Registry::builtin();
     let one = data();
     let y = DMatrix::from_fn(52, 3, |i, j| {
@@ -296,6 +296,32 @@ fn methods_that_need_distinct_points_merge_copies_with_a_warning() {
             "{name}: {:?}",
             refused.err()
         );
+        // Jittered: every row is fitted, the copies moved a little, near their points but
+        // not on them.
+        let warnings = Warnings::default();
+        let jittered = registry
+            .fit(
+                name,
+                &FitData::points(&y),
+                &small(name).with("duplicates", Value::Choice("jitter".into())),
+                &warnings,
+            )
+            .unwrap_or_else(|e| panic!("{name} jitter: {e}"));
+        let said = warnings.0.lock().unwrap().clone();
+        assert!(
+            said[0].contains("50 = 7, 51 = 31") && said[0].contains("random offset of about 1%"),
+            "{name}: {said:?}"
+        );
+        let x = jittered.model.coords();
+        assert_eq!(x.nrows(), 52, "{name}");
+        let spread = (x.rows(0, 50).column(0).max() - x.rows(0, 50).column(0).min()).abs();
+        for (copy, of) in [(50, 7), (51, 31)] {
+            let apart = (x.row(copy) - x.row(of)).norm();
+            assert!(
+                apart > 0.0 && apart < 0.2 * spread,
+                "{name}: {apart} of {spread}"
+            );
+        }
     }
     assert_eq!(merging, ["isomap", "mvu", "meu", "alle", "mpme"]);
 }

@@ -39,24 +39,30 @@ impl Merged {
 
     /// The warning that says what was merged.
     pub(crate) fn message(method: &str, first: &[usize], copy_of: &[usize]) -> String {
-        let repeated: Vec<String> = (0..copy_of.len())
-            .filter(|&i| first[copy_of[i]] != i)
-            .take(5)
-            .map(|i| format!("{} = {}", i, first[copy_of[i]]))
-            .collect();
-        let copies = copy_of.len() - first.len();
+        let (copies, rows) = repeated_rows(first, copy_of);
         format!(
-            "{copies} of the {} points {} another point exactly (0-based rows: {}{}); {method} \
+            "{copies} of the {} points {} another point exactly (0-based rows: {rows}); {method} \
              needs distinct points, so it was fitted to the {} distinct ones and every copy \
              shares its point's embedding (the fit's other warnings number the distinct \
-             points). Pass duplicates = error to refuse such data",
+             points). Pass duplicates = jitter to move the copies apart instead, or error to \
+             refuse such data",
             copy_of.len(),
             if copies == 1 { "repeats" } else { "repeat" },
-            repeated.join(", "),
-            if copies > 5 { ", ..." } else { "" },
             first.len()
         )
     }
+}
+
+/// How many rows are copies, and the first five as `copy = original` (0-based rows).
+pub(crate) fn repeated_rows(first: &[usize], copy_of: &[usize]) -> (usize, String) {
+    let repeated: Vec<String> = (0..copy_of.len())
+        .filter(|&i| first[copy_of[i]] != i)
+        .take(5)
+        .map(|i| format!("{} = {}", i, first[copy_of[i]]))
+        .collect();
+    let copies = copy_of.len() - first.len();
+    let more = if copies > 5 { ", ..." } else { "" };
+    (copies, format!("{}{more}", repeated.join(", ")))
 }
 
 /// The rows of `m` (one per distinct row) repeated onto every row.

@@ -8,6 +8,7 @@
 //! every model depends on it ([`crate::registry`] lists the models at the top).
 
 mod declare;
+pub(crate) mod jitter;
 pub mod merged;
 mod params;
 mod points;

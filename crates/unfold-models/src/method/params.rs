@@ -283,9 +283,11 @@ impl ParamSpec {
         ParamSpec::choice(
             "duplicates",
             "merge",
-            &["merge", "error"],
+            &["merge", "jitter", "error"],
             "rows that repeat another exactly: fit the distinct points, every copy sharing its \
-             point's embedding, with a warning (merge), or refuse them (error)",
+             point's embedding, with a warning (merge), move each copy by a seeded offset of 1% \
+             of its point's nearest-neighbour distance, with a warning (jitter), or refuse them \
+             (error)",
         )
     }
 
