@@ -18,6 +18,7 @@ mod conversion;
 mod metrics;
 mod model;
 mod settings;
+mod sparse;
 mod sweeps;
 mod watch;
 
@@ -35,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sweeps::SweepTable>()?;
     m.add_function(wrap_pyfunction!(settings::set_max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(settings::check_dense_copy, m)?)?;
+    m.add_function(wrap_pyfunction!(sparse::pca_sparse, m)?)?;
     metrics::register(m)?;
     m.add_function(wrap_pyfunction!(conversion::_panic_for_tests, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -90,6 +90,18 @@ fn evidence_tuple<'py>(py: Python<'py>, e: &Evidence) -> PyResult<Bound<'py, PyT
     )
 }
 
+impl NativeModel {
+    /// A model fitted outside [`fit`] in `seconds`, with its own evidence.
+    pub(crate) fn fitted(model: Box<dyn Model>, seconds: f64) -> Self {
+        let evidence = Some(model.evidence());
+        NativeModel {
+            model,
+            seconds: Some(seconds),
+            evidence,
+        }
+    }
+}
+
 #[pymethods]
 impl NativeModel {
     /// Seconds the fit took inside Rust (`None` for a loaded model): the time the Python

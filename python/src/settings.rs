@@ -177,9 +177,10 @@ pub(crate) fn check_dense_copy(n: usize, p: usize) -> PyResult<()> {
                 n,
                 bytes: &bytes,
                 holds: format!("{n} x {p} float64 values"),
-                alternative: "reduce the features first: a PCA (scanpy.pp.pca, then \
-                              use_rep='X_pca'; or sklearn's TruncatedSVD) gives the methods \
-                              the same neighbours at a fraction of the size",
+                alternative: "reduce the features first: unfold.PCA and unfold.tl.pca take \
+                              the sparse matrix without a dense copy (or scanpy.pp.pca), and \
+                              use_rep='X_pca' gives the methods the same neighbours at a \
+                              fraction of the size",
             })
         })
         .map_err(to_py)

@@ -129,3 +129,29 @@ def test_embed_takes_sparse_counts_as_their_values():
     b = unfold.tl.embed(sparse, method="le", use_rep="X", n_neighbors=8)
     np.testing.assert_array_equal(a.embedding_, b.embedding_)
     assert sp.issparse(sparse.X)
+
+
+def test_tl_pca_reads_sparse_counts_without_a_dense_copy():
+    """``tl.pca`` on a sparse ``adata.X`` writes scanpy's layout under a memory limit that
+    refuses the dense copy, and ``tl.ddrtree`` then reads ``X_pca``."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(5)
+    t = np.sort(rng.uniform(0, 1, 400))
+    means = np.c_[np.outer(t, rng.uniform(0, 8, 60)), np.outer(1 - t, rng.uniform(0, 8, 60))]
+    counts = sp.csr_matrix(rng.poisson(means).astype(np.float32))
+    adata = anndata.AnnData(counts)
+    unfold.set_max_memory("100K")
+    try:
+        with pytest.raises(MemoryError, match="tl.pca"):
+            unfold.tl.embed(adata, method="isomap", use_rep="X")
+        est = unfold.tl.pca(adata, n_comps=10)
+    finally:
+        unfold.set_max_memory(None)
+    assert adata.obsm["X_pca"].shape == (400, 10) and adata.varm["PCs"].shape == (120, 10)
+    np.testing.assert_array_equal(adata.uns["pca"]["variance"], est.explained_variance_)
+    assert np.all(np.diff(adata.uns["pca"]["variance"]) <= 0)
+    unfold.tl.ddrtree(adata, root_cell=int(np.argmin(t)))
+    from scipy.stats import spearmanr
+
+    assert spearmanr(adata.obs["ddrtree_pseudotime"], t)[0] > 0.9

@@ -268,8 +268,8 @@ def test_sparse_input_fits_as_its_dense_copy_and_is_refused_when_that_would_not_
         np.testing.assert_array_equal(est.transform(fmt(roll[:5])), dense.transform(roll[:5]))
     unfold.set_max_memory("1K")
     try:
-        with pytest.raises(MemoryError, match="PCA"):
-            unfold.PCA(n_components=2).fit(sp.csr_matrix(roll))
+        with pytest.raises(MemoryError, match="unfold.PCA and unfold.tl.pca take the sparse"):
+            unfold.Isomap(n_components=2).fit(sp.csr_matrix(roll))
     finally:
         unfold.set_max_memory(None)
 
@@ -304,3 +304,40 @@ def test_sparse_input_as_it_comes_converts_or_is_refused_clearly(roll):
         S.data[5] = bad
         with pytest.raises(ValueError, match="NaN|infinity"):
             unfold.Isomap(n_components=2, n_neighbors=8).fit(S)
+
+
+def test_pca_of_sparse_points_is_never_densified_and_equals_the_dense_fit():
+    """PCA of a scipy.sparse matrix (int32 or int64 indices, float32, float64 or integer
+    values) gives the dense randomized PCA's axes, coordinates and variances, projects
+    sparse new points without a dense copy, and works under a memory limit that refuses
+    the dense copy; the axes are scikit-learn's ``components_`` and match its PCA."""
+    from sklearn.decomposition import PCA as SkPCA
+
+    rng = np.random.default_rng(4)
+    latent = rng.standard_normal((600, 4)) * [6.0, 4.0, 2.5, 1.5]
+    counts = np.maximum(0, np.rint(latent @ rng.standard_normal((4, 300)) + 1.0))
+    S = sp.csr_matrix(counts)
+    dense = unfold.PCA(n_components=4, solver="randomized").fit(counts)
+    unfold.set_max_memory("1M")
+    try:
+        with pytest.raises(MemoryError):
+            unfold.Isomap(n_components=2).fit(S)
+        for data in (S, S.astype(np.float32), S.astype(np.int64), sp.csc_matrix(S)):
+            if data is S:
+                data = data.copy()
+                data.indices = data.indices.astype(np.int64)
+                data.indptr = data.indptr.astype(np.int64)
+            est = unfold.PCA(n_components=4).fit(data)
+            tol = 1e-4 if data.dtype == np.float32 else 1e-8
+            scale = np.abs(dense.embedding_).max()
+            np.testing.assert_allclose(est.embedding_, dense.embedding_, atol=tol * scale)
+            np.testing.assert_allclose(est.explained_variance_, dense.explained_variance_, rtol=tol)
+        new = est.transform(S[:7])
+    finally:
+        unfold.set_max_memory(None)
+    np.testing.assert_allclose(new, dense.transform(counts[:7]), atol=1e-8 * scale)
+    sk = SkPCA(n_components=4).fit(counts)
+    np.testing.assert_allclose(np.abs(est.components_), np.abs(sk.components_), atol=1e-6)
+    np.testing.assert_allclose(est.explained_variance_, sk.explained_variance_, rtol=1e-6)
+    with pytest.raises(ValueError, match="sparse"):
+        est.score(counts)

@@ -141,6 +141,8 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
         return self
 
     def _fit(self, X, graph):
+        if sp.issparse(X) and self._info["name"] == "pca":
+            return self._fit_sparse_pca(X)
         X = self._check_x(X, reset=True)
         edges = None
         if graph is not None:
@@ -160,6 +162,25 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
             listener.close()
         self._set_fitted(model, X)
 
+    def _fit_sparse_pca(self, X):
+        """PCA of sparse points without a dense copy: the randomized solver on the
+        implicitly centred matrix, read where it lies (``solver`` does not apply)."""
+        if not np.issubdtype(X.dtype, np.floating) or X.dtype == np.float16:
+            # Counts are exact in single precision up to 2^24.
+            small = X.nnz == 0 or np.abs(X.data).max() < 2**24
+            X = X.astype(np.float32 if small and X.dtype != np.float16 else np.float64)
+        X = validate_data(
+            self, X, reset=True, dtype=(np.float64, np.float32), accept_sparse="csr",
+            ensure_min_samples=2,
+        )
+        indices = X.indices
+        indptr = X.indptr.astype(indices.dtype, copy=False)
+        seed = 0 if self.random_state is None else int(self.random_state)
+        model, mean, axes, variances = _native.pca_sparse(
+            X.shape, indptr, indices, X.data, int(self.n_components), seed
+        )
+        self._set_fitted(model, None)
+
     def _set_fitted(self, model, X):
         self.model_ = model
         self.embedding_ = model.embedding()
@@ -172,6 +193,14 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
         self.stopped_by_ = c["stopped_by"]
         self.trace_ = c["trace"]
         self.tables_ = {name: (header, rows) for name, header, rows in model.tables()}
+        if self._info["name"] == "pca":
+            # scikit-learn's names: the axes as rows, their means and variances.
+            _, axes = self.tables_["axes"]
+            self.mean_ = axes[:, 0].copy()
+            self.components_ = axes[:, 1:].T.copy()
+            self.explained_variance_ = self.tables_["variance"][1][:, 0].copy()
+        # The training points, for `score` and `transform` of them (None after a sparse
+        # PCA, which keeps no dense copy).
         self._fit_X = X
 
     @property
@@ -192,6 +221,10 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
         score's Gaussian process from the embedding to the training data."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        if self._fit_X is None:
+            raise ValueError(
+                "this PCA was fitted to sparse points and keeps no dense copy to score against"
+            )
         if X.shape == self._fit_X.shape and np.array_equal(X, self._fit_X):
             return self.evidence_.value
         if not self._info["projects"]:
@@ -236,6 +269,10 @@ class ProjectingEstimator(UnfoldEstimator):
         X = validate_data(
             self, X, reset=False, dtype=np.float64, order="C", accept_sparse=("csr", "csc", "coo")
         )
+        if sp.issparse(X) and self._info["name"] == "pca":
+            # (X - 1 mean^T) V without the dense X.
+            V = self.components_.T
+            return Projection(np.asarray(X @ V) - self.mean_ @ V, None)
         mean, covariance = self.model_.project(_dense(X))
         return Projection(mean, covariance)
 

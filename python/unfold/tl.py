@@ -11,11 +11,15 @@ import scipy.sparse as sp
 from . import _estimators
 
 
-def _points(adata, use_rep):
+def _points(adata, use_rep, keep_sparse=False):
     if use_rep is None:
         use_rep = "X_pca" if "X_pca" in adata.obsm else "X"
     if use_rep == "X":
-        X = _estimators._dense(adata.X) if sp.issparse(adata.X) else adata.X
+        if sp.issparse(adata.X):
+            # PCA reads sparse counts where they lie; the other methods need a dense copy,
+            # checked against the memory limit (the refusal names ``tl.pca``).
+            return (adata.X if keep_sparse else _estimators._dense(adata.X)), use_rep
+        X = adata.X
     else:
         if use_rep not in adata.obsm:
             raise KeyError(
@@ -46,7 +50,7 @@ def embed(adata, method="meu", use_rep=None, key_added=None, copy=False, **param
     ``adata`` when ``copy=True``.
     """
     adata = adata.copy() if copy else adata
-    X, rep = _points(adata, use_rep)
+    X, rep = _points(adata, use_rep, keep_sparse=method == "pca")
     est = _estimator(method, params).fit(X)
     key = key_added or method.replace("-", "_")
     adata.obsm[f"X_{key}"] = est.embedding_
@@ -60,6 +64,23 @@ def embed(adata, method="meu", use_rep=None, key_added=None, copy=False, **param
         "n_iter": int(est.n_iter_),
         "model": np.frombuffer(est.model_.to_bytes(), dtype=np.uint8),
     }
+    return adata if copy else est
+
+
+def pca(adata, n_comps=50, random_state=0, copy=False):
+    """Principal components of ``adata.X`` in scanpy's layout: ``adata.obsm["X_pca"]``
+    (cells x n_comps), ``adata.varm["PCs"]`` (genes x n_comps, the axes) and
+    ``adata.uns["pca"]["variance"]``. Sparse counts are never densified: the randomized
+    solver works on the implicitly centred matrix where it lies (memory about the matrix
+    plus the output). The other tools then read ``X_pca`` by default. Returns the fitted
+    ``unfold.PCA``, or the copy of ``adata`` when ``copy=True``.
+    """
+    adata = adata.copy() if copy else adata
+    X = adata.X if sp.issparse(adata.X) else np.asarray(adata.X, dtype=np.float64)
+    est = _estimator("pca", {"n_components": n_comps, "random_state": random_state}).fit(X)
+    adata.obsm["X_pca"] = est.embedding_
+    adata.varm["PCs"] = est.components_.T
+    adata.uns["pca"] = {"variance": est.explained_variance_, "params": {"n_comps": n_comps}}
     return adata if copy else est
 
 

@@ -73,6 +73,7 @@ pub mod simd;
 pub mod soft_assign;
 pub mod sparse;
 pub mod sparse_cholesky;
+pub mod sparse_rows;
 #[cfg(test)]
 mod test_util;
 pub mod view;
@@ -91,10 +92,14 @@ pub use eigen::{
 pub use lanczos::{partial_sym_eigen, PartialEigenOptions, Which};
 pub use operator::SymOperator;
 pub use packed::PackedSym;
-pub use pca::{principal_components, principal_components_of, PcaSolver, PrincipalComponents};
+pub use pca::{
+    principal_components, principal_components_of, principal_components_sparse, PcaSolver,
+    PrincipalComponents,
+};
 pub use quasi_definite::{QuasiDefiniteFactor, QuasiDefiniteSymbolic};
 pub use rank::signal_rank;
 pub use selected_inverse::{FillOrdering, SelectedInverse, SparseFactor, SparseSymbolic};
 pub use simd::{exp, lane_sum, vectorize};
 pub use sparse::CsrMatrix;
 pub use sparse_cholesky::SparseCholesky;
+pub use sparse_rows::{SparseIndex, SparseRows, SparseValue};

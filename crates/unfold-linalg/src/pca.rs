@@ -24,7 +24,9 @@
 use crate::dense_eigen::sym_eigen;
 use crate::gemm::{centred_mul, centred_tr_mul_self, mul, mul_with, tr_mul};
 use crate::view::{as_faer, par_for, to_nalgebra};
-use crate::{column_means, fix_signs, largest_eigenpairs, SymMatrix};
+use crate::{
+    column_means, fix_signs, largest_eigenpairs, SparseIndex, SparseRows, SparseValue, SymMatrix,
+};
 use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
@@ -218,24 +220,41 @@ fn orth(a: &DMatrix<f64>) -> DMatrix<f64> {
     to_nalgebra(as_faer(a).qr().compute_thin_Q().as_ref())
 }
 
-/// The randomized axes (module doc).
+/// The randomized axes (module doc) of the dense rows `y`.
 fn randomized(
     y: MatRef<'_, f64>,
     mean: &DVector<f64>,
     q: usize,
     seed: u64,
 ) -> Result<DMatrix<f64>> {
-    let (n, p) = (y.nrows(), y.ncols());
+    randomized_axes(
+        (y.nrows(), y.ncols()),
+        q,
+        seed,
+        |z| centred_mul(y, mean, z),
+        |w| centred_tr_mul(y, mean, w),
+    )
+}
+
+/// Randomized subspace iteration (module doc) on any data of `shape` (n, p) given by its
+/// centred products `yc_mul(z) = Yc z` and `yc_tr_mul(w) = Yc^T w`.
+fn randomized_axes(
+    (n, p): (usize, usize),
+    q: usize,
+    seed: u64,
+    yc_mul: impl Fn(&DMatrix<f64>) -> DMatrix<f64>,
+    yc_tr_mul: impl Fn(&DMatrix<f64>) -> DMatrix<f64>,
+) -> Result<DMatrix<f64>> {
     let l = q + OVERSAMPLE;
     let mut rng = unfold_core::seeded_rng(seed);
     let omega = DMatrix::from_fn(p, l, |_, _| StandardNormal.sample(&mut rng));
-    let mut basis = orth(&centred_mul(y, mean, &omega));
+    let mut basis = orth(&yc_mul(&omega));
     for _ in 0..power_iterations(n, p, q) {
-        let z = orth(&centred_tr_mul(y, mean, &basis));
-        basis = orth(&centred_mul(y, mean, &z));
+        let z = orth(&yc_tr_mul(&basis));
+        basis = orth(&yc_mul(&z));
     }
     // B^T = Yc^T Q (p x l); B B^T = (B^T)^T B^T.
-    let bt = centred_tr_mul(y, mean, &basis);
+    let bt = yc_tr_mul(&basis);
     let small = sym_eigen(&bt.tr_mul(&bt))?;
     let mut components = DMatrix::zeros(p, q);
     for j in 0..q {
@@ -247,6 +266,78 @@ fn randomized(
         components.set_column(j, &(&bt * small.vectors.column(k) / s2.sqrt()));
     }
     Ok(components)
+}
+
+/// Entries up to which a sparse matrix too narrow (or too short) for the randomized
+/// solver is densified for the exact one: 50 million, 400 MB.
+const SPARSE_DENSE_MAX: usize = 50_000_000;
+
+/// The top-q principal components of the rows of a sparse matrix, never densified: the
+/// randomized solver on the implicitly centred products `Yc z = Y z - 1 (mu^T z)` and
+/// `Yc^T w = Y^T w - mu (1^T w)` ([`SparseRows`]), `O(nnz l)` per pass and `O((n + p) l)`
+/// memory beyond the matrix. A matrix with `min(n, p) <= q + 10`, where the randomized
+/// solver does not apply, is densified for the exact solver if it has at most 50 million
+/// entries, and refused otherwise. Same result type as [`principal_components`], with
+/// [`PcaSolver::Randomized`] (or `Exact` where densified).
+///
+/// # Errors
+/// As [`principal_components`], and a narrow matrix too large to densify.
+pub fn principal_components_sparse<I: SparseIndex, T: SparseValue>(
+    y: &SparseRows<'_, I, T>,
+    q: usize,
+    seed: u64,
+) -> Result<PrincipalComponents> {
+    let (n, p) = y.shape();
+    if q == 0 || q > p || n < 2 {
+        return Err(Error::invalid(
+            "dim",
+            format!("{q} components of {n} points in {p} dimensions: need 1 <= q <= p and n >= 2"),
+        ));
+    }
+    if q + OVERSAMPLE >= n.min(p) {
+        if n.saturating_mul(p) > SPARSE_DENSE_MAX {
+            return Err(Error::invalid(
+                "dim",
+                format!(
+                    "{q} components of a sparse {n} x {p} matrix: the sparse solver needs \
+                     q + 10 < min(n, p) = {}; ask for fewer components",
+                    n.min(p)
+                ),
+            ));
+        }
+        return principal_components(&y.to_dense(), q, PcaSolver::Exact, seed);
+    }
+    let mean = y.column_means();
+    let yc_mul = |z: &DMatrix<f64>| {
+        let mut out = y.mul(z);
+        let shift = z.tr_mul(&mean);
+        for (mut col, &s) in out.column_iter_mut().zip(shift.iter()) {
+            col.add_scalar_mut(-s);
+        }
+        out
+    };
+    let yc_tr_mul = |w: &DMatrix<f64>| {
+        let mut out = y.tr_mul(w);
+        for (mut col, wcol) in out.column_iter_mut().zip(w.column_iter()) {
+            col.axpy(-wcol.sum(), &mean, 1.0);
+        }
+        out
+    };
+    let mut components = randomized_axes((n, p), q, seed, yc_mul, yc_tr_mul)?;
+    fix_signs(&mut components);
+    let coords = yc_mul(&components);
+    let scale = 1.0 / (n as f64 - 1.0);
+    let variances = DVector::from_fn(q, |j, _| coords.column(j).norm_squared() * scale);
+    if variances.iter().any(|&v| v <= 0.0) {
+        return Err(rank_error(q));
+    }
+    Ok(PrincipalComponents {
+        mean,
+        components,
+        variances,
+        coords,
+        solver: PcaSolver::Randomized,
+    })
 }
 
 #[cfg(test)]
@@ -267,6 +358,49 @@ mod tests {
         let mut y = u * s * w.transpose() + gauss(n, p) * 1e-3;
         y.column_mut(0).add_scalar_mut(5.0);
         y
+    }
+
+    /// `y` with about `keep` of its entries (a fixed pattern) as CSR arrays.
+    fn sparsified(y: &DMatrix<f64>, keep: usize) -> (Vec<i32>, Vec<i32>, Vec<f64>) {
+        let (mut indptr, mut indices, mut data) = (vec![0i32], Vec::new(), Vec::new());
+        for i in 0..y.nrows() {
+            // Columns in descending order: the products must not need sorted rows.
+            for j in (0..y.ncols()).rev() {
+                if (i * 7 + j * 13) % keep == 0 {
+                    indices.push(j as i32);
+                    data.push(y[(i, j)]);
+                }
+            }
+            indptr.push(indices.len() as i32);
+        }
+        (indptr, indices, data)
+    }
+
+    /// The sparse solver is the dense randomized one on the same matrix (to round-off: the
+    /// products are summed in another order), and a matrix too narrow for it gets the
+    /// exact solver's components.
+    #[test]
+    fn sparse_pca_is_the_randomized_pca_of_the_dense_matrix() {
+        for (n, p, q) in [(400, 150, 5), (120, 900, 3)] {
+            let (indptr, indices, data) = sparsified(&gapped(n, p, 5), 4);
+            let y = SparseRows::new(n, p, &indptr, &indices, &data).unwrap();
+            let dense = y.to_dense();
+            let got = principal_components_sparse(&y, q, 9).unwrap();
+            let want = principal_components(&dense, q, PcaSolver::Randomized, 9).unwrap();
+            assert_eq!(got.solver, PcaSolver::Randomized);
+            assert!((&got.mean - &want.mean).amax() < 1e-13);
+            let rel = |a: &DMatrix<f64>, b: &DMatrix<f64>| (a - b).amax() / b.amax();
+            assert!(rel(&got.components, &want.components) < 1e-9, "{n} x {p}");
+            assert!(rel(&got.coords, &want.coords) < 1e-9, "{n} x {p}");
+            let v = (&got.variances - &want.variances).amax() / want.variances[0];
+            assert!(v < 1e-12, "{v}");
+        }
+        let (indptr, indices, data) = sparsified(&gapped(60, 12, 2), 3);
+        let y = SparseRows::new(60, 12, &indptr, &indices, &data).unwrap();
+        let got = principal_components_sparse(&y, 4, 0).unwrap();
+        let want = principal_components(&y.to_dense(), 4, PcaSolver::Exact, 0).unwrap();
+        assert_eq!(got.components, want.components);
+        assert!(principal_components_sparse(&y, 13, 0).is_err());
     }
 
     /// `|| (I - A A^T) B ||_F` for orthonormal A and B: the sines of the angles between

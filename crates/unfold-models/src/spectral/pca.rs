@@ -103,7 +103,7 @@ impl OutOfSample for Pca {
 /// PCA in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
+    use crate::method::{Family, FitData, MethodInfo, Model, Registered, Table};
     use unfold_core::Observer;
 
     impl Registered for Pca {
@@ -130,6 +130,31 @@ mod registration {
 
         fn out_of_sample(&self) -> Option<&dyn crate::traits::OutOfSample> {
             Some(self)
+        }
+
+        /// `axes`: one row per feature, its mean and its loading on each axis; `variance`:
+        /// one row per axis.
+        fn tables(&self) -> Vec<Table> {
+            let (p, q) = self.components.shape();
+            let mut header = vec!["mean".to_string()];
+            header.extend((1..=q).map(|j| format!("pc{j}")));
+            let axes = DMatrix::from_fn(p, q + 1, |i, j| match j {
+                0 => self.mean[i],
+                j => self.components[(i, j - 1)],
+            });
+            let variance = DMatrix::from_column_slice(q, 1, self.explained_variance.as_slice());
+            vec![
+                Table {
+                    name: "axes",
+                    header,
+                    rows: axes,
+                },
+                Table {
+                    name: "variance",
+                    header: vec!["variance".to_string()],
+                    rows: variance,
+                },
+            ]
         }
     }
 }
