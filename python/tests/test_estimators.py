@@ -308,7 +308,7 @@ def test_sparse_input_as_it_comes_converts_or_is_refused_clearly(roll):
 
 def test_pca_of_sparse_points_is_never_densified_and_equals_the_dense_fit():
     """PCA of a scipy.sparse matrix (int32 or int64 indices, float32, float64 or integer
-    values) gives the dense randomized PCA's axes, coordinates and variances, projects
+    values) gives the exact dense PCA's axes, coordinates and variances, projects
     sparse new points without a dense copy, and works under a memory limit that refuses
     the dense copy; the axes are scikit-learn's ``components_`` and match its PCA."""
     from sklearn.decomposition import PCA as SkPCA
@@ -317,7 +317,7 @@ def test_pca_of_sparse_points_is_never_densified_and_equals_the_dense_fit():
     latent = rng.standard_normal((600, 4)) * [6.0, 4.0, 2.5, 1.5]
     counts = np.maximum(0, np.rint(latent @ rng.standard_normal((4, 300)) + 1.0))
     S = sp.csr_matrix(counts)
-    dense = unfold.PCA(n_components=4, solver="randomized").fit(counts)
+    dense = unfold.PCA(n_components=4, solver="exact").fit(counts)
     unfold.set_max_memory("1M")
     try:
         with pytest.raises(MemoryError):
