@@ -69,3 +69,38 @@ def test_select_matches_the_command_line(tmp_path, cli):
     ours = unfold.select("meu", X, k=range(5, 9), restarts=2)
     cols = ["k", "graph", "dim", "restart", "seed", "kind", "value", "best"]
     pd.testing.assert_frame_equal(ours[cols], theirs[cols], check_exact=True, check_dtype=False)
+
+
+def test_the_command_line_reduces_a_scipy_sparse_matrix_without_a_dense_copy(tmp_path, cli):
+    """``unfold fit`` reads a matrix saved by ``scipy.sparse.save_npz`` and reduces it with
+    ``--preprocess log1p,pca:Q`` (the exact sparse PCA): PCA of those coordinates is
+    scikit-learn's PCA of the dense log1p counts; without a reduction it says what to do,
+    and another sparse format is refused naming the conversion."""
+    import scipy.sparse as sp
+    from sklearn.decomposition import PCA
+
+    rng = np.random.default_rng(8)
+    means = np.exp(rng.standard_normal((300, 3)) @ rng.standard_normal((3, 80)) * 0.7)
+    counts = sp.csr_matrix(rng.poisson(means).astype(np.float64))
+    path = tmp_path / "counts.npz"
+    sp.save_npz(path, counts)
+    out = tmp_path / "x.csv"
+    run = subprocess.run(
+        [str(cli), "fit", "--method", "pca", "--dim", "2", "--input", str(path),
+         "--preprocess", "log1p,pca:6", "--out", str(out)],
+        capture_output=True, text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    got = np.loadtxt(out, delimiter=",", skiprows=1)
+    want = PCA(n_components=2).fit_transform(np.log1p(counts.toarray()))
+    np.testing.assert_allclose(np.abs(got), np.abs(want), atol=1e-7 * np.abs(want).max())
+    run = subprocess.run(
+        [str(cli), "fit", "--method", "isomap", "--input", str(path)], capture_output=True, text=True
+    )
+    assert run.returncode != 0 and "--preprocess log1p,pca:50" in run.stderr
+    sp.save_npz(tmp_path / "c.npz", counts.tocsc())
+    run = subprocess.run(
+        [str(cli), "fit", "--method", "pca", "--input", str(tmp_path / "c.npz"), "--preprocess", "pca:4"],
+        capture_output=True, text=True,
+    )
+    assert run.returncode != 0 and "X.tocsr()" in run.stderr

@@ -5,12 +5,29 @@ use unfold_core::Result;
 use unfold_data::{read_points, CsvOptions, Dataset, Preprocessing, Step};
 
 /// Reads `input` and fits the `--preprocess` steps (if any) to its points; the returned
-/// data set holds the transformed points.
+/// data set holds the transformed points. A sparse matrix saved by
+/// `scipy.sparse.save_npz` is reduced without a dense copy ([`Preprocessing::fit_sparse`]:
+/// `--preprocess log1p,pca:50` and the like).
 pub fn load(
     input: &Path,
     label_column: Option<&str>,
     preprocess: Option<&str>,
 ) -> Result<(Dataset, Preprocessing)> {
+    if let Some(csr) = unfold_data::read_sparse(input)? {
+        let steps = match preprocess {
+            Some(text) => Step::parse_list(text)?,
+            None => return Err(sparse_needs_pca(csr.nrows, csr.ncols)),
+        };
+        let (pipeline, points) = Preprocessing::fit_sparse(&steps, csr)?;
+        let name = input
+            .file_stem()
+            .map_or_else(|| "data".to_string(), |s| s.to_string_lossy().into_owned());
+        let mut data = Dataset::from_points(&name, points);
+        data.feature_names = (1..=data.points.ncols())
+            .map(|j| format!("pc{j}"))
+            .collect();
+        return Ok((data, pipeline));
+    }
     let mut data = read_points(
         input,
         &CsvOptions {
@@ -28,4 +45,15 @@ pub fn load(
     }
     data.points = points;
     Ok((data, pipeline))
+}
+
+/// The refusal of sparse input without a reduction.
+fn sparse_needs_pca(n: usize, p: usize) -> unfold_core::Error {
+    unfold_core::Error::invalid(
+        "preprocess",
+        format!(
+            "the input is a sparse {n} x {p} matrix: reduce it with --preprocess pca:Q (after \
+             log1p, if any), e.g. --preprocess log1p,pca:50; the methods compute on dense points"
+        ),
+    )
 }

@@ -17,7 +17,7 @@ pub mod synthetic;
 pub use csv::{parse_csv, read_csv, to_csv_string, write_csv, CsvOptions};
 pub use dataset::Dataset;
 pub use npy::{parse_npy, read_npy, write_npy};
-pub use npz::parse_npz;
+pub use npz::{parse_npz, parse_sparse_npz, SparseCsr};
 pub use preprocess::{Preprocessing, Step};
 pub use scale::{centre, standardise, Standardised};
 pub use split::holdout_split;
@@ -44,6 +44,22 @@ pub fn read_points(spec: &Path, opts: &CsvOptions) -> Result<Dataset> {
     }
     let raw = read_file(path).map_err(|e| Error::io(path, e))?;
     parse_points(raw, path, array, opts)
+}
+
+/// The sparse matrix of `path` when it is an archive written by `scipy.sparse.save_npz`
+/// ([`parse_sparse_npz`]); `None` for any other file.
+pub fn read_sparse(path: &Path) -> Result<Option<SparseCsr>> {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    let zip = std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && &magic == npz::MAGIC;
+    if !zip {
+        return Ok(None);
+    }
+    let bytes = read_file(path).map_err(|e| Error::io(path, e))?;
+    parse_sparse_npz(&bytes, &path.display().to_string())
 }
 
 /// Whether `path` holds an uncompressed `.npy` array (by its first bytes) and is not named

@@ -126,6 +126,66 @@ impl Preprocessing {
         ))
     }
 
+    /// Fits `steps` to a sparse matrix without a dense copy: leading `log1p` steps act on
+    /// its stored values (`ln(1 + 0) = 0` keeps it sparse), then `pca:Q` is the exact
+    /// sparse PCA ([`unfold_linalg::principal_components_sparse`]) and the steps after it
+    /// act on the Q dense coordinates. Returns the pipeline, which applies to dense new
+    /// points as usual, with the transformed points.
+    ///
+    /// # Errors
+    /// Steps without `pca:Q` after the leading `log1p` (centring or scaling would make the
+    /// matrix dense), values at or below -1 for `log1p`, and the steps' own errors.
+    pub fn fit_sparse(
+        steps: &[Step],
+        mut y: crate::SparseCsr,
+    ) -> Result<(Preprocessing, DMatrix<f64>)> {
+        let logs = steps.iter().take_while(|s| **s == Step::Log1p).count();
+        let Some(&Step::Pca(q)) = steps.get(logs) else {
+            return Err(Error::invalid(
+                "preprocess",
+                "sparse input is reduced by pca:Q before anything else (log1p may come \
+                 first): centre or scale would make it dense; e.g. --preprocess log1p,pca:50",
+            ));
+        };
+        if logs > 0 {
+            if let Some(v) = y.data.iter().find(|v| **v <= -1.0) {
+                return Err(Error::invalid(
+                    "preprocess",
+                    format!("log1p needs values above -1; the sparse input holds {v}"),
+                ));
+            }
+            for v in &mut y.data {
+                for _ in 0..logs {
+                    *v = v.ln_1p();
+                }
+            }
+        }
+        let (n, p) = (y.nrows, y.ncols);
+        if q > p || q >= n {
+            return Err(Error::invalid(
+                "preprocess",
+                format!(
+                    "pca:{q} needs fewer components than the {p} columns and the {n} points it gets; choose a smaller Q"
+                ),
+            ));
+        }
+        let pc = unfold_linalg::principal_components_sparse(&y.rows()?, q, 0)?;
+        let mut fitted = vec![Fitted::Log1p; logs];
+        fitted.push(Fitted::Pca {
+            mean: pc.mean,
+            components: pc.components,
+        });
+        let (rest, points) = Preprocessing::fit(&steps[logs + 1..], pc.coords)?;
+        fitted.extend(rest.steps);
+        Ok((
+            Preprocessing {
+                steps: fitted,
+                input_dim: p,
+            },
+            points,
+        ))
+    }
+
     /// Transforms new points (rows, with the training data's columns) as the training
     /// points were.
     pub fn apply(&self, y: DMatrix<f64>) -> Result<DMatrix<f64>> {
