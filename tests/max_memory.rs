@@ -43,7 +43,6 @@ fn every_method_whose_memory_grows_faster_than_n_refuses_a_tiny_limit() {
         &["--method", "lllvm"],
         &["--method", "spl"],
         &["--method", "mpme", "--solver", "dense"],
-        &["--method", "drtree"],
     ];
     for case in cases {
         // The option is global: before the command or among its options.

@@ -4,7 +4,9 @@
 use nalgebra::DMatrix;
 use numpy::ndarray::{Array2, ShapeBuilder};
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyKeyboardInterrupt, PyMemoryError, PyOSError, PyRuntimeError, PyValueError,
+};
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use unfold_core::{Error, Order};
@@ -18,17 +20,20 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         Error::Io { .. } => PyOSError::new_err(message),
         Error::OverMemoryLimit(_) => PyMemoryError::new_err(message),
         Error::Numerical { .. } | Error::NotConverged { .. } => PyRuntimeError::new_err(message),
+        // Stopped by Ctrl-C heard on another thread of the process.
+        Error::Interrupted => PyKeyboardInterrupt::new_err(message),
         _ => PyValueError::new_err(message),
     }
 }
 
 /// Runs `work` without the GIL, turning an unfold error into its Python exception and a
-/// panic into a `RuntimeError`.
+/// panic into a `RuntimeError`; Ctrl-C stops it as [`compute_interruptible`] does.
 pub(crate) fn compute<T: Send>(
     py: Python<'_>,
     work: impl FnOnce() -> unfold_core::Result<T> + Send,
 ) -> PyResult<T> {
-    outcome(py.detach(|| catch_unwind(AssertUnwindSafe(work))))
+    let unused = std::sync::atomic::AtomicBool::new(false);
+    compute_interruptible(py, &unused, |_| Ok(()), work)
 }
 
 /// A caught run of `work` as [`compute`] returns it.
@@ -48,10 +53,14 @@ fn outcome<T>(run: std::thread::Result<unfold_core::Result<T>>) -> PyResult<T> {
 
 /// [`compute`] for a fit that can be stopped: `work` runs on a thread of its own while
 /// this one, between short waits without the GIL, lets the interpreter run its signal
-/// handlers and calls `tick` (progress). When one raises (Ctrl-C's `KeyboardInterrupt`), `interrupted` is set, which
-/// the fit's observer reports ([`unfold_core::Observer::stopped`]), the fit stops after
-/// its current iteration, and the handler's exception is raised. The interpreter's own
-/// handlers do the hearing, so whatever handler a notebook installs is respected.
+/// handlers and calls `tick` (progress). When a signal handler raises (Ctrl-C's
+/// `KeyboardInterrupt`), the process's interruption flag is set
+/// ([`unfold_core::interrupt`]), which the long kernels check at least every half second
+/// of work, and the handler's exception is raised once the work has returned (the flag is
+/// then cleared). When `tick` raises (a listener's stop), only `interrupted` is set, which
+/// this fit's observer reports ([`unfold_core::Observer::stopped`]) at its next
+/// iteration. The interpreter's own handlers do the hearing, so whatever handler a
+/// notebook installs is respected.
 pub(crate) fn compute_interruptible<T: Send>(
     py: Python<'_>,
     interrupted: &std::sync::atomic::AtomicBool,
@@ -68,6 +77,7 @@ pub(crate) fn compute_interruptible<T: Send>(
             let _ = done.send(catch_unwind(AssertUnwindSafe(work)));
         });
         let mut heard: Option<PyErr> = None;
+        let mut signalled = false;
         loop {
             // The receiver goes into the wait without the GIL and comes back (it is Send,
             // not Sync).
@@ -76,9 +86,19 @@ pub(crate) fn compute_interruptible<T: Send>(
             match received {
                 // A heard interrupt is raised even if the fit finished before it stopped:
                 // the handler has consumed the signal, and Ctrl-C must not be lost.
-                Ok(run) => return heard.map_or_else(|| outcome(run), Err),
+                Ok(run) => {
+                    if signalled {
+                        unfold_core::interrupt::clear();
+                    }
+                    return heard.map_or_else(|| outcome(run), Err);
+                }
                 Err(RecvTimeoutError::Timeout) if heard.is_none() => {
-                    if let Err(e) = py.check_signals().and_then(|()| tick(py)) {
+                    if let Err(e) = py.check_signals() {
+                        unfold_core::interrupt::request();
+                        signalled = true;
+                        interrupted.store(true, Ordering::Relaxed);
+                        heard = Some(e);
+                    } else if let Err(e) = tick(py) {
                         interrupted.store(true, Ordering::Relaxed);
                         heard = Some(e);
                     }

@@ -8,6 +8,7 @@ mod convergence;
 mod error;
 mod evidence;
 pub mod fuzz;
+pub mod interrupt;
 pub mod io;
 mod memory;
 mod observe;

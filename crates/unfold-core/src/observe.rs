@@ -41,10 +41,11 @@ pub trait Observer: Sync {
         self.iteration(restart, iteration, evidence);
         self.checkpoint()
     }
-    /// [`crate::Error::Interrupted`] if the observer asks to stop: a check between the
-    /// steps of a long iteration.
+    /// [`crate::Error::Interrupted`] if the observer asks to stop or the process's
+    /// interruption flag is set ([`crate::interrupt`]): a check between the steps of a
+    /// long iteration.
     fn checkpoint(&self) -> crate::Result<()> {
-        if self.stopped() {
+        if self.stopped() || crate::interrupt::requested() {
             Err(crate::Error::Interrupted)
         } else {
             Ok(())

@@ -15,6 +15,7 @@ use faer::Par;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
+use unfold_core::{interrupt, Result};
 use unfold_linalg::gemm::mul_with;
 use unfold_linalg::view::as_faer;
 
@@ -88,13 +89,14 @@ impl Approx<'_> {
 }
 
 /// Runs `per_query(q, approx)` for every query row and returns the results in query
-/// order. Blocks of queries run in parallel. `reference` and `queries` have the same
+/// order. Blocks of queries run in parallel, each after a check of the process's
+/// interruption flag ([`unfold_core::Error::Interrupted`]). `reference` and `queries` have the same
 /// number of columns.
 fn for_each_query<T: Send>(
     reference: &DMatrix<f64>,
     queries: &DMatrix<f64>,
     per_query: impl Fn(usize, &Approx<'_>) -> T + Sync,
-) -> Vec<T> {
+) -> Result<Vec<T>> {
     let (n, p) = reference.shape();
     let m = queries.nrows();
     let mean = reference.row_mean();
@@ -108,6 +110,7 @@ fn for_each_query<T: Send>(
     let parts: Vec<Vec<T>> = starts
         .into_par_iter()
         .map(|start| {
+            interrupt::check()?;
             let len = block.min(m - start);
             let centred_q = DMatrix::from_fn(len, p, |i, c| queries[(start + i, c)] - mean[c]);
             // n x len: column b holds the products with query start + b (contiguous).
@@ -116,7 +119,7 @@ fn for_each_query<T: Send>(
                 as_faer(&centred_q).transpose(),
                 Par::Seq,
             );
-            cross
+            Ok(cross
                 .as_slice()
                 .chunks(n)
                 .enumerate()
@@ -131,10 +134,10 @@ fn for_each_query<T: Send>(
                     };
                     per_query(start + b, &approx)
                 })
-                .collect()
+                .collect::<Vec<T>>())
         })
-        .collect();
-    parts.into_iter().flatten().collect()
+        .collect::<Result<_>>()?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// For every query, its `k` nearest reference points as `(squared distance, index)`,
@@ -145,7 +148,7 @@ pub(crate) fn knn(
     queries: &DMatrix<f64>,
     k: usize,
     exclude_self: bool,
-) -> Vec<Vec<(f64, usize)>> {
+) -> Result<Vec<Vec<(f64, usize)>>> {
     let ref_rows = Rows::new(reference);
     let query_rows = Rows::new(queries);
     for_each_query(reference, queries, |q, approx| {
@@ -186,7 +189,7 @@ pub(crate) fn knn(
 
 /// For every point, the other points within Euclidean distance `radius`
 /// (`sqrt(d2) <= radius`) as `(squared distance, index)`, unsorted.
-pub(crate) fn within(points: &DMatrix<f64>, radius: f64) -> Vec<Vec<(f64, usize)>> {
+pub(crate) fn within(points: &DMatrix<f64>, radius: f64) -> Result<Vec<Vec<(f64, usize)>>> {
     let rows = Rows::new(points);
     // Squaring the radius may round down: widen the candidate filter by a relative 4 eps.
     let r2 = radius * radius * (1.0 + 4.0 * f64::EPSILON);

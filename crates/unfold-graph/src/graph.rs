@@ -307,7 +307,7 @@ impl NeighbourGraph {
                 format!("the ball radius must be finite and positive, got {eps}"),
             ));
         }
-        let found = within_radius(points, eps);
+        let found = within_radius(points, eps)?;
         let mut rows = Vec::with_capacity(found.len());
         for (i, list) in found.into_iter().enumerate() {
             let row = list

@@ -6,7 +6,7 @@ use crate::rows::Rows;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use unfold_core::{check_k, check_points, Error, Result};
+use unfold_core::{check_k, check_points, interrupt, Error, Result};
 
 /// Above this many coordinates [`KnnAlgorithm::Auto`] always uses brute force.
 pub const KD_TREE_MAX_DIM: usize = 64;
@@ -116,8 +116,8 @@ pub fn knn_with(points: &DMatrix<f64>, k: usize, algorithm: KnnAlgorithm) -> Res
     let found = match chosen {
         Some(tree) => in_original_order(&tree, |t| {
             tree.nearest(tree.point(t), k, Some(tree.original(t)))
-        }),
-        None => brute::knn(points, points, k, true),
+        })?,
+        None => brute::knn(points, points, k, true)?,
     };
     Ok(into_knn(k, found))
 }
@@ -161,10 +161,13 @@ pub fn knn_query_with(
             let q = Rows::new(queries);
             (0..q.len())
                 .into_par_iter()
-                .map(|i| tree.nearest(q.row(i), k, None))
-                .collect()
+                .map(|i| {
+                    interrupt::check()?;
+                    Ok(tree.nearest(q.row(i), k, None))
+                })
+                .collect::<Result<_>>()?
         }
-        None => brute::knn(reference, queries, k, false),
+        None => brute::knn(reference, queries, k, false)?,
     };
     Ok(into_knn(k, found))
 }
@@ -184,18 +187,24 @@ fn check_query_k(n: usize, k: usize) -> Result<()> {
 }
 
 /// Runs `search` for every tree position in parallel (neighbouring queries share cache)
-/// and returns the answers indexed by original point.
+/// and returns the answers indexed by original point; each search first checks the
+/// process's interruption flag ([`Error::Interrupted`]).
 fn in_original_order(
     tree: &KdTree,
     search: impl Fn(usize) -> Vec<(f64, usize)> + Sync,
-) -> Vec<Vec<(f64, usize)>> {
-    let by_position: Vec<Vec<(f64, usize)>> =
-        (0..tree.len()).into_par_iter().map(&search).collect();
+) -> Result<Vec<Vec<(f64, usize)>>> {
+    let by_position: Vec<Vec<(f64, usize)>> = (0..tree.len())
+        .into_par_iter()
+        .map(|t| {
+            interrupt::check()?;
+            Ok(search(t))
+        })
+        .collect::<Result<_>>()?;
     let mut out = vec![Vec::new(); tree.len()];
     for (t, found) in by_position.into_iter().enumerate() {
         out[tree.original(t)] = found;
     }
-    out
+    Ok(out)
 }
 
 fn into_knn(k: usize, found: Vec<Vec<(f64, usize)>>) -> Knn {
@@ -238,7 +247,7 @@ pub fn duplicate_pairs(knn: &Knn) -> Vec<(usize, usize)> {
 
 /// Range search for [`crate::NeighbourGraph::epsilon_ball`]: for every point, the other
 /// points within `radius` as `(Euclidean distance, index)` sorted by index.
-pub(crate) fn within_radius(points: &DMatrix<f64>, radius: f64) -> Vec<Vec<(f64, usize)>> {
+pub(crate) fn within_radius(points: &DMatrix<f64>, radius: f64) -> Result<Vec<Vec<(f64, usize)>>> {
     let chosen = chosen_tree(points, KnnAlgorithm::Auto, |tree, t| {
         tree.search_cost(
             tree.point(t),
@@ -249,8 +258,8 @@ pub(crate) fn within_radius(points: &DMatrix<f64>, radius: f64) -> Vec<Vec<(f64,
     let mut found = match chosen {
         Some(tree) => in_original_order(&tree, |t| {
             tree.within(tree.point(t), radius, Some(tree.original(t)))
-        }),
-        None => brute::within(points, radius),
+        })?,
+        None => brute::within(points, radius)?,
     };
     for list in &mut found {
         for e in list.iter_mut() {
@@ -258,5 +267,5 @@ pub(crate) fn within_radius(points: &DMatrix<f64>, radius: f64) -> Vec<Vec<(f64,
         }
         list.sort_unstable_by_key(|&(_, j)| j);
     }
-    found
+    Ok(found)
 }

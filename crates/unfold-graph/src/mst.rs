@@ -53,41 +53,54 @@ pub fn minimum_spanning_tree_dense(dist: &DMatrix<f64>) -> Result<Vec<(usize, us
             dist.ncols()
         )));
     }
-    for j in 0..n {
-        for i in 0..j {
-            let (a, b) = (dist[(i, j)], dist[(j, i)]);
-            if a != b || a < 0.0 {
-                return Err(Error::invalid(
-                    "dist",
-                    format!("entries ({i}, {j}) = {a} and ({j}, {i}) = {b} must be equal and non-negative"),
-                ));
+    // In tiles, so that the entry and its mirror both stay in cache.
+    const TILE: usize = 64;
+    for jb in (0..n).step_by(TILE) {
+        for ib in (0..=jb).step_by(TILE) {
+            for j in jb..(jb + TILE).min(n) {
+                for i in ib..(ib + TILE).min(j) {
+                    let (a, b) = (dist[(i, j)], dist[(j, i)]);
+                    if a != b || a < 0.0 {
+                        return Err(Error::invalid(
+                            "dist",
+                            format!(
+                                "entries ({i}, {j}) = {a} and ({j}, {i}) = {b} must be equal and \
+                                 non-negative"
+                            ),
+                        ));
+                    }
+                }
             }
         }
     }
-    // key[v]: lightest known edge from the tree to v, from parent[v].
+    // key[v]: lightest known edge from the tree to v, from parent[v]. One pass per added
+    // point updates the keys from its column (contiguous: dist is symmetric) and finds the
+    // next point, the first of least key.
     let mut in_tree = vec![false; n];
     let mut key = vec![f64::INFINITY; n];
     let mut parent = vec![0usize; n];
-    key[0] = 0.0;
     let mut tree = Vec::with_capacity(n.saturating_sub(1));
-    for _ in 0..n {
-        let mut u = usize::MAX;
-        for v in 0..n {
-            if !in_tree[v] && (u == usize::MAX || key[v] < key[u]) {
-                u = v;
-            }
-        }
+    let mut u = 0;
+    for added in 0..n {
         in_tree[u] = true;
-        if u != 0 {
+        if added > 0 {
             let p = parent[u];
             tree.push((p.min(u), p.max(u), dist[(p, u)]));
         }
-        for v in 0..n {
-            if !in_tree[v] && dist[(u, v)] < key[v] {
-                key[v] = dist[(u, v)];
+        let mut next = usize::MAX;
+        for (v, &d) in dist.column(u).iter().enumerate() {
+            if in_tree[v] {
+                continue;
+            }
+            if d < key[v] {
+                key[v] = d;
                 parent[v] = u;
             }
+            if next == usize::MAX || key[v] < key[next] {
+                next = v;
+            }
         }
+        u = next;
     }
     tree.sort_unstable_by_key(|&(i, j, _)| (i, j));
     Ok(tree)

@@ -4,7 +4,7 @@ use crate::components::disconnected;
 use crate::graph::NeighbourGraph;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
-use unfold_core::{Error, Result};
+use unfold_core::{interrupt, Error, Result};
 
 /// Marks a point that is not in the heap.
 const ABSENT: u32 = u32::MAX;
@@ -124,7 +124,8 @@ fn check_size(n: usize) -> Result<()> {
 ///
 /// # Errors
 /// [`Error::DisconnectedGraph`] if some pair is not connected (the error names the
-/// component sizes; [`shortest_paths_from`] gives infinite distances instead).
+/// component sizes; [`shortest_paths_from`] gives infinite distances instead);
+/// [`Error::Interrupted`] when the process's interruption flag is set.
 pub fn shortest_paths(g: &NeighbourGraph) -> Result<DMatrix<f64>> {
     check_size(g.n())?;
     let c = g.components();
@@ -132,12 +133,22 @@ pub fn shortest_paths(g: &NeighbourGraph) -> Result<DMatrix<f64>> {
         return Err(disconnected(&c, g.n()));
     }
     let n = g.n();
-    let mut d = DMatrix::<f64>::zeros(n, n);
-    // Column s (contiguous) receives the distances from s.
+    // Zeroed by the allocator (fresh pages from the system, no pass over them here): the
+    // pages are first touched by the interruptible searches below, not by a long memset.
+    let mut d = DMatrix::from_vec(n, n, vec![0.0; n * n]);
+    // Column s (contiguous) receives the distances from s. One source is milliseconds of
+    // work, so each checks the process's interruption flag.
     d.as_mut_slice()
         .par_chunks_mut(n)
         .enumerate()
-        .for_each_init(|| Heap::new(n), |heap, (s, col)| dijkstra(g, s, col, heap));
+        .try_for_each_init(
+            || Heap::new(n),
+            |heap, (s, col)| {
+                interrupt::check()?;
+                dijkstra(g, s, col, heap);
+                Ok::<(), Error>(())
+            },
+        )?;
     symmetrise_min(&mut d);
     Ok(d)
 }
@@ -163,7 +174,7 @@ fn symmetrise_min(d: &mut DMatrix<f64>) {
 /// (columns), `f64::INFINITY` where unreachable. Sources run in parallel.
 ///
 /// # Errors
-/// A source index outside `0..n`.
+/// A source index outside `0..n`; [`Error::Interrupted`] as in [`shortest_paths`].
 pub fn shortest_paths_from(g: &NeighbourGraph, sources: &[usize]) -> Result<DMatrix<f64>> {
     let n = g.n();
     check_size(n)?;
@@ -178,11 +189,12 @@ pub fn shortest_paths_from(g: &NeighbourGraph, sources: &[usize]) -> Result<DMat
         .map_init(
             || Heap::new(n),
             |heap, &s| {
+                interrupt::check()?;
                 let mut dist = vec![0.0; n];
                 dijkstra(g, s, &mut dist, heap);
-                dist
+                Ok(dist)
             },
         )
-        .collect();
+        .collect::<Result<_>>()?;
     Ok(DMatrix::from_fn(sources.len(), n, |r, j| rows[r][j]))
 }

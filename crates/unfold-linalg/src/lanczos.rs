@@ -24,7 +24,7 @@ use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
 use rand::Rng;
 use rand_distr::StandardNormal;
-use unfold_core::{seeded_rng, Error, Result};
+use unfold_core::{interrupt, seeded_rng, Error, Result};
 
 /// Settings of the partial eigensolver. The defaults suit the spectral methods of unfold.
 #[derive(Clone, Debug, PartialEq)]
@@ -187,6 +187,8 @@ pub(crate) fn run<O: SymOperator + ?Sized>(
     let mut f = orthonormalise(DMatrix::zeros(n, 0), v.cols(k), b, &mut rng)?;
     let mut applies = 0usize;
     loop {
+        // One block product is the unit of work between checks of Ctrl-C.
+        interrupt::check()?;
         // Grow the basis by the pending block F and compute its image.
         let nb = f.ncols();
         let block = std::mem::replace(&mut f, DMatrix::zeros(n, 0));

@@ -238,6 +238,7 @@ fn randomized(
     let omega = DMatrix::from_fn(p, l, |_, _| StandardNormal.sample(&mut rng));
     let mut basis = orth(&centred_mul(y, mean, &omega));
     for _ in 0..power_iterations(n, p, q) {
+        unfold_core::interrupt::check()?;
         let z = orth(&centred_tr_mul(y, mean, &basis));
         basis = orth(&centred_mul(y, mean, &z));
     }

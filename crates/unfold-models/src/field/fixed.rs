@@ -6,7 +6,7 @@ use super::likelihood::{check_rows, GaussianRandomField};
 use super::precision::{FieldFactor, Precision, PrecisionDerivative};
 use nalgebra::DMatrix;
 use std::sync::OnceLock;
-use unfold_core::{Error, Evidence, Result};
+use unfold_core::{interrupt, Error, Evidence, Result};
 use unfold_linalg::{CsrMatrix, SparseSymbolic};
 
 /// A field at a fixed precision, without free parameters: the evidence of a model whose
@@ -170,7 +170,11 @@ pub fn fixed_shape_evidence(
     context: &str,
 ) -> Result<(f64, Evidence)> {
     let field = ScaledShapeField::new(shape, gamma, y, context)?;
-    let at = |log_s: f64| field.log_likelihood(&[log_s.exp()]);
+    // One evaluation (a sparse factorisation) is the unit of work between checks of Ctrl-C.
+    let at = |log_s: f64| {
+        interrupt::check()?;
+        field.log_likelihood(&[log_s.exp()])
+    };
     let (lo, hi) = field.bounds()[0];
     let (mut lo, mut hi) = (lo.ln(), hi.ln());
     let ratio = (5f64.sqrt() - 1.0) / 2.0;

@@ -45,7 +45,7 @@ use moments::{Form, Graph};
 use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Result, Rng};
+use unfold_core::{interrupt, Convergence, Error, Evidence, EvidenceKind, Result, Rng};
 use unfold_graph::{Laplacian, NeighbourGraph};
 use unfold_linalg::Cholesky;
 use unfold_vem::LatentVariableModel;
@@ -365,7 +365,11 @@ impl LlLvmProblem {
         self.graph
             .form_into(&q.mu_c, &q.sigma_c, dy, 0.5 * h.gamma, Form::A, &mut prec);
         self.add_laplacian_prior(&mut prec, h.alpha, 0.0);
+        // Each dense step (forming, factorising, inverting) is a unit of work between checks
+        // of Ctrl-C: about a second each at n = 2000.
+        interrupt::check()?;
         let chol = Cholesky::new_owned(prec, "LL-LVM precision of q(x)")?;
+        interrupt::check()?;
         let b = self.b_mean(&q.mu_c, h.gamma);
         let mu = chol.solve_vec(&b);
         q.mu_x = DMatrix::from_column_slice(n, dx, mu.as_slice());
@@ -373,7 +377,7 @@ impl LlLvmProblem {
         let mut scratch = self.graph.pool.take(n * dx, n * dx);
         q.sigma_x = chol.into_inverse_with(&mut scratch);
         self.graph.pool.give(scratch);
-        Ok(())
+        interrupt::check()
     }
 
     /// The q(C) update (spec eq. 11): column precision
@@ -388,7 +392,9 @@ impl LlLvmProblem {
         let mut prec = self.graph.pool.take(gamma_hat.nrows(), gamma_hat.ncols());
         prec.zip_apply(&gamma_hat, |p, g| *p = g * (0.5 * h.gamma));
         self.add_laplacian_prior(&mut prec, 0.0, self.epsilon);
+        interrupt::check()?;
         let chol = Cholesky::new_owned(prec, "LL-LVM column precision of q(C)")?;
+        interrupt::check()?;
         let hm = self.h_mean(&q.mu_x);
         let mut mu_t = hm.transpose();
         mu_t *= h.gamma;
@@ -398,6 +404,7 @@ impl LlLvmProblem {
         let mut scratch = self.graph.pool.take(gamma_hat.nrows(), gamma_hat.ncols());
         q.sigma_c = chol.into_inverse_with(&mut scratch);
         self.graph.pool.give(scratch);
+        interrupt::check()?;
         self.set_moments(q, &gamma_hat, &hm);
         self.graph.pool.give(gamma_hat);
         Ok(())

@@ -47,7 +47,9 @@ mod tree;
 pub use defaults::Chosen;
 pub use residual::r_residual_term;
 pub(crate) use start::top_eigenvectors;
-pub(crate) use tree::{spanning_tree, tree_energy};
+#[cfg(test)]
+pub(crate) use tree::spanning_tree;
+pub(crate) use tree::tree_energy;
 
 use crate::method::{Checked, Declared, Field, Interval, ParamSpec, Rule, Settings};
 use crate::regularised::{alternating_convergence, LAMBDA_HELP};

@@ -19,18 +19,19 @@
 //!
 //! With `lambda = 0` the second step is PCA, which is the paper's remark that PCA is a
 //! special case of (29). `f` cannot increase; the fit checks it after every iteration and
-//! stops when its relative change falls below `tol`. The tree is over all N points, so
-//! each iteration needs the dense N x N distance matrix (use DDRTree with `K < N` centres
-//! for large N).
+//! stops when its relative change falls below `tol`. The tree is over all N points: the
+//! Euclidean minimum spanning tree of the `z_i` (the same tree as under squared distances),
+//! found by Borůvka on a kd-tree without the N x N distance matrix, so memory and time per
+//! iteration grow about as N log N.
 
 use crate::method::{Checked, Declared, Interval, Rule};
-use crate::regularised::ddrtree::{spanning_tree, top_eigenvectors, tree_energy};
+use crate::regularised::ddrtree::{top_eigenvectors, tree_energy};
 use crate::regularised::{alternating_convergence, LAMBDA_HELP};
-use crate::traits::{check_dense_memory, check_fit_input};
+use crate::traits::check_fit_input;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Observer, Result, Silent};
-use unfold_graph::NeighbourGraph;
+use unfold_graph::{euclidean_mst, NeighbourGraph};
 use unfold_linalg::gemm::tr_mul;
 use unfold_linalg::{symmetrised, CsrMatrix, SparseCholesky};
 
@@ -79,13 +80,6 @@ impl Checked<DrTreeParams> {
     /// stop the fit ([`Error::Interrupted`]).
     pub fn fit_observed(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<DrTree> {
         check_fit_input(y, self.dim, "DRTree")?;
-        // The all-pairs distances of the latent points for the spanning tree.
-        check_dense_memory(
-            "DRTree",
-            y.nrows(),
-            1.0,
-            "ddrtree (a tree over --ncenters centres, memory linear in n)",
-        )?;
         if !(self.tol >= 0.0 && self.tol.is_finite()) {
             return Err(Error::invalid(
                 "tol",
@@ -105,7 +99,7 @@ impl Checked<DrTreeParams> {
         let mut edges = Vec::new();
         let mut converged = false;
         for _ in 0..self.max_iter {
-            edges = spanning_tree(&z)?;
+            edges = point_tree(&z)?;
             let pinv_y = self.smoothed(&yc, &edges)?;
             w = top_eigenvectors(&symmetrised(tr_mul(&yc, &pinv_y)), self.dim)?;
             z = &pinv_y * &w;
@@ -172,6 +166,16 @@ impl Checked<DrTreeParams> {
         chol.solve_block_in_place(&mut x);
         Ok(x)
     }
+}
+
+/// The tree step (28) over the rows of `z`: their Euclidean minimum spanning tree, which
+/// is also the tree of least total squared length (the order of the edge weights is the
+/// same), with each edge's squared length.
+fn point_tree(z: &DMatrix<f64>) -> Result<Vec<(usize, usize, f64)>> {
+    Ok(euclidean_mst(z)?
+        .into_iter()
+        .map(|(a, b, _)| (a, b, (z.row(a) - z.row(b)).norm_squared()))
+        .collect())
 }
 
 /// A fitted DRTree.
@@ -241,6 +245,7 @@ mod registration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::regularised::ddrtree::spanning_tree;
     use crate::spectral::pca::PcaParams;
     use crate::traits::Embedding;
     use rand_distr::{Distribution, StandardNormal};
@@ -296,6 +301,27 @@ mod tests {
         let pca = DrTreeParams::new(2, 0.0).fit(&y).unwrap();
         let energy = |t: &DrTree| tree_energy(t.coords(), &spanning_tree(t.coords()).unwrap());
         assert!(energy(&fit) < energy(&pca));
+    }
+
+    #[test]
+    fn the_point_tree_is_the_minimum_tree_under_squared_distances() {
+        // Against Prim on the dense squared distances: the same total (the trees may differ
+        // only between equal-weight edges), the same edges on generic points, and the
+        // squared length on each edge.
+        for (n, d, seed) in [(200, 2, 4), (150, 3, 5), (2, 2, 6)] {
+            let z = data(n, d, seed);
+            let ours = point_tree(&z).unwrap();
+            let prim = spanning_tree(&z).unwrap();
+            assert_eq!(ours.len(), n - 1);
+            let total = |t: &[(usize, usize, f64)]| t.iter().map(|e| e.2).sum::<f64>();
+            assert!((total(&ours) - total(&prim)).abs() <= 1e-12 * total(&prim));
+            let pairs =
+                |t: &[(usize, usize, f64)]| t.iter().map(|e| (e.0, e.1)).collect::<Vec<_>>();
+            assert_eq!(pairs(&ours), pairs(&prim));
+            for &(a, b, w) in &ours {
+                assert_eq!(w, (z.row(a) - z.row(b)).norm_squared());
+            }
+        }
     }
 
     #[test]
