@@ -81,6 +81,25 @@ def test_ctrl_c_stops_a_fit_that_would_never_end_and_leaves_the_estimator_unfitt
     print(f"{name}: KeyboardInterrupt {stopped - 1.0:.2f} s after SIGINT")
 
 
+def test_ctrl_c_stops_a_fit_inside_one_long_kernel():
+    """Isomap's fit is one long computation (a Dijkstra search from every point) with no
+    iterations to report: Ctrl-C at a fifth of its time stops it well before it would have
+    ended, measured against the same fit on the same machine in this run."""
+    X = swiss_roll(5000, seed=3)
+    start = time.monotonic()
+    unfold.Isomap(n_components=2).fit(X)
+    whole = time.monotonic() - start
+    est = unfold.Isomap(n_components=2)
+    threading.Timer(0.2 * whole, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X)
+    stopped = time.monotonic() - start
+    assert not hasattr(est, "embedding_")
+    assert stopped < 0.6 * whole, (stopped, whole)
+    print(f"Isomap: stopped {stopped - 0.2 * whole:.2f} s after SIGINT; the fit takes {whole:.2f} s")
+
+
 def test_ctrl_c_from_another_process_stops_the_fit():
     """A script fitting forever, sent SIGINT by this process, ends with the interpreter's
     KeyboardInterrupt (its exit by SIGINT) and without its 'finished' line."""
