@@ -25,7 +25,7 @@ use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMat, SparseColMatRef, SymbolicSparseColMat, SymbolicSparseColMatRef};
 use faer::{Conj, Par, Side};
 use nalgebra::DMatrix;
-use unfold_core::{Error, Result};
+use unfold_core::{Error, Footprint, MemoryLimit, Result};
 
 /// Factors with fewer stored entries than this are computed on the calling thread
 /// (Laplacian eigenmaps at n = 5000, about 2e5 entries, was ~1 ms faster so).
@@ -59,6 +59,7 @@ impl SparseCholesky {
         let n = a.nrows();
         let (col_ptr, row_idx, lower_vals) = lower_triangle(a, shift, context)?;
         let symbolic = symbolic_cholesky(n, &col_ptr, &row_idx, SymmetricOrdering::Amd, context)?;
+        check_factor_memory(n, symbolic.len_val(), context)?;
         let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
         let lower = SparseColMatRef::new(sym, &lower_vals);
         let perm: Vec<usize> = match symbolic.perm() {
@@ -192,6 +193,34 @@ pub(crate) fn symbolic_cholesky(
              random (e.g. PCA first)",
         ),
         e => Error::numerical(context, format!("sparse Cholesky analysis failed: {e:?}")),
+    })
+}
+
+/// Refuses a factor whose predicted fill (`len_val` values, from the symbolic analysis)
+/// would not fit the memory limit ([`MemoryLimit`]): its values twice (faer's supernodal
+/// layout and the compressed columns they are copied into) and a row index each, 20 bytes
+/// a value. A neighbourhood graph whose long edges join distant parts of the data (ALLE's
+/// later neighbours near the end of its order, a kNN graph of noise) can fill in
+/// quadratically, and the fit is refused here instead of being killed for memory.
+fn check_factor_memory(n: usize, len_val: usize, context: &str) -> Result<()> {
+    let bytes = 20 * len_val as u64;
+    let limit = MemoryLimit::from_env_or_machine()?;
+    if bytes <= limit.bytes {
+        return Ok(());
+    }
+    // Fill grows at least linearly in n: a linear extrapolation is the optimistic bound on
+    // how many points would fit.
+    let per_point = bytes as f64 / n as f64;
+    limit.check(&Footprint {
+        method: context,
+        n,
+        bytes: &|m| (per_point * m as f64) as u64,
+        holds: format!(
+            "its sparse Cholesky factor: {:.0} values per point after the fill-reducing \
+             ordering, where a 2-D manifold's 10-NN graph needs about 40",
+            len_val as f64 / n as f64
+        ),
+        alternative: "a smaller k, fewer points, or fewer, less noisy features (PCA first)",
     })
 }
 

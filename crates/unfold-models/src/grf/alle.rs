@@ -223,10 +223,15 @@ fn later_neighbours(y: &DMatrix<f64>, order: &[usize], k: usize) -> Result<Vec<V
     (0..n)
         .into_par_iter()
         .map(|i| {
+            unfold_core::interrupt::check()?;
             let later = &order[rank[i] + 1..];
+            let yi = yt.column(i);
             let mut cand: Vec<(f64, usize)> = later
                 .iter()
-                .map(|&j| ((yt.column(i) - yt.column(j)).norm_squared(), j))
+                .map(|&j| {
+                    let d2 = yi.iter().zip(yt.column(j).iter()).map(|(a, b)| (a - b) * (a - b)).sum();
+                    (d2, j)
+                })
                 .collect();
             let take = k.min(cand.len());
             if take < cand.len() {
@@ -242,7 +247,9 @@ fn later_neighbours(y: &DMatrix<f64>, order: &[usize], k: usize) -> Result<Vec<V
                         .to_string(),
                 });
             }
-            Ok(cand.into_iter().map(|(_, j)| j).collect())
+            // A new list of k entries: collecting from `cand.into_iter()` would reuse its
+            // buffer of n - rank candidates (8 n^2 bytes over all points).
+            Ok(cand.iter().map(|&(_, j)| j).collect())
         })
         .collect()
 }
