@@ -163,8 +163,9 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
         self._set_fitted(model, X)
 
     def _fit_sparse_pca(self, X):
-        """PCA of sparse points without a dense copy: the randomized solver on the
-        implicitly centred matrix, read where it lies (``solver`` does not apply)."""
+        """PCA of sparse points without a dense copy: block Lanczos on the covariance of
+        the implicitly centred matrix, read where it lies (exact; ``solver`` does not
+        apply)."""
         if not np.issubdtype(X.dtype, np.floating) or X.dtype == np.float16:
             # Counts are exact in single precision up to 2^24.
             small = X.nnz == 0 or np.abs(X.data).max() < 2**24
