@@ -296,6 +296,44 @@ impl KdTree {
         out
     }
 
+    /// Per node, the largest `value[t]` over its points (`t` a tree position); a backward
+    /// pass, as for [`KdTree::node_labels`].
+    pub(crate) fn node_max(&self, value: &[usize]) -> Vec<usize> {
+        let mut out = vec![0; self.nodes.len()];
+        for node in (0..self.nodes.len()).rev() {
+            out[node] = match self.nodes[node] {
+                Node::Leaf { start, end } => value[start..end].iter().copied().max().unwrap_or(0),
+                Node::Split { left, right } => out[left].max(out[right]),
+            };
+        }
+        out
+    }
+
+    /// The `k` nearest points to the point at tree position `t` among those of higher
+    /// `rank` (by tree position), as `(squared distance, original index)`, nearest first,
+    /// ties by smaller index; fewer when fewer rank higher. `node_max` is
+    /// [`KdTree::node_max`] of `rank`: subtrees with no higher rank are skipped, the others
+    /// pruned by box distance as the k-nearest search is.
+    pub(crate) fn nearest_later(
+        &self,
+        t: usize,
+        k: usize,
+        rank: &[usize],
+        node_max: &[usize],
+    ) -> Vec<(f64, usize)> {
+        let own = rank[t];
+        let mut best = Best::new(k);
+        self.visit_nearest(
+            0,
+            self.point(t),
+            &|node| node_max[node] <= own,
+            &|u| rank[u] > own,
+            &mut best,
+            &mut 0,
+        );
+        best.into_sorted()
+    }
+
     /// The nearest point to the point at tree position `t` among those with a label other
     /// than `label[t]`, as `(squared distance, original index)`, ties by smaller index;
     /// `None` if every point has that label. `node_label` is [`KdTree::node_labels`] of

@@ -172,6 +172,64 @@ pub fn knn_query_with(
     Ok(into_knn(k, found))
 }
 
+/// For each point, its `k` nearest neighbours among the points **later** in `order` (a
+/// permutation of `0..n`; fewer for the last `k` points, none for the last), as `(squared
+/// distance, index)`, nearest first, ties by smaller index: the parents of acyclic LLE.
+/// Exact: a kd-tree search that skips subtrees holding no later point, or brute force
+/// where a kd-tree would not pay off (as [`KnnAlgorithm::Auto`] decides). Each point's search checks the process's
+/// interruption flag.
+///
+/// # Errors
+/// Empty or non-finite points, `order` not a permutation of `0..n`, `k = 0`;
+/// [`Error::Interrupted`].
+pub fn knn_later(
+    points: &DMatrix<f64>,
+    order: &[usize],
+    k: usize,
+) -> Result<Vec<Vec<(f64, usize)>>> {
+    check_points(points, "points")?;
+    check_k(usize::MAX, k, "later-neighbour search")?;
+    let n = points.nrows();
+    let mut rank = vec![usize::MAX; n];
+    for (r, &i) in order.iter().enumerate() {
+        if i >= n || rank[i] != usize::MAX {
+            return Err(Error::invalid(
+                "order",
+                format!("must be a permutation of 0..{n} (each point once)"),
+            ));
+        }
+        rank[i] = r;
+    }
+    if order.len() != n {
+        return Err(Error::invalid(
+            "order",
+            format!("must be a permutation of 0..{n} (each point once)"),
+        ));
+    }
+    // The tree where an ordinary kNN search would use it (a later-neighbour search costs
+    // at least as much as one).
+    let chosen = chosen_tree(points, KnnAlgorithm::Auto, |tree, t| {
+        tree.search_cost(tree.point(t), Search::Nearest(k), Some(tree.original(t)))
+    });
+    let Some(tree) = chosen else {
+        let rows = Rows::new(points);
+        return (0..n)
+            .into_par_iter()
+            .map(|i| {
+                interrupt::check()?;
+                let mut best = crate::kdtree::Best::new(k);
+                for &j in &order[rank[i] + 1..] {
+                    best.offer(crate::rows::sq_dist(rows.row(j), rows.row(i)), j);
+                }
+                Ok(best.into_sorted())
+            })
+            .collect();
+    };
+    let by_position: Vec<usize> = (0..n).map(|t| rank[tree.original(t)]).collect();
+    let node_max = tree.node_max(&by_position);
+    in_original_order(&tree, |t| tree.nearest_later(t, k, &by_position, &node_max))
+}
+
 /// Without self exclusion a query may ask for all `n` reference points, but not more.
 fn check_query_k(n: usize, k: usize) -> Result<()> {
     check_k(usize::MAX, k, "k-nearest-neighbour query")?;

@@ -35,8 +35,8 @@ pub use emst::{distinct_rows, euclidean_mst, joining_edges};
 pub use graph::NeighbourGraph;
 pub use graph_spec::{Connect, GraphSpec};
 pub use knn::{
-    duplicate_pairs, knn, knn_query, knn_query_with, knn_with, Knn, KnnAlgorithm, KD_TREE_MAX_DIM,
-    MIN_TREE_QUERIES,
+    duplicate_pairs, knn, knn_later, knn_query, knn_query_with, knn_with, Knn, KnnAlgorithm,
+    KD_TREE_MAX_DIM, MIN_TREE_QUERIES,
 };
 pub use laplacian::Laplacian;
 pub use mst::{minimum_spanning_forest, minimum_spanning_tree, minimum_spanning_tree_dense};

@@ -164,3 +164,40 @@ fn bad_input_is_an_error() {
     }
     let _: Knn = knn(&q, 1).unwrap();
 }
+
+/// `knn_later` (ALLE's parents) equals a naive sort over the later points, on the kd-tree
+/// path (3-D) and the brute-force path (80-D), with exact ties on a grid; the last point
+/// has no later neighbours, and an order that is not a permutation is refused.
+#[test]
+fn later_neighbours_are_the_nearest_later_points() {
+    use unfold_graph::knn_later;
+    for (y, k) in [
+        (uniform(500, 3, 11), 7),
+        (uniform(200, 80, 12), 5),
+        (grid(144, 2, 20, 3), 4),
+    ] {
+        let n = y.nrows();
+        // A scrambled order: position r holds point (r * 37 + 5) mod n when that is a
+        // permutation, which it is for these n (37 is prime to 500, 200 and 144).
+        let order: Vec<usize> = (0..n).map(|r| (r * 37 + 5) % n).collect();
+        let found = knn_later(&y, &order, k).unwrap();
+        for (r, &i) in order.iter().enumerate() {
+            let mut naive: Vec<(f64, usize)> = order[r + 1..]
+                .iter()
+                .map(|&j| ((y.row(i) - y.row(j)).norm_squared(), j))
+                .collect();
+            naive.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            naive.truncate(k);
+            let ours: Vec<usize> = found[i].iter().map(|e| e.1).collect();
+            let want: Vec<usize> = naive.iter().map(|e| e.1).collect();
+            assert_eq!(ours, want, "point {i} at rank {r} of {n}");
+            for (a, b) in found[i].iter().zip(&naive) {
+                assert!((a.0 - b.0).abs() <= 1e-12 * b.0.max(1.0));
+            }
+        }
+        assert!(found[*order.last().unwrap()].is_empty());
+    }
+    let y = uniform(10, 2, 1);
+    assert!(knn_later(&y, &[0, 1, 2], 2).is_err());
+    assert!(knn_later(&y, &[0, 0, 1, 2, 3, 4, 5, 6, 7, 8], 2).is_err());
+}

@@ -25,7 +25,6 @@ use crate::method::{Checked, Declared, Field, Param, ParamSpec, Rule, Settings};
 use crate::traits::{check_fit_input, check_new_points, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rand::seq::SliceRandom;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Evidence, Result};
 use unfold_graph::NeighbourGraph;
@@ -212,44 +211,25 @@ impl Checked<AlleParams> {
 }
 
 /// For each point, its `k` nearest neighbours among the points later in `order` (fewer
-/// for the last k points, none for the last), nearest first. Exact, by brute force.
+/// for the last k points, none for the last), nearest first; exact
+/// ([`unfold_graph::knn_later`]).
 fn later_neighbours(y: &DMatrix<f64>, order: &[usize], k: usize) -> Result<Vec<Vec<usize>>> {
-    let n = y.nrows();
-    let mut rank = vec![0; n];
-    for (r, &i) in order.iter().enumerate() {
-        rank[i] = r;
-    }
-    let yt = y.transpose();
-    (0..n)
-        .into_par_iter()
-        .map(|i| {
-            unfold_core::interrupt::check()?;
-            let later = &order[rank[i] + 1..];
-            let yi = yt.column(i);
-            let mut cand: Vec<(f64, usize)> = later
-                .iter()
-                .map(|&j| {
-                    let d2 = yi.iter().zip(yt.column(j).iter()).map(|(a, b)| (a - b) * (a - b)).sum();
-                    (d2, j)
-                })
-                .collect();
-            let take = k.min(cand.len());
-            if take < cand.len() {
-                cand.select_nth_unstable_by(take, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                cand.truncate(take);
+    unfold_graph::knn_later(y, order, k)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, found)| {
+            if let Some(&(d2, j)) = found.first() {
+                if d2 == 0.0 {
+                    return Err(Error::DuplicatePoints {
+                        first: i.min(j),
+                        second: i.max(j),
+                        method: "ALLE (a regression on an identical point has infinite \
+                                 precision; remove duplicates)"
+                            .to_string(),
+                    });
+                }
             }
-            cand.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            if let Some(&(0.0, j)) = cand.first() {
-                return Err(Error::DuplicatePoints {
-                    first: i.min(j),
-                    second: i.max(j),
-                    method: "ALLE (a regression on an identical point has infinite precision; remove duplicates)"
-                        .to_string(),
-                });
-            }
-            // A new list of k entries: collecting from `cand.into_iter()` would reuse its
-            // buffer of n - rank candidates (8 n^2 bytes over all points).
-            Ok(cand.iter().map(|&(_, j)| j).collect())
+            Ok(found.into_iter().map(|(_, j)| j).collect())
         })
         .collect()
 }
