@@ -105,9 +105,12 @@ pub(crate) fn compute_interruptible<T: Send>(
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
+                    if signalled {
+                        unfold_core::interrupt::clear();
+                    }
                     return Err(PyRuntimeError::new_err(
                         "internal error in unfold: the fit's thread ended without a result",
-                    ))
+                    ));
                 }
             }
         }

@@ -190,22 +190,16 @@ pub fn knn_later(
     check_points(points, "points")?;
     check_k(usize::MAX, k, "later-neighbour search")?;
     let n = points.nrows();
-    let mut rank = vec![usize::MAX; n];
-    for (r, &i) in order.iter().enumerate() {
-        if i >= n || rank[i] != usize::MAX {
-            return Err(Error::invalid(
-                "order",
-                format!("must be a permutation of 0..{n} (each point once)"),
-            ));
-        }
-        rank[i] = r;
-    }
     if order.len() != n {
         return Err(Error::invalid(
             "order",
-            format!("must be a permutation of 0..{n} (each point once)"),
+            format!(
+                "must be a permutation of 0..{n}, but it has {} entries",
+                order.len()
+            ),
         ));
     }
+    let rank = crate::order::ranks(order, n)?;
     // The tree where an ordinary kNN search would use it (a later-neighbour search costs
     // at least as much as one).
     let chosen = chosen_tree(points, KnnAlgorithm::Auto, |tree, t| {

@@ -24,16 +24,7 @@ pub fn acyclic_parents(knn: &Knn, order: &[usize]) -> Result<Vec<Vec<usize>>> {
             order.len()
         )));
     }
-    let mut rank = vec![usize::MAX; n];
-    for (r, &i) in order.iter().enumerate() {
-        if i >= n || rank[i] != usize::MAX {
-            return Err(Error::invalid(
-                "order",
-                format!("must be a permutation of 0..{n}, but entry {r} is {i} (out of range or repeated)"),
-            ));
-        }
-        rank[i] = r;
-    }
+    let rank = ranks(order, n)?;
     knn.indices
         .iter()
         .enumerate()
@@ -47,4 +38,24 @@ pub fn acyclic_parents(knn: &Knn, order: &[usize]) -> Result<Vec<Vec<usize>>> {
             Ok(js.iter().copied().filter(|&j| rank[j] > rank[i]).collect())
         })
         .collect()
+}
+
+/// The position of each point in `order` (`rank[order[r]] = r`), which must hold each
+/// of `0..n` once.
+///
+/// # Errors
+/// An entry out of range or repeated (a shorter `order` leaves a point out, which the
+/// caller compares with n).
+pub(crate) fn ranks(order: &[usize], n: usize) -> Result<Vec<usize>> {
+    let mut rank = vec![usize::MAX; n];
+    for (r, &i) in order.iter().enumerate() {
+        if i >= n || rank[i] != usize::MAX {
+            return Err(Error::invalid(
+                "order",
+                format!("must be a permutation of 0..{n}, but entry {r} is {i} (out of range or repeated)"),
+            ));
+        }
+        rank[i] = r;
+    }
+    Ok(rank)
 }
