@@ -4,8 +4,8 @@
 //!
 //! `cargo run --release --example trajectory_defaults -- N P NOISE SEED` prints one table
 //! row per tree shape and setting: the papers' (`d = 2`, `lambda = 5 N`, every centre of
-//! degree above 2 a branch point) and the defaults (nothing given but the root cell, the
-//! earliest cell). Spearman: pseudotime against the true time; F1: the states against the
+//! degree above 2 a branch point), the defaults (nothing given but the root cell, the
+//! earliest cell), and the defaults with the papers' `sigma = 1e-3`. Spearman: pseudotime against the true time; F1: the states against the
 //! true segments (`unfold_eval::f1_labels`); branch points found / true.
 
 use unfold::data::synthetic::{tree, TreeSpec};
@@ -55,7 +55,16 @@ fn main() -> unfold::core::Result<()> {
             root: Some(Root::Cell(root)),
             min_branch: None,
         });
-        for (setting, params) in [("papers", papers), ("defaults", defaults)] {
+        // The defaults with the papers' hard assignments: what the chosen sigma changes.
+        let hard = DdrTreeParams {
+            sigma: Some(1e-3),
+            ..defaults.clone()
+        };
+        for (setting, params) in [
+            ("papers", papers),
+            ("defaults, sigma 1e-3", hard),
+            ("defaults", defaults),
+        ] {
             let start = std::time::Instant::now();
             let fit = params.fit(&data.points)?;
             let seconds = start.elapsed().as_secs_f64();

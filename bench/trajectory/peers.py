@@ -149,9 +149,11 @@ def run_scfates(adata, root, tuned):
 def methods(n):
     out = [
         ("unfold (defaults)", lambda a, r, b, w: run_unfold(a, r, b, w, [])),
-        ("unfold (papers' d = 2, lambda = 5 N)",
+        ("unfold (defaults, sigma 1e-3)",
+         lambda a, r, b, w: run_unfold(a, r, b, w, ["--sigma", "0.001"])),
+        ("unfold (papers' d = 2, lambda = 5 N, sigma 1e-3)",
          lambda a, r, b, w: run_unfold(a, r, b, w, ["--dim", "2", "--lambda", str(5 * n),
-                                                    "--min-branch", "0"])),
+                                                    "--sigma", "0.001", "--min-branch", "0"])),
         ("scanpy DPT", lambda a, r, b, w: run_dpt(a, r)),
         ("Palantir", lambda a, r, b, w: run_palantir(a, r)),
         ("scFates ppt (defaults)", lambda a, r, b, w: run_scfates(a, r, False)),

@@ -44,7 +44,7 @@ fn main() {
     let ncenters: usize = a[4].parse().unwrap();
     let params = DdrTreeParams {
         lambda: Some(a[5].parse().unwrap()),
-        sigma: a[6].parse().unwrap(),
+        sigma: Some(a[6].parse().unwrap()),
         gamma: a[7].parse().unwrap(),
         ncenters: (ncenters < y.nrows()).then_some(ncenters),
         max_iter: a[8].parse().unwrap(),

@@ -87,11 +87,12 @@ pub enum Compat {
 crate::choice!(Compat { Paper = "paper", R = "r" });
 
 crate::params! {
-    /// Settings of [`DdrTree`]. The latent dimension and `lambda` are chosen from the data
-    /// when not given (`defaults.rs`: the principal components above the noise, and
-    /// `gamma N / K`, or the R package's `5 N` with [`Compat::R`]); the rest follow the R
-    /// package: `sigma = 1e-3`, `gamma = 10`, `K` by Monocle 2's rule, at most 20
-    /// iterations, `tol = 1e-3`; the points are not ordered.
+    /// Settings of [`DdrTree`]. The latent dimension, `lambda` and `sigma` are chosen from
+    /// the data when not given (`defaults.rs`: the principal components above the noise,
+    /// `gamma N / K` and a quarter of the noise's variance per dimension, or the R
+    /// package's `5 N` and `1e-3` with [`Compat::R`]); the rest follow the R package:
+    /// `gamma = 10`, `K` by Monocle 2's rule, at most 20 iterations, `tol = 1e-3`; the
+    /// points are not ordered.
     #[derive(Clone, Debug, PartialEq)]
     pub struct DdrTreeParams {
         /// Latent dimension `d`; `None`: the number of principal components above the
@@ -108,11 +109,16 @@ crate::params! {
             LAMBDA_HELP,
         )
         .range(Interval::POSITIVE),
-        /// Bandwidth `sigma > 0` of the soft assignments (32) (it divides squared distances).
-        pub sigma: f64 = 1e-3 => Rule::within(
-            Interval::POSITIVE,
+        /// Bandwidth `sigma > 0` of the soft assignments (32) (it divides squared
+        /// distances); `None` means a quarter of the noise's variance per dimension, at most
+        /// a twentieth of the variance along the first principal axis ([`Compat::Paper`]),
+        /// or the R package's `1e-3` ([`Compat::R`]).
+        pub sigma: Option<f64> = None => Rule::auto(
+            "a quarter of the noise's variance per dimension, at most a twentieth of the \
+             variance along the first principal axis (the R package's 0.001 with --compat r)",
             "ddrtree: the bandwidth of the soft assignment of points to centres",
-        ),
+        )
+        .range(Interval::POSITIVE),
         /// Trade-off `gamma > 0` of the clustering term (not the noise precision of SPL).
         pub gamma: f64 = 10.0 => Rule::within(
             Interval::POSITIVE,
@@ -324,10 +330,12 @@ impl Checked<DdrTreeParams> {
         };
         let mean = column_means(y);
         // The paper's centring is never formed (no second N x D matrix): the problem
-        // subtracts the mean inside its products.
+        // subtracts the mean inside its products. A chosen sigma is set once the spectrum
+        // is read.
+        let sigma = self.sigma.unwrap_or(R_SIGMA);
         let mut problem = match self.compat {
-            Compat::Paper => Problem::centred(y, &mean, lambda, self.sigma, self.gamma, 0),
-            Compat::R => Problem::new(y, lambda, self.sigma, self.gamma, 0),
+            Compat::Paper => Problem::centred(y, &mean, lambda, sigma, self.gamma, 0),
+            Compat::R => Problem::new(y, lambda, sigma, self.gamma, 0),
         };
         // Points that all coincide have no principal axis, no tree and no ordering.
         let offset = n as f64 * mean.norm_squared();
@@ -345,12 +353,13 @@ impl Checked<DdrTreeParams> {
                 ),
             ));
         }
-        // The spectrum, when a default reads it: the dimension, and the noise that the
-        // smallest branch of an ordering is measured against.
+        // The spectrum, when a default reads it: the dimension, and the noise that sigma
+        // and the smallest branch of an ordering are measured against.
         let auto_branch = self.ordering.root.is_some()
             && self.ordering.min_branch.is_none()
             && self.compat == Compat::Paper;
-        let spectrum = if self.dim.is_none() || auto_branch {
+        let auto_sigma = self.sigma.is_none() && self.compat == Compat::Paper;
+        let spectrum = if self.dim.is_none() || auto_branch || auto_sigma {
             let uncentred = (self.compat == Compat::R).then_some(&mean);
             defaults::spectrum(&problem.yty, uncentred, n)?
         } else {
@@ -366,6 +375,12 @@ impl Checked<DdrTreeParams> {
         };
         // The values were checked above; the chosen dimension needs only the shape's.
         check_fit_shape(n, y.ncols(), problem.dim, "DDRTree")?;
+        let sd = defaults::noise_sd(&spectrum, problem.dim, n, y.ncols());
+        if auto_sigma {
+            let (sigma, why) = defaults::bandwidth(sd, &spectrum, n, R_SIGMA);
+            problem.sigma = sigma;
+            chosen.push(why);
+        }
         let w = top_eigenvectors(&problem.yty, problem.dim)?;
         let z = problem.y_mul(&w);
         let c = if k == n {
@@ -397,7 +412,6 @@ impl Checked<DdrTreeParams> {
         let min_branch = match self.ordering.min_branch {
             Some(m) => m,
             None if auto_branch => {
-                let sd = defaults::noise_sd(&spectrum, problem.dim, n);
                 let (m, why) = defaults::min_branch(&fit.centres, &fit.edges, sd);
                 fit.chosen.push(why);
                 m
@@ -407,6 +421,10 @@ impl Checked<DdrTreeParams> {
         fit.ordered(root, min_branch)
     }
 }
+
+/// The R package's bandwidth of the soft assignments (`sigma`), kept with [`Compat::R`]
+/// and where the noise cannot be measured.
+const R_SIGMA: f64 = 1e-3;
 
 /// The mean of each column of `y`, summed from the first row to the last as nalgebra's
 /// `mean` sums a column, so that both layouts give the same bits: column by column when the

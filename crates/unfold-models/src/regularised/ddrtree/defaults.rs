@@ -86,17 +86,79 @@ pub(crate) fn latent_dim(spectrum: &[f64], n: usize, p: usize) -> (usize, Chosen
     (dim, Chosen::new("dim", dim, reason))
 }
 
-/// The noise's standard deviation per dimension, from the [`spectrum`] of `n` points
-/// beyond the first `dim` components: the mean of those squared singular values is `n`
-/// times the noise variance of one direction. `None` when no component is left beyond
-/// `dim` (centring removes one).
-pub(crate) fn noise_sd(spectrum: &[f64], dim: usize, n: usize) -> Option<f64> {
-    let rest = spectrum.get(dim..n.saturating_sub(1).min(spectrum.len()))?;
+/// The noise's standard deviation per dimension, from the [`spectrum`] of `n x p` data
+/// beyond the first `dim` components, or beyond the components above the noise
+/// ([`signal_rank`]) when there are more of them (a latent dimension given below the
+/// signal's leaves signal in the rest): the mean of those squared singular values is `n`
+/// times the noise variance of one direction. `None` when no component is left (centring
+/// removes one).
+pub(crate) fn noise_sd(spectrum: &[f64], dim: usize, n: usize, p: usize) -> Option<f64> {
+    let from = signal_rank(spectrum, n, p).map_or(dim, |r| r.max(dim));
+    let rest = spectrum.get(from..n.saturating_sub(1).min(spectrum.len()))?;
     if rest.is_empty() {
         return None;
     }
     let mean = rest.iter().map(|v| v.max(0.0)).sum::<f64>() / rest.len() as f64;
     Some((mean / n as f64).sqrt())
+}
+
+/// The share of the noise's variance per dimension that is the default bandwidth `sigma`.
+const BANDWIDTH_SHARE: f64 = 0.25;
+
+/// The largest default bandwidth, as a share of the variance along the first principal
+/// axis.
+const BANDWIDTH_CAP: f64 = 0.05;
+
+/// `sigma` when not given, for the paper's conventions: a quarter of the noise's variance
+/// per dimension, `(sd / 2)^2`, but at most `lambda_1 / 20`, with `lambda_1` the variance
+/// along the first principal axis (the first of the [`spectrum`] over `n`).
+///
+/// The soft assignments (32) weigh a point's nearby centres against each other over half
+/// the noise's standard deviation: the centres sit at local means across the noisy tube
+/// around the tree instead of scattering over its width (where a tree through them grows
+/// spurs and zigzags), while side branches and tips keep their length (a bandwidth of the
+/// noise's whole variance, `2 sd^2`, which would make `R` a Gaussian mixture's posterior,
+/// shrinks them by about one `sd` and merges side branches). Centres closer than the
+/// bandwidth's reach coalesce (as in deterministic annealing), so where the signal barely
+/// stands above the noise (`lambda_1 < 5 sd^2`) the reach is held below `0.22
+/// sqrt(lambda_1)`, a fifth of the spread along the main axis; beyond it the tree
+/// collapses to a few groups of centres. The papers' fixed `1e-3` is not scale-free: on
+/// data of unit spread it is a hard assignment. Measured in
+/// `bench/results/trajectory_defaults.md` and `trajectory_peers.md`. `fallback` (the R
+/// package's value) when the noise cannot be measured (`sd` `None` or zero).
+pub(crate) fn bandwidth(
+    sd: Option<f64>,
+    spectrum: &[f64],
+    n: usize,
+    fallback: f64,
+) -> (f64, Chosen) {
+    let top = spectrum.first().map_or(0.0, |v| v.max(0.0) / n as f64);
+    match sd {
+        Some(sd) if sd > 0.0 && top > 0.0 => {
+            let noise = BANDWIDTH_SHARE * sd * sd;
+            let cap = BANDWIDTH_CAP * top;
+            let sigma = noise.min(cap);
+            let why = if noise <= cap {
+                "soft assignments over half the noise's width"
+            } else {
+                "held at lambda_1 / 20, as the signal barely stands above the noise (lambda_1 < \
+                 5 sd^2) and a wider reach would merge the centres"
+            };
+            let reason = format!(
+                "min((sd / 2)^2, lambda_1 / 20) with sd = {sd:.3e}, the noise's standard \
+                 deviation per dimension beyond the signal's components, and lambda_1 = \
+                 {top:.3e}, the variance along the first principal axis: {why}"
+            );
+            (sigma, Chosen::new("sigma", sigma, reason))
+        }
+        _ => {
+            let reason = format!(
+                "no component is left beyond the latent dimension to measure the noise (or it \
+                 is zero); fell back to the R package's {fallback}"
+            );
+            (fallback, Chosen::new("sigma", fallback, reason))
+        }
+    }
 }
 
 /// The number of centres when not given: Monocle 2's rule ([`auto_centres`]).
@@ -201,9 +263,20 @@ mod tests {
         }
         let (dim, why) = latent_dim(&s, n, p);
         assert_eq!(dim, 2, "{}", why.reason);
-        let sd = noise_sd(&s, dim, n).unwrap();
+        let sd = noise_sd(&s, dim, n, p).unwrap();
         assert!((sd - 0.1).abs() < 0.005, "{sd}");
-        assert_eq!(noise_sd(&s, p, n), None);
+        assert_eq!(noise_sd(&s, p, n, p), None);
+        // A dimension below the signal's: the second component is still signal, not noise.
+        assert_eq!(noise_sd(&s, 1, n, p), Some(sd));
+        // sigma: (sd / 2)^2 where the signal stands well above the noise (lambda_1 = 9 here
+        // against sd^2 = 0.01), lambda_1 / 20 where it does not, 1e-3 with no noise measured.
+        let (sigma, _) = bandwidth(Some(sd), &s, n, 1e-3);
+        assert!((sigma - sd * sd / 4.0).abs() <= 1e-15, "{sigma}");
+        let (held, _) = bandwidth(Some(3.0), &s, n, 1e-3);
+        assert!((held - s[0] / n as f64 / 20.0).abs() <= 1e-12, "{held}");
+        assert!((held - 9.0 / 20.0).abs() < 0.05, "{held}");
+        assert_eq!(bandwidth(None, &s, n, 1e-3).0, 1e-3);
+        assert_eq!(bandwidth(Some(0.0), &s, n, 1e-3).0, 1e-3);
         // A path of 10 unit edges in a plane: w = 3.0 sd (the normal's 99.73% two-sided
         // quantile), 0.3 rounds up to 1, so the floor of 3 centres.
         let path = DMatrix::from_fn(11, 2, |i, j| if j == 0 { i as f64 } else { 0.0 });

@@ -164,7 +164,7 @@ fn objective_never_increases() {
     for ncenters in [None, Some(12)] {
         let params = DdrTreeParams {
             lambda: Some(2.0),
-            sigma: 0.05,
+            sigma: Some(0.05),
             ncenters,
             max_iter: 25,
             tol: 0.0,
@@ -254,7 +254,7 @@ fn r_mode_stops_on_relative_change_and_keeps_data_uncentred() {
         compat: Compat::R,
         ncenters: Some(10),
         lambda: Some(1.0),
-        sigma: 0.1,
+        sigma: Some(0.1),
         ..DdrTreeParams::new(2)
     };
     let fit = params.fit(&y).unwrap();
@@ -292,14 +292,14 @@ fn rejects_bad_input() {
         ),
         (
             DdrTreeParams {
-                sigma: 0.0,
+                sigma: Some(0.0),
                 ..base.clone()
             },
             "sigma",
         ),
         (
             DdrTreeParams {
-                sigma: -1e-3,
+                sigma: Some(-1e-3),
                 ..base.clone()
             },
             "sigma",
@@ -371,7 +371,7 @@ fn the_loop_has_the_bits_of_each_convention_written_out() {
                 compat,
                 ncenters: Some(k),
                 lambda: Some(100.0),
-                sigma: 0.05,
+                sigma: Some(0.05),
                 tol,
                 max_iter,
                 ..DdrTreeParams::new(2)
@@ -497,7 +497,7 @@ fn settings_give_the_declared_parameters_and_the_ordering() {
     assert_eq!((p.dim, p.ordering.min_branch), (None, None));
     assert_eq!(
         (p.sigma, p.gamma, p.max_iter, p.tol),
-        (1e-3, 10.0, 20, 1e-3)
+        (None, 10.0, 20, 1e-3)
     );
     assert_eq!((p.lambda, p.ncenters, p.ordering.root), (None, None, None));
     let s = Settings::new()
@@ -579,7 +579,7 @@ fn a_row_major_view_gives_the_fit_of_the_matrix() {
                 compat,
                 ncenters: k,
                 lambda: Some(50.0),
-                sigma: 0.05,
+                sigma: Some(0.05),
                 ..DdrTreeParams::new(2)
             };
             let what = format!("{compat:?}, {n} x {p}, K = {k:?}");
