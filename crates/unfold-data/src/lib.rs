@@ -11,15 +11,17 @@ mod npy;
 mod npz;
 mod preprocess;
 mod scale;
+mod sparse_npz;
 mod split;
 pub mod synthetic;
 
 pub use csv::{parse_csv, read_csv, to_csv_string, write_csv, CsvOptions};
 pub use dataset::Dataset;
 pub use npy::{parse_npy, read_npy, write_npy};
-pub use npz::{parse_npz, parse_sparse_npz, SparseCsr};
+pub use npz::parse_npz;
 pub use preprocess::{Preprocessing, Step};
 pub use scale::{centre, standardise, Standardised};
+pub use sparse_npz::{parse_sparse_npz, read_sparse_npz, CsrIndex, SparseCsr, SparseValues};
 pub use split::holdout_split;
 
 use std::path::Path;
@@ -58,8 +60,9 @@ pub fn read_sparse(path: &Path) -> Result<Option<SparseCsr>> {
     if !zip {
         return Ok(None);
     }
-    let bytes = read_file(path).map_err(|e| Error::io(path, e))?;
-    parse_sparse_npz(&bytes, &path.display().to_string())
+    // Streamed from the file: its bytes are never held whole (sparse_npz.rs).
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    read_sparse_npz(std::io::BufReader::new(file), &path.display().to_string())
 }
 
 /// Whether `path` holds an uncompressed `.npy` array (by its first bytes) and is not named

@@ -66,7 +66,7 @@ pub fn parse_npy(bytes: &[u8], path: &str) -> Result<DMatrix<f64>> {
 
 /// Where the data start (the header's end), from the first bytes of a `.npy` file (at
 /// least 12, or the whole file): the magic bytes, the version and the header's length.
-fn data_start(bytes: &[u8], path: &str) -> Result<usize> {
+pub(crate) fn data_start(bytes: &[u8], path: &str) -> Result<usize> {
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
         return Err(corrupt(path, "missing the \\x93NUMPY magic bytes"));
     }
@@ -81,8 +81,8 @@ fn data_start(bytes: &[u8], path: &str) -> Result<usize> {
 }
 
 /// The element types read.
-#[derive(Clone, Copy)]
-enum Dtype {
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Dtype {
     F8,
     I8,
     F4,
@@ -90,7 +90,7 @@ enum Dtype {
 }
 
 impl Dtype {
-    fn width(self) -> usize {
+    pub(crate) fn width(self) -> usize {
         match self {
             Dtype::F8 | Dtype::I8 => 8,
             Dtype::F4 | Dtype::I4 => 4,
@@ -99,7 +99,7 @@ impl Dtype {
 
     /// The value of one element's little-endian bytes.
     #[inline(always)]
-    fn value(self, c: &[u8]) -> f64 {
+    pub(crate) fn value(self, c: &[u8]) -> f64 {
         match self {
             Dtype::F8 => f64::from_le_bytes(c.try_into().expect("eight bytes")),
             Dtype::I8 => i64::from_le_bytes(c.try_into().expect("eight bytes")) as f64,
@@ -110,13 +110,13 @@ impl Dtype {
 }
 
 /// What the header of a `.npy` file says of its array.
-struct Layout {
-    data_start: usize,
-    rows: usize,
-    cols: usize,
+pub(crate) struct Layout {
+    pub(crate) data_start: usize,
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
     fortran: bool,
-    dtype: Dtype,
-    shape_text: String,
+    pub(crate) dtype: Dtype,
+    pub(crate) shape_text: String,
 }
 
 /// Where the array's bytes are: in memory, or in a file from `start` on.
@@ -151,12 +151,12 @@ impl Payload<'_> {
 
 /// Bytes of the payload decoded per piece (a piece of rows of a C-order array, or of
 /// columns of a Fortran-order one).
-const PIECE_BYTES: usize = 8 << 20;
+pub(crate) const PIECE_BYTES: usize = 8 << 20;
 
 impl Layout {
     /// The layout from the first bytes of a `.npy` file (at least its whole header), whose
     /// header dictionary `npyz` parses.
-    fn parse(bytes: &[u8], path: &str) -> Result<Layout> {
+    pub(crate) fn parse(bytes: &[u8], path: &str) -> Result<Layout> {
         let data_start = data_start(bytes, path)?;
         let head = bytes
             .get(..data_start)
@@ -236,7 +236,7 @@ impl Layout {
     /// Refuses a payload of other than `rows cols width` bytes, before anything is
     /// allocated, so a header that claims more than the file holds is refused, however
     /// large.
-    fn check_payload(&self, found: usize, path: &str) -> Result<()> {
+    pub(crate) fn check_payload(&self, found: usize, path: &str) -> Result<()> {
         let expected = self
             .rows
             .checked_mul(self.cols)

@@ -9,15 +9,16 @@
 
 use crate::npy::parse_npy;
 use nalgebra::DMatrix;
-use std::io::{Cursor, Read};
+use std::io::{Cursor, Read, Seek};
 use unfold_core::{Error, Result};
+use zip::read::ZipFile;
 use zip::result::ZipError;
 use zip::{CompressionMethod, ZipArchive};
 
 /// The local file header's signature, which also opens every zip archive.
 pub(crate) const MAGIC: &[u8; 4] = b"PK\x03\x04";
 
-fn corrupt(source: &str, message: impl Into<String>) -> Error {
+pub(crate) fn corrupt(source: &str, message: impl Into<String>) -> Error {
     Error::Parse {
         source_name: source.to_string(),
         line: 1,
@@ -26,16 +27,18 @@ fn corrupt(source: &str, message: impl Into<String>) -> Error {
 }
 
 /// The names of the arrays in an archive (member names without `.npy`).
-fn array_name(member: &str) -> &str {
+pub(crate) fn array_name(member: &str) -> &str {
     member.strip_suffix(".npy").unwrap_or(member)
 }
 
-/// The decompressed bytes of member `index`, checked against its size and CRC-32.
-fn member_bytes(
-    archive: &mut ZipArchive<Cursor<&[u8]>>,
+/// Member `index` of an archive, opened for reading (decompressed as it is read; the zip
+/// reader checks its CRC-32 when its end is read), with its name; a member compressed by
+/// other than the two methods NumPy writes is refused.
+pub(crate) fn open_member<'z, R: Read + Seek>(
+    archive: &'z mut ZipArchive<R>,
     index: usize,
     source: &str,
-) -> Result<Vec<u8>> {
+) -> Result<(ZipFile<'z, R>, String)> {
     let name = archive
         .name_for_index(index)
         .unwrap_or_default()
@@ -50,9 +53,37 @@ fn member_bytes(
             "compression method {method} is not supported (numpy.savez and savez_compressed write Stored and Deflated)"
         )));
     }
-    let mut member = archive
+    let member = archive
         .by_index(index)
         .map_err(|e| bad(format!("its local header cannot be read ({e})")))?;
+    Ok((member, name))
+}
+
+/// The message for a read error of member `name`: a CRC-32 mismatch, or corrupt data.
+pub(crate) fn member_error(source: &str, name: &str, e: &std::io::Error) -> Error {
+    let what = if e.to_string().contains("checksum") {
+        "CRC-32 mismatch: the archive is corrupt".to_string()
+    } else {
+        format!("its data are corrupt ({e})")
+    };
+    corrupt(source, format!("member {name}: {what}"))
+}
+
+/// The message for member `name` holding `found` bytes where the archive claims `size`.
+pub(crate) fn size_error(source: &str, name: &str, found: u64, size: u64) -> Error {
+    corrupt(
+        source,
+        format!("member {name}: {found} bytes where the archive says {size}"),
+    )
+}
+
+/// The decompressed bytes of member `index`, checked against its size and CRC-32.
+fn member_bytes<R: Read + Seek>(
+    archive: &mut ZipArchive<R>,
+    index: usize,
+    source: &str,
+) -> Result<Vec<u8>> {
+    let (mut member, name) = open_member(archive, index, source)?;
     let size = member.size();
     let mut out = Vec::new();
     // At most the claimed size plus one byte is read, so a member that inflates beyond its
@@ -60,26 +91,16 @@ fn member_bytes(
     (&mut member)
         .take(size.saturating_add(1))
         .read_to_end(&mut out)
-        .map_err(|e| {
-            if e.to_string().contains("checksum") {
-                bad("CRC-32 mismatch: the archive is corrupt".into())
-            } else {
-                bad(format!("its data are corrupt ({e})"))
-            }
-        })?;
+        .map_err(|e| member_error(source, &name, &e))?;
     if out.len() as u64 != size {
-        return Err(bad(format!(
-            "{} bytes where the archive says {size}",
-            out.len()
-        )));
+        return Err(size_error(source, &name, out.len() as u64, size));
     }
     Ok(out)
 }
 
-/// Reads one array of a `.npz` archive: the one named `name`, or the only one when
-/// `name` is `None`. `source` names the input in messages.
-pub fn parse_npz(bytes: &[u8], source: &str, name: Option<&str>) -> Result<DMatrix<f64>> {
-    let mut archive = ZipArchive::new(Cursor::new(bytes)).map_err(|e| {
+/// Opens the zip archive `reader`; `source` names it in messages.
+pub(crate) fn open_archive<R: Read + Seek>(reader: R, source: &str) -> Result<ZipArchive<R>> {
+    ZipArchive::new(reader).map_err(|e| {
         let reason = match e {
             ZipError::Io(e) => format!("it ends early ({e})"),
             e => e.to_string(),
@@ -90,7 +111,13 @@ pub fn parse_npz(bytes: &[u8], source: &str, name: Option<&str>) -> Result<DMatr
                 "no valid end of central directory record and directory (truncated?): {reason}"
             ),
         )
-    })?;
+    })
+}
+
+/// Reads one array of a `.npz` archive: the one named `name`, or the only one when
+/// `name` is `None`. `source` names the input in messages.
+pub fn parse_npz(bytes: &[u8], source: &str, name: Option<&str>) -> Result<DMatrix<f64>> {
+    let mut archive = open_archive(Cursor::new(bytes), source)?;
     let names: Vec<String> = archive
         .file_names()
         .map(|n| array_name(n).to_string())
@@ -125,119 +152,6 @@ pub fn parse_npz(bytes: &[u8], source: &str, name: Option<&str>) -> Result<DMatr
     })?;
     let npy = member_bytes(&mut archive, index, source)?;
     parse_npy(&npy, &format!("{source}:{}", names[index]))
-}
-
-/// A sparse matrix in compressed sparse row form, as `scipy.sparse.save_npz` writes it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SparseCsr {
-    pub nrows: usize,
-    pub ncols: usize,
-    pub indptr: Vec<i64>,
-    pub indices: Vec<i64>,
-    pub data: Vec<f64>,
-}
-
-impl SparseCsr {
-    /// The matrix as [`unfold_linalg::SparseRows`], its arrays checked.
-    pub fn rows(&self) -> Result<unfold_linalg::SparseRows<'_, i64, f64>> {
-        unfold_linalg::SparseRows::new(
-            self.nrows,
-            self.ncols,
-            &self.indptr,
-            &self.indices,
-            &self.data,
-        )
-    }
-}
-
-/// The members `scipy.sparse.save_npz` writes.
-const SPARSE_MEMBERS: [&str; 5] = ["data", "format", "indices", "indptr", "shape"];
-
-/// The sparse matrix of a `.npz` archive written by `scipy.sparse.save_npz` (members
-/// `data`, `format`, `indices`, `indptr`, `shape`), or `None` for any other archive.
-///
-/// # Errors
-/// A corrupt archive, a format other than CSR (named, with the conversion), or arrays
-/// that do not make a matrix.
-pub fn parse_sparse_npz(bytes: &[u8], source: &str) -> Result<Option<SparseCsr>> {
-    let mut archive = ZipArchive::new(Cursor::new(bytes))
-        .map_err(|e| corrupt(source, format!("not a readable zip archive ({e})")))?;
-    let mut names: Vec<String> = archive
-        .file_names()
-        .map(|n| array_name(n).to_string())
-        .collect();
-    names.sort();
-    if names != SPARSE_MEMBERS {
-        return Ok(None);
-    }
-    let mut member = |name: &str| -> Result<Vec<u8>> {
-        let index = archive
-            .index_for_name(&format!("{name}.npy"))
-            .ok_or_else(|| corrupt(source, format!("no member {name}.npy")))?;
-        member_bytes(&mut archive, index, source)
-    };
-    // `format` is a 0-d string array after the .npy header's newline: bytes ('|S3', as
-    // scipy writes it) or UTF-32 ('<U3').
-    let format = member("format")?;
-    let value: Vec<u8> = format
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|at| {
-            format[at + 1..]
-                .iter()
-                .copied()
-                .filter(|&b| b != 0)
-                .collect()
-        })
-        .unwrap_or_default();
-    let has = |word: &str| value == word.as_bytes();
-    if !has("csr") {
-        let named = ["csc", "coo", "bsr", "dia"].into_iter().find(|w| has(w));
-        return Err(Error::invalid(
-            "input",
-            format!(
-                "{source} holds a sparse matrix in {} format; save it as CSR: \
-                 scipy.sparse.save_npz(path, X.tocsr())",
-                named.unwrap_or("another")
-            ),
-        ));
-    }
-    let array = |name: &str, bytes: Vec<u8>| -> Result<Vec<f64>> {
-        Ok(parse_npy(&bytes, &format!("{source}:{name}"))?
-            .as_slice()
-            .to_vec())
-    };
-    let whole = |name: &str, values: Vec<f64>| -> Result<Vec<i64>> {
-        values
-            .into_iter()
-            .map(|v| {
-                if v.fract() == 0.0 && (0.0..9.0e15).contains(&v) {
-                    Ok(v as i64)
-                } else {
-                    Err(corrupt(source, format!("{name} holds {v}, not an index")))
-                }
-            })
-            .collect()
-    };
-    let shape = whole("shape", array("shape", member("shape")?)?)?;
-    let [nrows, ncols] = shape[..] else {
-        return Err(corrupt(
-            source,
-            format!("shape has {} entries, not 2", shape.len()),
-        ));
-    };
-    let indptr = whole("indptr", array("indptr", member("indptr")?)?)?;
-    let indices = whole("indices", array("indices", member("indices")?)?)?;
-    let data = array("data", member("data")?)?;
-    let csr = SparseCsr {
-        nrows: nrows as usize,
-        ncols: ncols as usize,
-        indptr,
-        indices,
-        data,
-    };
-    csr.rows()?;
-    Ok(Some(csr))
 }
 
 #[cfg(test)]
@@ -319,44 +233,6 @@ pub(crate) mod tests {
 
     pub(crate) fn npy(m: &DMatrix<f64>) -> Vec<u8> {
         crate::npy::npy_bytes(m)
-    }
-
-    /// `scipy.sparse.save_npz`'s members: a CSR matrix is read with its arrays; another
-    /// format is refused naming it; other archives are not sparse.
-    #[test]
-    fn reads_a_sparse_csr_archive_and_refuses_other_formats() {
-        let col = |v: &[f64]| npy(&DMatrix::from_column_slice(v.len(), 1, v));
-        // As scipy writes it ('|S3'), and as NumPy writes a str ('<U3').
-        let format = |w: &str| -> Vec<u8> {
-            let mut b = b"\x93NUMPY\x01\x00\x06\x00{...}\n".to_vec();
-            if w == "csc" {
-                b.extend(w.chars().flat_map(|c| (c as u32).to_le_bytes()));
-            } else {
-                b.extend(w.bytes());
-            }
-            b
-        };
-        let members = |f: &str| {
-            vec![
-                ("data.npy", col(&[1.0, 2.0, 3.0])),
-                ("indices.npy", col(&[0.0, 2.0, 1.0])),
-                ("indptr.npy", col(&[0.0, 2.0, 2.0, 3.0])),
-                ("format.npy", format(f)),
-                ("shape.npy", col(&[3.0, 4.0])),
-            ]
-        };
-        let csr = parse_sparse_npz(&archive(&members("csr"), true, false), "m.npz")
-            .unwrap()
-            .unwrap();
-        assert_eq!((csr.nrows, csr.ncols), (3, 4));
-        assert_eq!(csr.indptr, vec![0, 2, 2, 3]);
-        let dense = csr.rows().unwrap().to_dense();
-        assert_eq!(dense[(0, 2)], 2.0);
-        assert_eq!(dense[(2, 1)], 3.0);
-        let csc = parse_sparse_npz(&archive(&members("csc"), false, false), "m.npz");
-        assert!(csc.unwrap_err().to_string().contains("in csc format"));
-        let plain = archive(&[("x.npy", col(&[1.0]))], false, false);
-        assert_eq!(parse_sparse_npz(&plain, "x.npz").unwrap(), None);
     }
 
     #[test]

@@ -148,17 +148,13 @@ impl Preprocessing {
             ));
         };
         if logs > 0 {
-            if let Some(v) = y.data.iter().find(|v| **v <= -1.0) {
+            if let Some(v) = y.data.first_at_most(-1.0) {
                 return Err(Error::invalid(
                     "preprocess",
                     format!("log1p needs values above -1; the sparse input holds {v}"),
                 ));
             }
-            for v in &mut y.data {
-                for _ in 0..logs {
-                    *v = v.ln_1p();
-                }
-            }
+            y.data.map_in_place(|v| (0..logs).fold(v, |v, _| v.ln_1p()));
         }
         let (n, p) = (y.nrows, y.ncols);
         if q > p || q >= n {
@@ -169,7 +165,7 @@ impl Preprocessing {
                 ),
             ));
         }
-        let pc = unfold_linalg::principal_components_sparse(&y.rows()?, q, 0)?;
+        let pc = y.principal_components(q, 0)?;
         let mut fitted = vec![Fitted::Log1p; logs];
         fitted.push(Fitted::Pca {
             mean: pc.mean,

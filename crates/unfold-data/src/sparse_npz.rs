@@ -1,0 +1,534 @@
+//! Sparse matrices saved by `scipy.sparse.save_npz`: a `.npz` archive whose members are
+//! `data`, `format`, `indices`, `indptr` and `shape`.
+//!
+//! Each member is streamed from the archive (read from the file, inflated and checked
+//! against its CRC-32 as it goes) straight into the array it fills, a piece at a time: the
+//! file's bytes, a member's bytes and the arrays never live together. Indices are kept as
+//! `i32` when the number of entries and of columns allow (as scipy keeps them), else as
+//! `i64`, and `float32` values stay `f32`, so the matrix takes the memory scipy's does,
+//! except that integer values are kept as `f64` (1.5 times scipy's 8 bytes per entry for
+//! int32 values with int32 indices). An array grows only as its bytes arrive, never from a
+//! size the archive or a header claims.
+
+use crate::npy::{data_start, Dtype, Layout, PIECE_BYTES};
+use crate::npz::{array_name, corrupt, member_error, open_archive, open_member, size_error};
+use nalgebra::DMatrix;
+use std::io::{Read, Seek};
+use unfold_core::{Error, Result};
+use unfold_linalg::{PrincipalComponents, SparseRows};
+use zip::ZipArchive;
+
+/// The stored values of a [`SparseCsr`]: `float32` arrays stay single precision.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SparseValues {
+    /// Double precision (from `float64`, `int64` or `int32` arrays).
+    F64(Vec<f64>),
+    /// Single precision (from `float32` arrays).
+    F32(Vec<f32>),
+}
+
+impl SparseValues {
+    /// The number of stored values.
+    pub fn len(&self) -> usize {
+        match self {
+            SparseValues::F64(v) => v.len(),
+            SparseValues::F32(v) => v.len(),
+        }
+    }
+
+    /// Whether no value is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The first value at or below `limit`, if any.
+    pub fn first_at_most(&self, limit: f64) -> Option<f64> {
+        match self {
+            SparseValues::F64(v) => v.iter().copied().find(|&x| x <= limit),
+            SparseValues::F32(v) => v.iter().map(|&x| f64::from(x)).find(|&x| x <= limit),
+        }
+    }
+
+    /// Every value `v` replaced by `f(v)`, kept in its own precision.
+    pub fn map_in_place(&mut self, f: impl Fn(f64) -> f64) {
+        match self {
+            SparseValues::F64(v) => v.iter_mut().for_each(|x| *x = f(*x)),
+            SparseValues::F32(v) => v.iter_mut().for_each(|x| *x = f(f64::from(*x)) as f32),
+        }
+    }
+}
+
+/// The row pointers and column indices of a [`SparseCsr`], in one integer width.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CsrIndex {
+    /// Up to `i32::MAX` entries and columns.
+    I32 { indptr: Vec<i32>, indices: Vec<i32> },
+    /// More entries or columns than that.
+    I64 { indptr: Vec<i64>, indices: Vec<i64> },
+}
+
+/// A sparse matrix in compressed sparse row form, as `scipy.sparse.save_npz` writes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SparseCsr {
+    pub nrows: usize,
+    pub ncols: usize,
+    pub index: CsrIndex,
+    pub data: SparseValues,
+}
+
+/// `$body` with `$rows` bound to the checked [`SparseRows`] view of `$csr`, whatever its
+/// index and value types.
+macro_rules! with_rows {
+    ($csr:expr, |$rows:ident| $body:expr) => {{
+        let csr = $csr;
+        let (n, p) = (csr.nrows, csr.ncols);
+        match (&csr.index, &csr.data) {
+            (CsrIndex::I32 { indptr, indices }, SparseValues::F64(v)) => {
+                let $rows = SparseRows::new(n, p, indptr, indices, v)?;
+                $body
+            }
+            (CsrIndex::I32 { indptr, indices }, SparseValues::F32(v)) => {
+                let $rows = SparseRows::new(n, p, indptr, indices, v)?;
+                $body
+            }
+            (CsrIndex::I64 { indptr, indices }, SparseValues::F64(v)) => {
+                let $rows = SparseRows::new(n, p, indptr, indices, v)?;
+                $body
+            }
+            (CsrIndex::I64 { indptr, indices }, SparseValues::F32(v)) => {
+                let $rows = SparseRows::new(n, p, indptr, indices, v)?;
+                $body
+            }
+        }
+    }};
+}
+
+impl SparseCsr {
+    /// Checks the arrays as [`SparseRows::new`] does (the row pointers, the column indices
+    /// and finite values).
+    ///
+    /// # Errors
+    /// What [`SparseRows::new`] refuses.
+    pub fn check(&self) -> Result<()> {
+        with_rows!(self, |_rows| Ok(()))
+    }
+
+    /// The dense matrix (for tests and small inputs).
+    ///
+    /// # Errors
+    /// Malformed arrays ([`SparseCsr::check`]).
+    pub fn to_dense(&self) -> Result<DMatrix<f64>> {
+        with_rows!(self, |rows| Ok(rows.to_dense()))
+    }
+
+    /// The exact principal components of the rows, the matrix centred implicitly
+    /// ([`unfold_linalg::principal_components_sparse`]).
+    ///
+    /// # Errors
+    /// Malformed arrays, and the PCA's own errors.
+    pub fn principal_components(&self, q: usize, seed: u64) -> Result<PrincipalComponents> {
+        with_rows!(self, |rows| unfold_linalg::principal_components_sparse(
+            &rows, q, seed
+        ))
+    }
+}
+
+/// The members `scipy.sparse.save_npz` writes.
+const SPARSE_MEMBERS: [&str; 5] = ["data", "format", "indices", "indptr", "shape"];
+
+/// The sparse matrix of the bytes of a `.npz` archive written by `scipy.sparse.save_npz`,
+/// or `None` for any other archive ([`read_sparse_npz`] on them).
+///
+/// # Errors
+/// As [`read_sparse_npz`].
+pub fn parse_sparse_npz(bytes: &[u8], source: &str) -> Result<Option<SparseCsr>> {
+    read_sparse_npz(std::io::Cursor::new(bytes), source)
+}
+
+/// The sparse matrix of a `.npz` archive written by `scipy.sparse.save_npz` (members
+/// `data`, `format`, `indices`, `indptr`, `shape`), streamed from `reader`, or `None` for
+/// any other archive. `source` names the input in messages.
+///
+/// # Errors
+/// A corrupt archive, a format other than CSR (named, with the conversion), arrays that do
+/// not make a matrix, and element types other than little-endian integers and floats of 4
+/// or 8 bytes.
+pub fn read_sparse_npz<R: Read + Seek>(reader: R, source: &str) -> Result<Option<SparseCsr>> {
+    let mut archive = open_archive(reader, source)?;
+    let mut names: Vec<String> = archive
+        .file_names()
+        .map(|n| array_name(n).to_string())
+        .collect();
+    names.sort();
+    if names != SPARSE_MEMBERS {
+        return Ok(None);
+    }
+    check_format(&mut archive, source)?;
+    let shape = read_member(&mut archive, "shape", source, Target::Index)?.into_i64(source)?;
+    let [nrows, ncols] = shape[..] else {
+        return Err(corrupt(
+            source,
+            format!("shape has {} entries, not 2", shape.len()),
+        ));
+    };
+    let (nrows, ncols) = (nrows as usize, ncols as usize);
+    let indptr = read_member(&mut archive, "indptr", source, Target::Index)?.into_i64(source)?;
+    // The narrow index type when every pointer and column fits in it, as scipy chooses.
+    let entries = indptr.last().copied().unwrap_or(0);
+    let narrow = entries <= i64::from(i32::MAX) && ncols <= i32::MAX as usize;
+    let index = if narrow {
+        let indices = read_member(&mut archive, "indices", source, Target::Index32)?;
+        let Column::I32(indices) = indices else {
+            unreachable!("Target::Index32 reads into i32");
+        };
+        CsrIndex::I32 {
+            indptr: indptr.into_iter().map(|v| v as i32).collect(),
+            indices,
+        }
+    } else {
+        let indices =
+            read_member(&mut archive, "indices", source, Target::Index)?.into_i64(source)?;
+        CsrIndex::I64 { indptr, indices }
+    };
+    let data = match read_member(&mut archive, "data", source, Target::Value)? {
+        Column::F64(v) => SparseValues::F64(v),
+        Column::F32(v) => SparseValues::F32(v),
+        Column::I32(_) | Column::I64(_) => unreachable!("Target::Value reads into floats"),
+    };
+    let csr = SparseCsr {
+        nrows,
+        ncols,
+        index,
+        data,
+    };
+    csr.check()?;
+    Ok(Some(csr))
+}
+
+/// Refuses an archive whose `format` member is not `csr`, naming the format and the
+/// conversion. `format` is a 0-d string array after the `.npy` header's newline: bytes
+/// (`|S3`, as scipy writes it) or UTF-32 (`<U3`).
+fn check_format<R: Read + Seek>(archive: &mut ZipArchive<R>, source: &str) -> Result<()> {
+    let index = member_index(archive, "format", source)?;
+    let (mut member, name) = open_member(archive, index, source)?;
+    let mut format = Vec::new();
+    (&mut member)
+        .take(4096)
+        .read_to_end(&mut format)
+        .map_err(|e| member_error(source, &name, &e))?;
+    let value: Vec<u8> = format
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|at| {
+            format[at + 1..]
+                .iter()
+                .copied()
+                .filter(|&b| b != 0)
+                .collect()
+        })
+        .unwrap_or_default();
+    let has = |word: &str| value == word.as_bytes();
+    if has("csr") {
+        return Ok(());
+    }
+    let named = ["csc", "coo", "bsr", "dia"].into_iter().find(|w| has(w));
+    Err(Error::invalid(
+        "input",
+        format!(
+            "{source} holds a sparse matrix in {} format; save it as CSR: \
+             scipy.sparse.save_npz(path, X.tocsr())",
+            named.unwrap_or("another")
+        ),
+    ))
+}
+
+fn member_index<R: Read + Seek>(
+    archive: &ZipArchive<R>,
+    name: &str,
+    source: &str,
+) -> Result<usize> {
+    archive
+        .index_for_name(&format!("{name}.npy"))
+        .ok_or_else(|| corrupt(source, format!("no member {name}.npy")))
+}
+
+/// What a member is read into.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// Whole numbers, as `i64`.
+    Index,
+    /// Whole numbers below `2^31`, as `i32`.
+    Index32,
+    /// Values: `f32` from `float32`, else `f64`.
+    Value,
+}
+
+/// A member's elements, in the type its [`Target`] asks for.
+enum Column {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl Column {
+    fn into_i64(self, source: &str) -> Result<Vec<i64>> {
+        match self {
+            Column::I64(v) => Ok(v),
+            _ => Err(corrupt(source, "an index array of another type")),
+        }
+    }
+}
+
+/// The elements of the 1-D `.npy` member `name`, streamed into the [`Target`] type a piece
+/// at a time. The header's element count must match the member's size as the archive
+/// claims it, and the member must end where the elements do (which also has its CRC-32
+/// checked).
+fn read_member<R: Read + Seek>(
+    archive: &mut ZipArchive<R>,
+    name: &str,
+    source: &str,
+    target: Target,
+) -> Result<Column> {
+    let index = member_index(archive, name, source)?;
+    let (mut member, member_name) = open_member(archive, index, source)?;
+    let claimed = member.size();
+    let array = format!("{source}:{name}");
+    let read_err = |e: std::io::Error| member_error(source, &member_name, &e);
+    // The header: the magic bytes, version and length, then the dictionary.
+    let mut head = vec![0u8; 12];
+    let got = read_up_to(&mut member, &mut head).map_err(read_err)?;
+    head.truncate(got);
+    let start = data_start(&head, &array)?;
+    if start > head.len() {
+        let mut rest = vec![0u8; (start - head.len()).min(1 << 20)];
+        let got = read_up_to(&mut member, &mut rest).map_err(read_err)?;
+        head.extend_from_slice(&rest[..got]);
+    }
+    let layout = Layout::parse(&head, &array)?;
+    let count = layout.rows.checked_mul(layout.cols);
+    let width = layout.dtype.width();
+    let payload = claimed.saturating_sub(start as u64);
+    layout.check_payload(usize::try_from(payload).unwrap_or(usize::MAX), &array)?;
+    let count = count.expect("checked with the payload");
+    let whole = |v: f64| v.fract() == 0.0 && (0.0..9.0e15).contains(&v);
+    let not_index = |v: f64| corrupt(source, format!("{name} holds {v}, not an index"));
+    let mut out = match (target, layout.dtype) {
+        (Target::Index, _) => Column::I64(Vec::new()),
+        (Target::Index32, _) => Column::I32(Vec::new()),
+        (Target::Value, Dtype::F4) => Column::F32(Vec::new()),
+        (Target::Value, _) => Column::F64(Vec::new()),
+    };
+    let per = (PIECE_BYTES / width).max(1);
+    let mut buf = Vec::new();
+    let mut done = 0;
+    while done < count {
+        let take = per.min(count - done);
+        buf.resize(take * width, 0);
+        let got = read_up_to(&mut member, &mut buf).map_err(read_err)?;
+        if got < buf.len() {
+            return Err(size_error(
+                source,
+                &member_name,
+                (start + done * width + got) as u64,
+                claimed,
+            ));
+        }
+        let values = buf.chunks_exact(width).map(|c| layout.dtype.value(c));
+        match &mut out {
+            Column::F64(v) => {
+                v.reserve(take);
+                v.extend(values);
+            }
+            Column::F32(v) => {
+                v.reserve(take);
+                v.extend(
+                    buf.chunks_exact(4)
+                        .map(|c| f32::from_le_bytes(c.try_into().expect("four bytes"))),
+                );
+            }
+            Column::I64(v) => {
+                v.reserve(take);
+                for x in values {
+                    v.push(if whole(x) {
+                        x as i64
+                    } else {
+                        return Err(not_index(x));
+                    });
+                }
+            }
+            Column::I32(v) => {
+                v.reserve(take);
+                for x in values {
+                    v.push(if whole(x) && x <= f64::from(i32::MAX) {
+                        x as i32
+                    } else {
+                        return Err(not_index(x));
+                    });
+                }
+            }
+        }
+        done += take;
+    }
+    // The member ends here: one more byte is an error, and reaching the end checks the
+    // CRC-32.
+    let mut extra = [0u8; 1];
+    if read_up_to(&mut member, &mut extra).map_err(read_err)? != 0 {
+        return Err(size_error(
+            source,
+            &member_name,
+            claimed.saturating_add(1),
+            claimed,
+        ));
+    }
+    Ok(out)
+}
+
+/// Reads until `buf` is full or the reader ends; the number of bytes read.
+fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match reader.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::npz::tests::{archive, npy};
+
+    /// The bytes of a 1-D `.npy` array of `dtype` (`<i4`, `<f4`, ...) holding `values`.
+    fn typed(dtype: &str, values: &[f64]) -> Vec<u8> {
+        let dict = format!(
+            "{{'descr': '{dtype}', 'fortran_order': False, 'shape': ({},), }}",
+            values.len()
+        );
+        let mut header = dict.into_bytes();
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(b' ');
+        }
+        header.push(b'\n');
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        b.extend(header);
+        for &v in values {
+            match dtype {
+                "<i4" => b.extend((v as i32).to_le_bytes()),
+                "<i8" => b.extend((v as i64).to_le_bytes()),
+                "<f4" => b.extend((v as f32).to_le_bytes()),
+                _ => b.extend(v.to_le_bytes()),
+            }
+        }
+        b
+    }
+
+    /// As scipy writes it (`|S3`), and as NumPy writes a str (`<U3`).
+    fn format(w: &str) -> Vec<u8> {
+        let mut b = b"\x93NUMPY\x01\x00\x06\x00{...}\n".to_vec();
+        if w == "csc" {
+            b.extend(w.chars().flat_map(|c| (c as u32).to_le_bytes()));
+        } else {
+            b.extend(w.bytes());
+        }
+        b
+    }
+
+    fn members(f: &str, index: &str, value: &str) -> Vec<(&'static str, Vec<u8>)> {
+        vec![
+            ("data.npy", typed(value, &[1.0, 2.5, 3.0])),
+            ("indices.npy", typed(index, &[0.0, 2.0, 1.0])),
+            ("indptr.npy", typed(index, &[0.0, 2.0, 2.0, 3.0])),
+            ("format.npy", format(f)),
+            ("shape.npy", typed("<i8", &[3.0, 4.0])),
+        ]
+    }
+
+    /// `scipy.sparse.save_npz`'s members, with every index and value type scipy writes: a
+    /// CSR matrix is read with its arrays (narrow indices, float32 values kept single);
+    /// another format is refused naming it; other archives are not sparse.
+    #[test]
+    fn reads_a_sparse_csr_archive_and_refuses_other_formats() {
+        for index in ["<i4", "<i8", "<f8"] {
+            for value in ["<f8", "<f4", "<i8", "<i4"] {
+                // 2.5 is stored as 2 in an integer array.
+                let mut expected = DMatrix::zeros(3, 4);
+                expected[(0, 0)] = 1.0;
+                expected[(0, 2)] = if value.starts_with("<i") { 2.0 } else { 2.5 };
+                expected[(2, 1)] = 3.0;
+                for deflate in [false, true] {
+                    let z = archive(&members("csr", index, value), deflate, deflate);
+                    let csr = parse_sparse_npz(&z, "m.npz").unwrap().unwrap();
+                    assert_eq!((csr.nrows, csr.ncols), (3, 4));
+                    assert_eq!(
+                        csr.index,
+                        CsrIndex::I32 {
+                            indptr: vec![0, 2, 2, 3],
+                            indices: vec![0, 2, 1]
+                        }
+                    );
+                    assert_eq!(matches!(csr.data, SparseValues::F32(_)), value == "<f4");
+                    assert_eq!(csr.to_dense().unwrap(), expected);
+                }
+            }
+        }
+        let csc = parse_sparse_npz(
+            &archive(&members("csc", "<i4", "<f8"), false, false),
+            "m.npz",
+        );
+        assert!(csc.unwrap_err().to_string().contains("in csc format"));
+        let plain = archive(
+            &[("x.npy", npy(&DMatrix::from_element(1, 1, 1.0)))],
+            false,
+            false,
+        );
+        assert_eq!(parse_sparse_npz(&plain, "x.npz").unwrap(), None);
+    }
+
+    /// Damaged members are refused with the reason: a fractional or negative index, a
+    /// member shorter or longer than its header, a flipped byte (CRC-32), a column out of
+    /// range, and a value type that is not read.
+    #[test]
+    fn damaged_sparse_archives_are_refused_with_the_reason() {
+        let refuse = |m: Vec<(&'static str, Vec<u8>)>, deflate: bool, what: &str| {
+            let e = parse_sparse_npz(&archive(&m, deflate, false), "m.npz")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(what), "{what}: {e}");
+        };
+        let mut m = members("csr", "<f8", "<f8");
+        m[1].1 = typed("<f8", &[0.0, 2.5, 1.0]);
+        refuse(m, false, "indices holds 2.5, not an index");
+        let mut m = members("csr", "<i8", "<f8");
+        m[1].1 = typed("<i8", &[0.0, -2.0, 1.0]);
+        refuse(m, true, "indices holds -2, not an index");
+        let mut m = members("csr", "<i4", "<f8");
+        let short = m[0].1.len() - 8;
+        m[0].1.truncate(short);
+        refuse(m, false, "expected 24 data bytes");
+        let mut m = members("csr", "<i4", "<f8");
+        m[0].1.push(0);
+        refuse(m, true, "expected 24 data bytes");
+        let mut m = members("csr", "<i4", "<f8");
+        m[1].1 = typed("<i4", &[0.0, 7.0, 1.0]);
+        refuse(m, false, "column");
+        let mut m = members("csr", "<i4", "<f8");
+        m[0].1 = typed("<u2", &[1.0, 2.0, 3.0]);
+        refuse(m, false, "dtype");
+        // A flipped bit in a stored value: still a finite number, but not the one the
+        // CRC-32 was taken of.
+        let mut z = archive(&members("csr", "<i4", "<f8"), false, false);
+        let at = z
+            .windows(8)
+            .position(|w| w == 2.5f64.to_le_bytes())
+            .unwrap();
+        z[at] ^= 0x01;
+        let e = parse_sparse_npz(&z, "m.npz").unwrap_err().to_string();
+        assert!(e.contains("member data.npy: CRC-32 mismatch"), "{e}");
+    }
+}
