@@ -283,7 +283,7 @@ fn main() -> unfold::core::Result<()> {
                                 if lambda != "auto" {
                                     params.lambda = Some(parse(lambda));
                                 }
-                                params.sigma = parse(sigma);
+                                params.sigma = Some(parse(sigma));
                                 params.gamma = parse(gamma);
                                 params.tol = parse(tol);
                                 params.max_iter = parse(max_iter) as usize;
