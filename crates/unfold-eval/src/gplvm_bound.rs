@@ -375,7 +375,7 @@ impl SparseProblem {
                 - b2 * wv)
             - trace_term;
 
-        let bi = f.chol_b.inverse();
+        let bi = f.chol_b.inverse()?;
         let mut m2 = &bi * (-0.5 * p * beta);
         add_to_diagonal(&mut m2, 0.5 * p * beta);
         m2.gemm(-0.5 * beta.powi(3), &f.v, &f.v.transpose(), 1.0);

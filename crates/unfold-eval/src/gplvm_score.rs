@@ -233,7 +233,7 @@ impl Problem {
         let quad = self.y.dot(&a); // tr(K^{-1} Y Y^T)
         let np = (n * p) as f64;
         let ll = -0.5 * (np * (2.0 * std::f64::consts::PI).ln() + p as f64 * chol.log_det() + quad);
-        let mut w = chol.inverse();
+        let mut w = chol.inverse()?;
         w.gemm(1.0, &a, &a.transpose(), -(p as f64));
         let (mut g_alpha, mut g_ell) = (0.0, 0.0);
         for ((wij, kij), d2) in w.iter().zip(k_rbf.iter()).zip(self.d2.iter()) {

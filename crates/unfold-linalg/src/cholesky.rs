@@ -89,6 +89,75 @@ fn factor_blocked(l: &mut DMatrix<f64>) -> Result<std::result::Result<(), usize>
     Ok(Ok(()))
 }
 
+/// `M = L^{-1}` for lower triangular `l` into `m` (its strict upper triangle zeroed), one
+/// panel of [`PANEL`] columns at a time, each by forward substitution in row panels:
+/// `M[r, J] = L[r, r]^{-1} (E[r, J] - L[r, j0..r] M[j0..r, J])` for the columns `J`
+/// starting at `j0` (the rows above `j0` are zero). It costs `n^3 / 3` multiply-adds, as a
+/// triangular inverse does, and checks the interruption flag before every row panel
+/// (a fraction of a second of work).
+fn invert_lower_blocked(
+    mut m: faer::MatMut<'_, f64>,
+    l: faer::MatRef<'_, f64>,
+    par: faer::Par,
+) -> Result<()> {
+    let n = l.nrows();
+    for j0 in (0..n).step_by(PANEL) {
+        let b = PANEL.min(n - j0);
+        let mut strip = m.rb_mut().submatrix_mut(0, j0, n, b);
+        strip.fill(0.0);
+        for i in 0..b {
+            strip[(j0 + i, i)] = 1.0;
+        }
+        let mut below = strip.submatrix_mut(j0, 0, n - j0, b);
+        for r0 in (0..n - j0).step_by(PANEL) {
+            unfold_core::interrupt::check()?;
+            let h = PANEL.min(n - j0 - r0);
+            let (done, mut rest) = below.rb_mut().split_at_row_mut(r0);
+            let mut panel = rest.rb_mut().subrows_mut(0, h);
+            if r0 > 0 {
+                matmul(
+                    panel.rb_mut(),
+                    Accum::Add,
+                    l.submatrix(j0 + r0, j0, h, r0),
+                    done.rb(),
+                    -1.0,
+                    par,
+                );
+            }
+            solve_lower_triangular_in_place(l.submatrix(j0 + r0, j0 + r0, h, h), panel, par);
+        }
+    }
+    Ok(())
+}
+
+/// The lower triangle of `M^T M` for lower triangular `m` into `out`, by blocks of
+/// [`PANEL`] x [`PANEL`]: block `(I, J)` with `I` at or below `J` is `M[i0.., I]^T
+/// M[i0.., J]` (the rows above `i0` of `M[:, I]` are zero). It costs about `n^3 / 3`
+/// multiply-adds and checks the interruption flag before every block.
+fn gram_lower_blocked(
+    mut out: faer::MatMut<'_, f64>,
+    m: faer::MatRef<'_, f64>,
+    par: faer::Par,
+) -> Result<()> {
+    let n = m.nrows();
+    for j0 in (0..n).step_by(PANEL) {
+        let b = PANEL.min(n - j0);
+        for i0 in (j0..n).step_by(PANEL) {
+            unfold_core::interrupt::check()?;
+            let h = PANEL.min(n - i0);
+            matmul(
+                out.rb_mut().submatrix_mut(i0, j0, h, b),
+                Accum::Replace,
+                m.submatrix(i0, i0, n - i0, h).transpose(),
+                m.submatrix(i0, j0, n - i0, b),
+                1.0,
+                par,
+            );
+        }
+    }
+    Ok(())
+}
+
 impl Cholesky {
     /// Factorises `a`, which must be square, finite, symmetric and positive definite.
     ///
@@ -191,8 +260,15 @@ impl Cholesky {
     }
 
     /// The symmetric inverse `A^{-1} = L^{-T} L^{-1}`.
-    pub fn inverse(&self) -> DMatrix<f64> {
+    ///
+    /// # Errors
+    /// [`Error::Interrupted`] when the process's interruption flag is set during the
+    /// inversion of a matrix above [`BLOCKED_FROM`] (which checks it between blocks).
+    pub fn inverse(&self) -> Result<DMatrix<f64>> {
         let n = self.dim();
+        if n > BLOCKED_FROM {
+            return self.clone().into_inverse();
+        }
         let p = par_for(n);
         let mut inv = DMatrix::<f64>::zeros(n, n);
         let mut mem = MemBuffer::new(llt::inverse::inverse_scratch::<f64>(n, p));
@@ -203,12 +279,15 @@ impl Cholesky {
             MemStack::new(&mut mem),
         );
         mirror_lower(&mut inv);
-        inv
+        Ok(inv)
     }
 
     /// [`Cholesky::inverse`] written over the factor's own storage: one n x n scratch for
     /// `L^{-1}` and no new matrix. The same numbers as [`Cholesky::inverse`].
-    pub fn into_inverse(self) -> DMatrix<f64> {
+    ///
+    /// # Errors
+    /// As [`Cholesky::inverse`].
+    pub fn into_inverse(self) -> Result<DMatrix<f64>> {
         let n = self.dim();
         self.into_inverse_with(&mut DMatrix::zeros(n, n))
     }
@@ -217,9 +296,15 @@ impl Cholesky {
     /// for callers that keep one between inversions: a fresh n x n buffer costs a page
     /// fault per 4 KiB. The same numbers as [`Cholesky::inverse`].
     ///
+    /// Above [`BLOCKED_FROM`] both triangular steps run by blocks ([`invert_lower_blocked`],
+    /// [`gram_lower_blocked`]) with a check of the interruption flag between blocks.
+    ///
+    /// # Errors
+    /// As [`Cholesky::inverse`].
+    ///
     /// # Panics
     /// If `l_inv` is not n x n (a programming error).
-    pub fn into_inverse_with(self, l_inv: &mut DMatrix<f64>) -> DMatrix<f64> {
+    pub fn into_inverse_with(self, l_inv: &mut DMatrix<f64>) -> Result<DMatrix<f64>> {
         let n = self.dim();
         assert_eq!(
             l_inv.shape(),
@@ -228,20 +313,25 @@ impl Cholesky {
         );
         let p = par_for(n);
         let mut out = self.l;
-        invert_lower_triangular(as_faer_mut(l_inv), as_faer(&out), p);
-        triangular::matmul(
-            as_faer_mut(&mut out),
-            BlockStructure::TriangularLower,
-            Accum::Replace,
-            as_faer(l_inv).transpose(),
-            BlockStructure::TriangularUpper,
-            as_faer(l_inv),
-            BlockStructure::TriangularLower,
-            1.0,
-            p,
-        );
+        if n > BLOCKED_FROM {
+            invert_lower_blocked(as_faer_mut(l_inv), as_faer(&out), p)?;
+            gram_lower_blocked(as_faer_mut(&mut out), as_faer(l_inv), p)?;
+        } else {
+            invert_lower_triangular(as_faer_mut(l_inv), as_faer(&out), p);
+            triangular::matmul(
+                as_faer_mut(&mut out),
+                BlockStructure::TriangularLower,
+                Accum::Replace,
+                as_faer(l_inv).transpose(),
+                BlockStructure::TriangularUpper,
+                as_faer(l_inv),
+                BlockStructure::TriangularLower,
+                1.0,
+                p,
+            );
+        }
         mirror_lower(&mut out);
-        out
+        Ok(out)
     }
 
     /// A copy of the lower triangular factor `L`.
@@ -272,7 +362,7 @@ pub fn log_det_spd(a: &DMatrix<f64>, context: &str) -> Result<f64> {
 
 /// `A^{-1}` of a symmetric positive definite matrix (see [`Cholesky::new`] for errors).
 pub fn spd_inverse(a: &DMatrix<f64>, context: &str) -> Result<DMatrix<f64>> {
-    Ok(Cholesky::new(a, context)?.inverse())
+    Cholesky::new(a, context)?.inverse()
 }
 
 #[cfg(test)]
@@ -300,6 +390,29 @@ mod tests {
         let mut b = a.clone();
         b[(bad, bad)] = -1.0;
         assert_eq!(factor_blocked(&mut b).unwrap(), Err(bad));
+    }
+
+    #[test]
+    fn blocked_inverse_steps_are_the_one_call_steps() {
+        // Three panels and a partial fourth: the triangular inverse and the lower triangle
+        // of L^-T L^-1 against faer's one-call kernels, the scratch's old values ignored.
+        let n = 3 * PANEL + 100;
+        let c = Cholesky::new(&random_spd(n, 5), "t").unwrap();
+        let mut one = DMatrix::zeros(n, n);
+        invert_lower_triangular(as_faer_mut(&mut one), as_faer(&c.l), faer::Par::Seq);
+        let mut blocked = DMatrix::from_element(n, n, 3.0);
+        invert_lower_blocked(as_faer_mut(&mut blocked), as_faer(&c.l), faer::Par::Seq).unwrap();
+        let lower =
+            |m: &DMatrix<f64>| DMatrix::from_fn(n, n, |i, j| if i >= j { m[(i, j)] } else { 0.0 });
+        assert!((0..n).all(|j| (0..j).all(|i| blocked[(i, j)] == 0.0)));
+        assert!((&blocked - lower(&one)).amax() < 1e-12 * one.amax());
+        let mut gram = DMatrix::from_element(n, n, 3.0);
+        gram_lower_blocked(as_faer_mut(&mut gram), as_faer(&blocked), faer::Par::Seq).unwrap();
+        let full = blocked.transpose() * &blocked;
+        assert!((lower(&gram) - lower(&full)).amax() < 1e-12 * full.amax());
+        mirror_lower(&mut gram);
+        let a = c.l() * c.l().transpose();
+        assert!((&a * &gram - DMatrix::identity(n, n)).amax() < 1e-9);
     }
 
     #[test]
@@ -340,7 +453,7 @@ mod tests {
             let owned = Cholesky::new_owned(lower_only, "t").unwrap();
             let c = Cholesky::new(&a, "t").unwrap();
             assert_eq!(owned.l(), c.l());
-            assert_eq!(owned.into_inverse(), c.inverse());
+            assert_eq!(owned.into_inverse().unwrap(), c.inverse().unwrap());
         }
         assert!(Cholesky::new_owned(DMatrix::zeros(2, 3), "x").is_err());
         let mut bad = random_spd(4, 1);

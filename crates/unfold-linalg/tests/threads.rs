@@ -40,7 +40,7 @@ fn kernels(n: usize) -> Vec<Vec<u64>> {
         bits(&mul(&a, &a)),
         bits(&tr_mul(&a, &thin)),
         bits(&mul_with(as_faer(&s), as_faer(&thin), par())),
-        bits(&Cholesky::new(&s, "test").unwrap().inverse()),
+        bits(&Cholesky::new(&s, "test").unwrap().inverse().unwrap()),
         bits(&sym_eigen(&s).unwrap().vectors),
         bits(&largest_eigenpairs(SymMatrix::Dense(&s), 3).unwrap().vectors),
         bits(&rhs),

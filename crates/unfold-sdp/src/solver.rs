@@ -275,7 +275,8 @@ pub fn solve_observed(
                 format!("an iterate lost positive definiteness at iteration {it} ({report})"),
             );
         };
-        let zinv = zchol.inverse();
+        // Its only error is an interruption of the process (above 4096 rows).
+        let zinv = zchol.inverse().map_err(|_| Error::Stopped)?;
         let schur = a.schur(&x, &zinv);
         let mchol = factor_schur(&schur)?;
         let (xl, zl) = (inverse_factor(&xchol), inverse_factor(&zchol));

@@ -225,9 +225,13 @@ impl FieldFactor {
 
     /// The covariance `K = P^{-1}` where the gradient reads it: every entry from the dense
     /// factor, the entries on the factor's pattern from a sparse one (selected inversion).
-    pub fn covariance(&self) -> Covariance {
-        match &self.factor {
-            Factor::Dense(chol) => Covariance::Dense(chol.inverse()),
+    ///
+    /// # Errors
+    /// [`unfold_core::Error::Interrupted`] when the process's interruption flag is set
+    /// during a large dense inverse ([`Cholesky::inverse`]).
+    pub fn covariance(&self) -> Result<Covariance> {
+        Ok(match &self.factor {
+            Factor::Dense(chol) => Covariance::Dense(chol.inverse()?),
             Factor::Sparse(f) => Covariance::Selected {
                 inverse: f.selected_inverse(),
                 ground: None,
@@ -236,7 +240,7 @@ impl FieldFactor {
                 inverse: factor.selected_inverse(),
                 ground: Some(*ground),
             },
-        }
+        })
     }
 }
 
@@ -248,7 +252,7 @@ pub fn covariance_traces(
     factor: &FieldFactor,
     derivatives: &[PrecisionDerivative],
 ) -> Result<Vec<f64>> {
-    let k = factor.covariance();
+    let k = factor.covariance()?;
     derivatives.iter().map(|d| k.trace(d)).collect()
 }
 

@@ -469,7 +469,7 @@ impl GaussianRandomField for MeuField {
         factor: &FieldFactor,
         derivatives: &[PrecisionDerivative],
     ) -> Result<Vec<f64>> {
-        let k = factor.covariance();
+        let k = factor.covariance()?;
         if let Some(contrasts) = self.engine.contrasts(&k) {
             return Ok(contrasts);
         }
@@ -633,7 +633,7 @@ impl NewPointField {
     /// The problem for a new point with neighbour covariance block `k_nn` and squared
     /// distances `d` to those neighbours, in data with `p` features.
     pub fn new(k_nn: &DMatrix<f64>, d: Vec<f64>, p: usize, gamma: f64) -> Result<Self> {
-        let k_nn_inv = Cholesky::new(k_nn, "the neighbours' training covariance")?.inverse();
+        let k_nn_inv = Cholesky::new(k_nn, "the neighbours' training covariance")?.inverse()?;
         Ok(NewPointField {
             k_nn_inv,
             d,
@@ -672,7 +672,7 @@ impl NewPointField {
     /// `grad`.
     pub fn log_likelihood_gradient(&self, lambda: &[f64], grad: &mut [f64]) -> Result<f64> {
         let chol = Cholesky::new(&self.q(lambda), "the new point's precision")?;
-        let inv = chol.inverse();
+        let inv = chol.inverse()?;
         let s = lambda.len();
         let half_p = 0.5 * self.p as f64;
         for (j, (g, &d)) in grad.iter_mut().zip(&self.d).enumerate() {

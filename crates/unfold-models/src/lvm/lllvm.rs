@@ -375,7 +375,7 @@ impl LlLvmProblem {
         q.mu_x = DMatrix::from_column_slice(n, dx, mu.as_slice());
         q.stats.log_det_sigma_x = -chol.log_det();
         let mut scratch = self.graph.pool.take(n * dx, n * dx);
-        q.sigma_x = chol.into_inverse_with(&mut scratch);
+        q.sigma_x = chol.into_inverse_with(&mut scratch)?;
         self.graph.pool.give(scratch);
         interrupt::check()
     }
@@ -402,7 +402,7 @@ impl LlLvmProblem {
         q.mu_c = mu_t.transpose();
         q.stats.log_det_sigma_c = -chol.log_det();
         let mut scratch = self.graph.pool.take(gamma_hat.nrows(), gamma_hat.ncols());
-        q.sigma_c = chol.into_inverse_with(&mut scratch);
+        q.sigma_c = chol.into_inverse_with(&mut scratch)?;
         self.graph.pool.give(scratch);
         interrupt::check()?;
         self.set_moments(q, &gamma_hat, &hm);
@@ -693,7 +693,7 @@ fn laplacian_pinv(lap: &DMatrix<f64>) -> Result<DMatrix<f64>> {
     let n = lap.nrows();
     let c = 1.0 / n as f64;
     let shifted = lap.add_scalar(c);
-    let mut inv = Cholesky::new(&shifted, "LL-LVM graph Laplacian")?.inverse();
+    let mut inv = Cholesky::new(&shifted, "LL-LVM graph Laplacian")?.inverse()?;
     inv.add_scalar_mut(-c);
     Ok(inv)
 }

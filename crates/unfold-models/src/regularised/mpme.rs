@@ -360,7 +360,7 @@ impl MpmeDual {
                 .factor(self.n, &self.pairs, w, self.lambda, WHAT)?;
             let contrasts = self
                 .engine
-                .contrasts(&factor.covariance())
+                .contrasts(&factor.covariance()?)
                 .expect("the engine's own factor");
             return Ok((
                 factor.log_det(),
@@ -371,7 +371,7 @@ impl MpmeDual {
             .shift(self.lambda)
             .dense(weighted_pairs(&self.pairs, w));
         let chol = Cholesky::new(&q, WHAT)?;
-        let u = chol.inverse();
+        let u = chol.inverse()?;
         let e = pair_contrasts(&u, &self.pairs)
             .into_iter()
             .map(|c| d * c)
@@ -709,7 +709,7 @@ mod tests {
         let q = Laplacian::new(25)
             .shift(10.0)
             .dense(weighted_pairs(fit.dual.pairs(), w));
-        let u = Cholesky::new(&q, "test").unwrap().inverse();
+        let u = Cholesky::new(&q, "test").unwrap().inverse().unwrap();
         let ck = unfold_linalg::CentredKernel::new(u, 2, "U").unwrap();
         let dense = ck.coords();
         for c in 0..2 {

@@ -376,7 +376,7 @@ impl PairDual for SplDual {
     fn dual(&self, s: &[f64], grad: Option<&mut [f64]>) -> Result<f64> {
         let inner = self.inner(s)?;
         if let Some(g) = grad {
-            let mut gm = inner.chol.inverse() * self.dim as f64;
+            let mut gm = inner.chol.inverse()? * self.dim as f64;
             if self.gamma > 0.0 {
                 gm += (&inner.b * inner.b.transpose()) * (self.gamma.powi(2) / 4.0);
             }
@@ -562,7 +562,8 @@ mod tests {
             .to_dense();
         let sigma = Cholesky::new(&(l + DMatrix::<f64>::identity(n, n)), "t")
             .unwrap()
-            .inverse();
+            .inverse()
+            .unwrap();
         let dense = unfold_linalg::CentredKernel::new(sigma, 2, "Sigma")
             .unwrap()
             .coords();

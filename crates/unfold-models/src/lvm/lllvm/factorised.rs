@@ -540,7 +540,7 @@ fn prior_x_matrix(adj: &[Vec<usize>], alpha: f64) -> CsrMatrix {
 
 /// The inverse of a small symmetric positive definite block (symmetrised first).
 fn spd_inverse(a: &DMatrix<f64>, context: &str) -> Result<DMatrix<f64>> {
-    Ok(Cholesky::new(&symmetrised(a.clone()), context)?.inverse())
+    Cholesky::new(&symmetrised(a.clone()), context)?.inverse()
 }
 
 /// `log det` of a small symmetric positive definite block.

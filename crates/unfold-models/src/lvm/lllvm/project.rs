@@ -198,7 +198,7 @@ impl LlLvm {
             }
             let px = Cholesky::new(&symmetrised(p_ss), "LL-LVM projection precision of x*")?;
             let new_mu_x = px.solve_vec(&rhs);
-            cov_x = px.inverse();
+            cov_x = px.inverse()?;
             let change = (&new_mu_x - &mu_x).amax();
             mu_x = new_mu_x;
 
@@ -223,7 +223,7 @@ impl LlLvm {
                 }
             }
             let pc = Cholesky::new(&symmetrised(p_ss), "LL-LVM projection precision of C*")?;
-            sigma_c = pc.inverse();
+            sigma_c = pc.inverse()?;
             mu_c = rhs * &sigma_c;
             if sweep > 0 && change <= 1e-12 * (1.0 + mu_x.amax()) {
                 break;

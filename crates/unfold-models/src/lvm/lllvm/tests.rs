@@ -551,7 +551,7 @@ fn project_by_edge_sums(
         }
         let px = Cholesky::new(&symmetrised(p_ss), "x*").unwrap();
         let new_mu_x = px.solve_vec(&rhs);
-        cov_x = px.inverse();
+        cov_x = px.inverse().unwrap();
         let change = (&new_mu_x - &mu_x).amax();
         mu_x = new_mu_x;
 
@@ -590,7 +590,7 @@ fn project_by_edge_sums(
             rhs -= &maps[b] * p_bs;
         }
         let pc = Cholesky::new(&symmetrised(p_ss), "C*").unwrap();
-        sigma_c = pc.inverse();
+        sigma_c = pc.inverse().unwrap();
         mu_c = rhs * &sigma_c;
         if sweep > 0 && change <= 1e-12 * (1.0 + mu_x.amax()) {
             break;

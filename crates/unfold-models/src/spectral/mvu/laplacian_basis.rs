@@ -96,7 +96,7 @@ pub(super) fn solve_basis(
         let mut steps = 0;
         loop {
             let zm = smat(&z, &pairs, m);
-            let zinv = Cholesky::new(&zm, "MVU basis iterate")?.inverse();
+            let zinv = Cholesky::new(&zm, "MVU basis iterate")?.inverse()?;
             let grad = (&ata * &z - &at_b - &eye) * t - svec(&zinv, &pairs);
             // Hessian of -log det Z: columns svec(Z^{-1} B_p Z^{-1}) for the svec basis B_p.
             let mut hess = &ata * t;
