@@ -1,9 +1,11 @@
 //! What a fit or a sweep says and hears while it runs without the interpreter's lock
 //! ([`Watch`]): its warnings, raised as `UserWarning`s once it returns; its iterations,
 //! for `verbose` and for the Python listener (the progress bar, `verbose=2`'s lines and
-//! the user's callback); lines about finished stages (a sweep's candidates); and Ctrl-C or
+//! the user's callback); lines about finished stages (a sweep's candidates); Ctrl-C or
 //! an exception of the listener, which stop it between iterations
-//! ([`unfold_core::Observer::stopped`], [`compute_interruptible`]).
+//! ([`unfold_core::Observer::stopped`], [`compute_interruptible`]); and a listener that
+//! returns False (the user's callback did), which ends the fit with its current iterate
+//! ([`unfold_core::Observer::ended`]).
 
 use crate::conversion::compute_interruptible;
 use pyo3::prelude::*;
@@ -28,6 +30,8 @@ pub(crate) struct Watch {
     /// Lines about finished stages, not yet printed.
     lines: Mutex<Vec<String>>,
     interrupted: AtomicBool,
+    /// The listener returned False: end the fit with its current iterate.
+    ended: AtomicBool,
 }
 
 impl unfold_core::Observer for Watch {
@@ -52,6 +56,10 @@ impl unfold_core::Observer for Watch {
     fn stopped(&self) -> bool {
         self.interrupted.load(Ordering::Relaxed)
     }
+
+    fn ended(&self) -> bool {
+        self.ended.load(Ordering::Relaxed)
+    }
 }
 
 /// Writes `line` to Python's `sys.stderr` (a notebook shows it under the cell).
@@ -74,6 +82,7 @@ impl Watch {
             latest: Default::default(),
             lines: Default::default(),
             interrupted: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
         }
     }
 
@@ -88,7 +97,8 @@ impl Watch {
     /// second it prints the stage lines when `verbose >= 1`, and a line about the latest
     /// iteration about once a second when `verbose == 1`; hands each iteration to
     /// `listener(restart, iteration, kind, value)`, whose exception stops the work and is
-    /// raised. Then raises the work's warnings.
+    /// raised, and whose False ends it with its current iterate (a method that cannot keep
+    /// one, MVU, then raises `unfold.FitStopped`). Then raises the work's warnings.
     pub(crate) fn run<T: Send>(
         &self,
         py: Python<'_>,
@@ -125,7 +135,22 @@ impl Watch {
             }
             Ok(())
         };
-        let result = compute_interruptible(py, &self.interrupted, &mut tick, work)?;
+        let result = compute_interruptible(py, &self.interrupted, &mut tick, work);
+        let result = match result {
+            Err(e)
+                if self.ended.load(Ordering::Relaxed)
+                    && !self.interrupted.load(Ordering::Relaxed)
+                    && e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) =>
+            {
+                let stopped = py.import("unfold._progress")?.getattr("FitStopped")?;
+                return Err(PyErr::from_value(stopped.call1((format!(
+                    "unfold {label}: the callback returned False, and this method's iterates \
+                     are not a fit before it converges; the fit was stopped and nothing was \
+                     kept"
+                ),))?));
+            }
+            other => other?,
+        };
         // The last iterations and lines, heard after the last tick. The work is done, so a
         // listener's stop comes too late to stop it, and is not raised.
         let _ = tick(py);
@@ -146,7 +171,10 @@ impl Watch {
         };
         let heard = std::mem::take(&mut *self.heard.lock().unwrap_or_else(|e| e.into_inner()));
         for (restart, iteration, kind, value) in heard {
-            listener.call1((restart, iteration, kind.as_str(), value))?;
+            let answer = listener.call1((restart, iteration, kind.as_str(), value))?;
+            if answer.extract::<bool>().ok() == Some(false) {
+                self.ended.store(true, Ordering::Relaxed);
+            }
         }
         Ok(())
     }

@@ -36,7 +36,7 @@ def test_verbose_2_prints_a_line_per_iteration(roll, capsys):
     assert "fitted 200 points" in err
 
 
-def test_the_callback_hears_each_iteration_of_the_trace_and_false_stops_the_fit(roll):
+def test_the_callback_hears_each_iteration_of_the_trace_and_false_ends_the_fit(roll):
     heard = []
     est = unfold.DDRTree(n_components=2, callback=lambda i, v: heard.append((i, v))).fit(roll)
     assert [i for i, _ in heard] == list(range(1, est.n_iter_ + 1))
@@ -47,20 +47,32 @@ def test_the_callback_hears_each_iteration_of_the_trace_and_false_stops_the_fit(
     lllvm.fit(roll)
     np.testing.assert_array_equal(heard, lllvm.trace_)
 
-    # Returning False stops the fit there; the estimator keeps its previous fit.
-    est = unfold.DDRTree(n_components=2).fit(roll[:, :2] @ np.ones((2, 4)) + roll[:, [2]] * 0.1)
-    before = est.embedding_.copy()
+    # Returning False ends the fit at the iteration it has reached and keeps that iterate:
+    # a fit that would otherwise run for 10^8 iterations, stopped by the caller.
     calls = []
 
     def enough(i, v):
         calls.append(i)
         return i < 3
 
-    est.set_params(callback=enough, tol=0.0, max_iter=10**8)
-    with pytest.raises(unfold.FitStopped, match="iteration 3"):
-        est.fit(roll)
+    est = unfold.DDRTree(n_components=2, callback=enough, tol=0.0, max_iter=10**8).fit(roll)
     assert calls[:3] == [1, 2, 3]
-    assert est.n_features_in_ == 4
+    assert est.stopped_by_ == "caller" and not est.converged_
+    assert 3 <= est.n_iter_ < 10**8
+    assert len(est.trace_) == est.n_iter_
+    assert est.embedding_.shape == (roll.shape[0], 2) and np.isfinite(est.embedding_).all()
+
+    # MVU's iterates are not a fit before it converges: FitStopped, and the estimator keeps
+    # its previous fit. (300 points: seconds of interior-point iterations, so that the
+    # callback is heard before the fit ends; every method's end in Rust is tested by
+    # every_iterative_method_ended_by_the_caller_keeps_its_iterate.)
+    est = unfold.MVU(n_components=2, n_neighbors=8).fit(roll[:80])
+    before = est.embedding_.copy()
+    est.set_params(callback=lambda i, v: False)
+    with pytest.raises(unfold.FitStopped, match="nothing was kept"):
+        bigger = swiss_roll(300, seed=2)
+        est.fit(np.c_[bigger, 0.5 * bigger[:, 0]])
+    assert est.n_features_in_ == 3
     np.testing.assert_array_equal(est.embedding_, before)
     with pytest.raises(TypeError, match="callable"):
         unfold.DDRTree(callback=3).fit(roll)

@@ -125,8 +125,8 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
         (scipy.sparse or dense; its non-zero pattern) or an (m, 2) integer array of index
         pairs; otherwise the method builds its kNN graph from ``n_neighbors``.
 
-        A fit that fails or is stopped (Ctrl-C, a ``callback`` returning False) leaves the
-        estimator as it was before.
+        A fit that fails or is stopped (Ctrl-C, or a ``callback`` returning False to a
+        method that cannot keep an iterate) leaves the estimator as it was before.
         """
         before = {a: getattr(self, a) for a in ("n_features_in_", "feature_names_in_") if hasattr(self, a)}
         try:
@@ -307,8 +307,11 @@ def _doc(info):
     )
     lines.append("callback : callable or None, default=None")
     lines.append(
-        "    Called as callback(iteration, objective) after each iteration; returning False "
-        "stops the fit (unfold.FitStopped), leaving the estimator as it was"
+        "    Called as callback(iteration, objective) after each iteration (a search's: each "
+        "evaluation), behind the fit by at most a tenth of a second; returning False ends "
+        "the fit at the next iteration it reaches and keeps that iterate (stopped_by_ is "
+        "'caller'). MVU, whose iterates are not a fit before it converges, raises "
+        "unfold.FitStopped instead and leaves the estimator as it was"
     )
     return "\n".join(lines)
 

@@ -7,8 +7,10 @@ import sys
 
 
 class FitStopped(RuntimeError):
-    """The fit's ``callback`` returned False: the fit stopped at that iteration, and the
-    estimator is left as it was before ``fit``."""
+    """The fit's ``callback`` returned False, and the method cannot keep an iterate from
+    before its convergence (MVU's interior-point and barrier methods): the fit stopped and
+    the estimator is left as it was before ``fit``. Every other iterative method ends with
+    its current iterate instead (``stopped_by_ == "caller"``)."""
 
 
 def _in_notebook():
@@ -46,8 +48,9 @@ def _bar(label, progress):
 
 class Listener:
     """Hears each iteration ``(restart, iteration, kind, value)`` of a fit: prints it with
-    ``verbose >= 2``, moves the bar, and calls ``callback(iteration, value)``; a callback
-    that returns False stops the fit (:class:`FitStopped`)."""
+    ``verbose >= 2``, moves the bar, and calls ``callback(iteration, value)``. When the
+    callback returns False it returns False, and the fit ends at the next iteration it
+    reaches, keeping that iterate."""
 
     def __init__(self, label, verbose=0, progress=None, callback=None):
         if callback is not None and not callable(callback):
@@ -72,10 +75,8 @@ class Listener:
             self.bar.update(1)
             self.bar.set_postfix_str(f"{kind} {value:.6g}", refresh=False)
         if self.callback is not None and self.callback(iteration, value) is False:
-            raise FitStopped(
-                f"unfold {self.label}: the callback returned False at iteration {iteration} "
-                f"(restart {restart}); the fit was stopped and nothing was kept"
-            )
+            return False
+        return None
 
     def close(self):
         if self.bar is not None:

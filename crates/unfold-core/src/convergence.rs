@@ -14,8 +14,9 @@ pub struct Convergence {
     /// line search).
     pub converged: bool,
     /// What stopped the fit: `closed_form`, the optimiser's tolerance that was met
-    /// (`pgtol`, `factr`, `tolerance`), or the limit that was hit (`max_iterations`,
-    /// `max_evaluations`, `line_search`).
+    /// (`pgtol`, `factr`, `tolerance`), the limit that was hit (`max_iterations`,
+    /// `max_evaluations`, `line_search`), or `caller` (the caller ended the fit at this
+    /// iterate, [`crate::Observer::ended`]).
     pub stopped_by: String,
     /// The objective after each iteration, in the model's own sign convention (the
     /// evidence it maximises); empty for closed-form fits.

@@ -17,6 +17,8 @@ pub enum Stop {
     RelTol,
     /// `max_iter` iterations were run without meeting a tolerance.
     MaxIter,
+    /// The caller asked the fit to end and keep its current iterate ([`Observer::ended`]).
+    Caller,
 }
 
 /// Receives progress from an iterative fit. Runs of different restarts call it concurrently.
@@ -33,6 +35,15 @@ pub trait Observer: Sync {
     /// Asked after every iteration (and every evaluation of a search): `true` stops the
     /// fit with [`crate::Error::Interrupted`]. Python answers it from Ctrl-C.
     fn stopped(&self) -> bool {
+        false
+    }
+    /// Asked after every iteration, once [`Observer::step`] has returned: `true` ends the
+    /// fit there with its current iterate, as a met tolerance would but reported as
+    /// stopped by the caller (a Python `callback` returning False). Unlike
+    /// [`Observer::stopped`] the fit returns a model. A method whose iterates are not a
+    /// solution before they converge (MVU's interior-point method) stops with
+    /// [`crate::Error::Interrupted`] instead.
+    fn ended(&self) -> bool {
         false
     }
     /// [`Observer::iteration`], then [`crate::Error::Interrupted`] if the observer asks to

@@ -364,10 +364,41 @@ where
 /// # Errors
 /// As [`minimize`], and the first error of the objective.
 pub fn try_minimize<E, F>(
+    f: F,
+    x0: &[f64],
+    bounds: &[(f64, f64)],
+    opts: &LbfgsbOptions,
+) -> Result<LbfgsbReport, TryMinimizeError<E>>
+where
+    F: FnMut(&[f64], &mut [f64]) -> Result<f64, E>,
+{
+    try_minimize_until(f, x0, bounds, opts, || false)
+}
+
+/// [`try_minimize`] that asks `ended()` after every iteration: `true` ends the run there
+/// with [`Status::Ended`], reporting the iteration's accepted point (a caller's early
+/// stop that keeps the iterate).
+///
+/// ```
+/// use unfold_lbfgsb::{try_minimize_until, LbfgsbOptions, Status};
+/// let f = |x: &[f64], g: &mut [f64]| {
+///     g[0] = 2.0 * (x[0] - 1.0);
+///     Ok::<f64, String>((x[0] - 1.0).powi(2))
+/// };
+/// let r = try_minimize_until(f, &[3.0], &[(-10.0, 10.0)], &LbfgsbOptions::default(), || true)
+///     .unwrap();
+/// assert_eq!((r.status, r.iterations), (Status::Ended, 1));
+/// assert!(r.f < 4.0);
+/// ```
+///
+/// # Errors
+/// As [`try_minimize`].
+pub fn try_minimize_until<E, F>(
     mut f: F,
     x0: &[f64],
     bounds: &[(f64, f64)],
     opts: &LbfgsbOptions,
+    mut ended: impl FnMut() -> bool,
 ) -> Result<LbfgsbReport, TryMinimizeError<E>>
 where
     F: FnMut(&[f64], &mut [f64]) -> Result<f64, E>,
@@ -376,6 +407,9 @@ where
     loop {
         if let Some(status) = run.step(&mut f)? {
             return Ok(run.report(status));
+        }
+        if ended() {
+            return Ok(run.report(Status::Ended));
         }
     }
 }

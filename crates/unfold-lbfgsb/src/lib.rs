@@ -39,6 +39,6 @@ mod options;
 mod subspace;
 
 pub use argmin_adapter::{LbfgsbSolver, LbfgsbState};
-pub use driver::{minimize, try_minimize};
+pub use driver::{minimize, try_minimize, try_minimize_until};
 pub use error::{Error, TryMinimizeError};
 pub use options::{LbfgsbOptions, LbfgsbReport, Status};

@@ -77,6 +77,8 @@ pub enum Status {
     MaxEvaluations,
     /// The line search failed twice in a row (once after resetting the memory).
     LineSearchFailed,
+    /// The caller ended the run after an iteration ([`crate::try_minimize_until`]).
+    Ended,
 }
 
 /// Result of [`crate::minimize`].

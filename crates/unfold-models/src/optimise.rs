@@ -7,8 +7,8 @@
 //! through [`maximise`]; an error of the objective (a precision that is not positive
 //! definite, say) stops the search at once and is returned as it is.
 
-use unfold_core::{Convergence, Error, Result};
-use unfold_lbfgsb::{try_minimize, LbfgsbOptions, Status, TryMinimizeError};
+use unfold_core::{Convergence, Error, Observer, Result};
+use unfold_lbfgsb::{try_minimize_until, LbfgsbOptions, Status, TryMinimizeError};
 
 /// How [`maximise`] searches.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,12 +49,14 @@ pub fn stopped_by(status: Status) -> &'static str {
         Status::MaxIterations => "max_iterations",
         Status::MaxEvaluations => "max_evaluations",
         Status::LineSearchFailed => "line_search",
+        Status::Ended => "caller",
     }
 }
 
 /// Maximises `f` over the box `bounds` from `x0`. `f(x, grad)` returns the objective at
 /// `x` and writes its gradient into `grad`, or fails; the first failure stops the search
-/// and is returned.
+/// and is returned. After every iteration `observer` may end the search there
+/// ([`Observer::ended`]): the iteration's point is returned, stopped by `caller`.
 ///
 /// # Errors
 /// Wrong lengths of `x0` or the scales, a scale that is not finite and positive, an error
@@ -64,6 +66,7 @@ pub fn maximise<F>(
     x0: &[f64],
     bounds: &[(f64, f64)],
     search: &Search<'_>,
+    observer: &dyn Observer,
 ) -> Result<Maximum>
 where
     F: FnMut(&[f64], &mut [f64]) -> Result<f64>,
@@ -107,7 +110,10 @@ where
         .zip(scales)
         .map(|(&(lo, hi), c)| (lo / c, hi / c))
         .collect();
-    let report = try_minimize(objective, &u0, &ubounds, &search.lbfgsb).map_err(|e| match e {
+    let report = try_minimize_until(objective, &u0, &ubounds, &search.lbfgsb, || {
+        observer.ended()
+    })
+    .map_err(|e| match e {
         TryMinimizeError::Objective { error, .. } => error,
         TryMinimizeError::Lbfgsb(e) => Error::numerical(search.context, e.to_string()),
     })?;
@@ -149,7 +155,14 @@ mod tests {
             Ok(-x.iter().zip(&t).map(|(x, t)| (x - t).powi(2)).sum::<f64>())
         };
         for scales in [None, Some(&[10.0, 0.1, 3.0][..])] {
-            let m = maximise(f, &[0.5; 3], &[(0.0, 1.0); 3], &search(scales)).unwrap();
+            let m = maximise(
+                f,
+                &[0.5; 3],
+                &[(0.0, 1.0); 3],
+                &search(scales),
+                &unfold_core::Silent,
+            )
+            .unwrap();
             for (x, want) in m.x.iter().zip([0.0, 0.3, 1.0]) {
                 assert!((x - want).abs() < 1e-8, "{x} vs {want}");
             }
@@ -162,10 +175,18 @@ mod tests {
             f,
             &[0.5; 3],
             &[(0.0, 1.0); 3],
-            &search(Some(&[1.0, 0.0, 1.0]))
+            &search(Some(&[1.0, 0.0, 1.0])),
+            &unfold_core::Silent,
         )
         .is_err());
-        assert!(maximise(f, &[0.5; 2], &[(0.0, 1.0); 3], &search(None)).is_err());
+        assert!(maximise(
+            f,
+            &[0.5; 2],
+            &[(0.0, 1.0); 3],
+            &search(None),
+            &unfold_core::Silent
+        )
+        .is_err());
     }
 
     #[test]
@@ -183,9 +204,62 @@ mod tests {
             &[0.0],
             &[(f64::NEG_INFINITY, f64::INFINITY)],
             &search(None),
+            &unfold_core::Silent,
         )
         .unwrap_err();
         assert_eq!(calls, 3);
         assert!(e.to_string().contains("failed on purpose"), "{e}");
+    }
+
+    /// Ends the search once it has been asked `after` times.
+    struct EndAfter {
+        after: usize,
+        asked: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Observer for EndAfter {
+        fn ended(&self) -> bool {
+            self.asked
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .saturating_add(1)
+                >= self.after
+        }
+    }
+
+    #[test]
+    fn an_observer_that_ends_the_search_gets_that_iterate() {
+        // A badly scaled quadratic that takes many iterations: the run ended after its
+        // second is the full run's second iterate, reported as stopped by the caller.
+        let f = |x: &[f64], g: &mut [f64]| -> Result<f64> {
+            let w = [1.0, 100.0, 1e4];
+            for ((g, x), w) in g.iter_mut().zip(x).zip(w) {
+                *g = -2.0 * w * (x - 1.0);
+            }
+            Ok(-x
+                .iter()
+                .zip(w)
+                .map(|(x, w)| w * (x - 1.0).powi(2))
+                .sum::<f64>())
+        };
+        let bounds = [(-10.0, 10.0); 3];
+        let full = maximise(
+            f,
+            &[5.0, -3.0, 2.0],
+            &bounds,
+            &search(None),
+            &unfold_core::Silent,
+        )
+        .unwrap();
+        assert!(full.convergence.iterations > 3);
+        let ended = EndAfter {
+            after: 2,
+            asked: Default::default(),
+        };
+        let early = maximise(f, &[5.0, -3.0, 2.0], &bounds, &search(None), &ended).unwrap();
+        assert_eq!(early.convergence.stopped_by, "caller");
+        assert!(!early.convergence.converged);
+        assert_eq!(early.convergence.iterations, 2);
+        assert_eq!(early.convergence.trace[..], full.convergence.trace[..2]);
+        assert_eq!(early.value, full.convergence.trace[1]);
     }
 }

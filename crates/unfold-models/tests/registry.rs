@@ -507,3 +507,55 @@ fn every_iterative_method_reports_its_iterations_and_stops_when_asked() {
         assert_eq!(stop.heard.into_inner(), after, "{name}");
     }
 }
+
+/// Counts the iterations it hears and ends the fit (keeping its iterate) once it has heard
+/// `after` of them.
+struct EndAfter {
+    after: usize,
+    heard: std::sync::atomic::AtomicUsize,
+}
+
+impl unfold_core::Observer for EndAfter {
+    fn iteration(&self, _: usize, _: usize, _: &unfold_core::Evidence) {
+        self.heard
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn ended(&self) -> bool {
+        self.heard.load(std::sync::atomic::Ordering::Relaxed) >= self.after
+    }
+}
+
+/// A caller's end keeps the iterate: every iterative method that reports its iterations,
+/// ended once it has heard one (before any tolerance can be met), returns a model of its
+/// first iteration, stopped by `caller` and not converged (a search hears its evaluations
+/// and is asked after each accepted step). MVU's interior-point iterates are not a solution before they converge,
+/// so it stops without a model; DRILL's graphical lasso reports no objective and runs on.
+#[test]
+fn every_iterative_method_ended_by_the_caller_keeps_its_iterate() {
+    let registry = Registry::builtin();
+    let y = data();
+    for method in registry.methods() {
+        let name = method.info().name;
+        if CLOSED_FORM.contains(&name) || name == "drill" {
+            continue;
+        }
+        let end = EndAfter {
+            after: 1,
+            heard: Default::default(),
+        };
+        let fit = registry.fit(name, &FitData::points(&y), &small(name), &end);
+        if name == "mvu" {
+            assert!(
+                matches!(fit, Err(unfold_core::Error::Interrupted)),
+                "{name}: {:?}",
+                fit.map(|f| f.report.iterations)
+            );
+            continue;
+        }
+        let report = fit.unwrap_or_else(|e| panic!("{name}: {e}")).report;
+        assert_eq!(report.stopped_by, "caller", "{name}");
+        assert!(!report.converged, "{name}");
+        assert_eq!(report.iterations, 1, "{name}");
+        assert_eq!(report.trace.len(), 1, "{name}");
+    }
+}

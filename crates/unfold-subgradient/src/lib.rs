@@ -41,8 +41,8 @@ mod step;
 pub use argmin_solver::{ProjectedSubgradient, SubgradientState};
 pub use error::{Error, TryOptimizeError};
 pub use method::{
-    maximize, minimize, optimize, try_maximize, try_optimize, Sense, Status, SubgradientOptions,
-    SubgradientReport,
+    maximize, minimize, optimize, try_maximize, try_maximize_until, try_optimize, Sense, Status,
+    SubgradientOptions, SubgradientReport,
 };
 pub use projection::{Projection, ProjectionFn};
 pub use step::StepRule;

@@ -109,6 +109,8 @@ pub enum Status {
     Stalled,
     /// `max_iterations` steps were taken.
     MaxIterations,
+    /// The caller ended the method after an evaluation ([`try_maximize_until`]).
+    Ended,
 }
 
 /// Result of [`minimize`] or [`maximize`].
@@ -306,6 +308,25 @@ where
     try_optimize(Sense::Maximise, f, x0, projection, opts)
 }
 
+/// [`try_maximize`] that asks `ended()` after every evaluation (once the best point is
+/// updated): `true` ends the method there with [`Status::Ended`] (a caller's early stop
+/// that keeps the best point so far).
+///
+/// # Errors
+/// As [`try_maximize`].
+pub fn try_maximize_until<E, F>(
+    f: F,
+    x0: &[f64],
+    projection: &Projection,
+    opts: &SubgradientOptions,
+    ended: impl FnMut() -> bool,
+) -> Result<SubgradientReport, TryOptimizeError<E>>
+where
+    F: FnMut(&[f64], &mut [f64]) -> Result<f64, E>,
+{
+    optimize_until(Sense::Maximise, f, x0, projection, opts, ended)
+}
+
 /// [`optimize`] with a fallible objective: `f(x, g)` returns `f(x)` (writing a subgradient
 /// into `g`) or an error, which stops the method at once and is returned as
 /// [`TryOptimizeError::Objective`] with the iteration at which it happened.
@@ -314,10 +335,25 @@ where
 /// As [`optimize`], and the first error of the objective.
 pub fn try_optimize<E, F>(
     sense: Sense,
+    f: F,
+    x0: &[f64],
+    projection: &Projection,
+    opts: &SubgradientOptions,
+) -> Result<SubgradientReport, TryOptimizeError<E>>
+where
+    F: FnMut(&[f64], &mut [f64]) -> Result<f64, E>,
+{
+    optimize_until(sense, f, x0, projection, opts, || false)
+}
+
+/// [`try_optimize`] with the caller's `ended` asked after every evaluation.
+fn optimize_until<E, F>(
+    sense: Sense,
     mut f: F,
     x0: &[f64],
     projection: &Projection,
     opts: &SubgradientOptions,
+    mut ended: impl FnMut() -> bool,
 ) -> Result<SubgradientReport, TryOptimizeError<E>>
 where
     F: FnMut(&[f64], &mut [f64]) -> Result<f64, E>,
@@ -357,6 +393,9 @@ where
             if t - last_improvement >= p {
                 break (fx, Status::Stalled);
             }
+        }
+        if ended() {
+            break (fx, Status::Ended);
         }
         match projected_step(
             &x,

@@ -536,3 +536,33 @@ fn an_objective_error_stops_the_method_at_once() {
         }
     );
 }
+
+#[test]
+fn a_caller_that_ends_the_method_gets_its_best_point_so_far() {
+    use unfold_subgradient::{try_maximize, try_maximize_until, Status};
+    let f = |x: &[f64], g: &mut [f64]| {
+        g[0] = -(x[0] - 5.0).signum();
+        Ok::<f64, &str>(-(x[0] - 5.0).abs())
+    };
+    let opts = SubgradientOptions {
+        record_trace: true,
+        ..SubgradientOptions::default()
+    };
+    let full = try_maximize(f, &[0.0], &Projection::NonNegative, &opts).unwrap();
+    assert!(full.evaluations > 3);
+    let mut asked = 0;
+    let early = try_maximize_until(f, &[0.0], &Projection::NonNegative, &opts, || {
+        asked += 1;
+        asked == 3
+    })
+    .unwrap();
+    // Ended after the third evaluation: the same first three values as the full run, and
+    // the best of them.
+    assert_eq!(early.status, Status::Ended);
+    assert_eq!(early.evaluations, 3);
+    assert_eq!(early.trace[..], full.trace[..3]);
+    assert_eq!(
+        early.best_f,
+        full.trace[..3].iter().copied().fold(f64::MIN, f64::max)
+    );
+}

@@ -79,9 +79,9 @@ impl<P, H> Run<P, H> {
         self.trace.len()
     }
 
-    /// Whether a tolerance was met before `max_iter`.
+    /// Whether a tolerance was met (not `max_iter`, nor the caller's end).
     pub fn converged(&self) -> bool {
-        self.stop != Stop::MaxIter
+        matches!(self.stop, Stop::AbsTol | Stop::RelTol)
     }
 
     /// The bound values of the trace.
@@ -157,6 +157,10 @@ pub fn run_from<M: LatentVariableModel>(
                 stop = Stop::RelTol;
                 break;
             }
+        }
+        if observer.ended() {
+            stop = Stop::Caller;
+            break;
         }
     }
     let evidence = trace.last().cloned().expect("max_iter >= 1 was checked");

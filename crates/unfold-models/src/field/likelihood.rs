@@ -231,6 +231,7 @@ pub trait GaussianRandomField {
             theta0,
             &self.bounds(),
             &search,
+            observer,
         )?;
         Ok(FieldFit {
             theta: best.x,

@@ -696,6 +696,7 @@ impl NewPointField {
             lambda0,
             &bounds,
             &search,
+            &unfold_core::Silent,
         )?;
         Ok(best.x)
     }

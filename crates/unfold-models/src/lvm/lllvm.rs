@@ -631,6 +631,7 @@ fn convergence_of<P, H>(run: &unfold_vem::Run<P, H>) -> Convergence {
         unfold_core::Stop::AbsTol => "abs_tol",
         unfold_core::Stop::RelTol => "rel_tol",
         unfold_core::Stop::MaxIter => "max_iterations",
+        unfold_core::Stop::Caller => "caller",
     };
     Convergence::iterative(run.bounds(), run.converged(), stopped_by)
 }

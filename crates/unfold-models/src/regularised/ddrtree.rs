@@ -398,7 +398,7 @@ impl Checked<DdrTreeParams> {
             w: run.state.w,
             centres: run.state.c,
             edges: run.edges,
-            convergence: alternating_convergence(run.history, run.converged),
+            convergence: alternating_convergence(run.history, run.stop),
             lambda,
             compat: self.compat,
             evidence: Evidence::from_terms(EvidenceKind::Objective, run.terms),

@@ -30,7 +30,7 @@ use crate::regularised::{alternating_convergence, LAMBDA_HELP};
 use crate::traits::check_fit_input;
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
-use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Observer, Result, Silent};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Observer, Result, Silent, Stop};
 use unfold_graph::{euclidean_mst, NeighbourGraph};
 use unfold_linalg::gemm::tr_mul;
 use unfold_linalg::{symmetrised, CsrMatrix, SparseCholesky};
@@ -97,7 +97,7 @@ impl Checked<DrTreeParams> {
         let mut history: Vec<f64> = Vec::new();
         let mut terms: Vec<(String, f64)> = Vec::new();
         let mut edges = Vec::new();
-        let mut converged = false;
+        let mut stop = Stop::MaxIter;
         for _ in 0..self.max_iter {
             edges = point_tree(&z)?;
             let pinv_y = self.smoothed(&yc, &edges)?;
@@ -128,18 +128,22 @@ impl Checked<DrTreeParams> {
                 }
                 history.push(f);
                 if (prev - f).abs() <= self.tol * prev.abs() {
-                    converged = true;
+                    stop = Stop::RelTol;
                     break;
                 }
             } else {
                 history.push(f);
+            }
+            if observer.ended() {
+                stop = Stop::Caller;
+                break;
             }
         }
         Ok(DrTree {
             mean,
             w,
             edges,
-            convergence: alternating_convergence(history, converged),
+            convergence: alternating_convergence(history, stop),
             evidence: Evidence::from_terms(EvidenceKind::Objective, terms),
             coords: z,
         })

@@ -24,7 +24,7 @@ use crate::method::{Field, Interval, Model, ParamSpec, Rule, Settings};
 use crate::optimise::{maximise, Search};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
-use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Observer, Result};
+use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Observer, Result, Stop};
 use unfold_graph::NeighbourGraph;
 use unfold_lbfgsb::LbfgsbOptions;
 
@@ -130,6 +130,7 @@ pub fn maximise_dual<M: PairDual + ?Sized>(
         &v0,
         &model.bounds(),
         &search,
+        observer,
     )?;
     let solution = DualSolution {
         weights: best.x,
@@ -147,13 +148,15 @@ pub(crate) fn unit_tree(n: usize, edges: &[(usize, usize, f64)]) -> Result<Neigh
 }
 
 /// How an alternating minimisation (DRTree, DDRTree) ended: the objective after every
-/// iteration, stopped by the relative-change `tolerance` or by `max_iterations`.
-pub(crate) fn alternating_convergence(history: Vec<f64>, converged: bool) -> Convergence {
-    let stopped_by = if converged {
-        "tolerance"
-    } else {
-        "max_iterations"
+/// iteration, stopped by the relative-change `tolerance`, by `max_iterations`, or by the
+/// `caller` ([`Observer::ended`]).
+pub(crate) fn alternating_convergence(history: Vec<f64>, stop: Stop) -> Convergence {
+    let stopped_by = match stop {
+        Stop::AbsTol | Stop::RelTol => "tolerance",
+        Stop::MaxIter => "max_iterations",
+        Stop::Caller => "caller",
     };
+    let converged = matches!(stop, Stop::AbsTol | Stop::RelTol);
     Convergence::iterative(history, converged, stopped_by)
 }
 

@@ -36,7 +36,7 @@ use unfold_graph::{GraphSpec, Laplacian, NeighbourGraph, Weighting};
 use unfold_lbfgsb::LbfgsbOptions;
 use unfold_linalg::{sym_eigen, symmetrised, Cholesky};
 use unfold_subgradient::{
-    try_maximize, Projection, Status as SubgradientStatus, StepRule, SubgradientOptions,
+    try_maximize_until, Projection, Status as SubgradientStatus, StepRule, SubgradientOptions,
     TryOptimizeError,
 };
 
@@ -218,7 +218,7 @@ impl Checked<SplParams> {
                     ..SubgradientOptions::default()
                 };
                 let mut steps = 0;
-                let r = try_maximize(
+                let r = try_maximize_until(
                     |s: &[f64], g: &mut [f64]| {
                         let value = dual.dual(s, Some(g))?;
                         steps += 1;
@@ -228,6 +228,7 @@ impl Checked<SplParams> {
                     &vec![0.0; dual.pairs.len()],
                     &Projection::NonNegative,
                     &opts,
+                    || observer.ended(),
                 )
                 .map_err(|e| match e {
                     TryOptimizeError::Objective { error, .. } => error,
@@ -243,6 +244,7 @@ impl Checked<SplParams> {
                     SubgradientStatus::OptimumReached => (true, "optimum"),
                     SubgradientStatus::Stalled => (false, "stalled"),
                     SubgradientStatus::MaxIterations => (false, "max_iterations"),
+                    SubgradientStatus::Ended => (false, "caller"),
                 };
                 (
                     r.best_x,

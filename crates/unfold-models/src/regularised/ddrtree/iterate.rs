@@ -9,7 +9,7 @@ use super::problem::{Problem, State};
 use super::tree::{spanning_tree, tree_energy, tree_laplacian};
 use super::Compat;
 use nalgebra::DMatrix;
-use unfold_core::{Error, Evidence, EvidenceKind, Observer, Result};
+use unfold_core::{Error, Evidence, EvidenceKind, Observer, Result, Stop};
 use unfold_graph::tree_order;
 use unfold_linalg::soft_assign::Assignment;
 
@@ -22,8 +22,9 @@ pub(super) struct Run {
     pub(super) history: Vec<f64>,
     /// The terms of the last objective in `history`.
     pub(super) terms: Vec<(String, f64)>,
-    /// Whether the stopping rule ended the loop (rather than the iteration limit).
-    pub(super) converged: bool,
+    /// What ended the loop: the stopping rule ([`Stop::RelTol`]), the iteration limit, or
+    /// the caller.
+    pub(super) stop: Stop,
 }
 
 /// Steps 1 and 2 of an iteration: the tree over the centres, its Laplacian, and the
@@ -80,8 +81,8 @@ impl Problem<'_> {
                     ),
                     ("assignment".into(), self.gamma * step.assign.soft_min()),
                 ];
-                if trace.stops(terms)? {
-                    return Ok(trace.ended(state, step.edges, true));
+                if let Some(stop) = trace.stops(terms)? {
+                    return Ok(trace.ended(state, step.edges, stop));
                 }
             }
             let with_residual = matches!(objective, Objective::R { .. });
@@ -93,15 +94,15 @@ impl Problem<'_> {
                 }
                 Objective::Paper => {
                     let terms = self.objective_terms(&state, &step.edges, &step.assign);
-                    if trace.stops(terms)? {
-                        return Ok(trace.ended(state, step.edges, true));
+                    if let Some(stop) = trace.stops(terms)? {
+                        return Ok(trace.ended(state, step.edges, stop));
                     }
                 }
             }
             spare = Some(step.assign);
             edges = step.edges;
         }
-        Ok(trace.ended(state, edges, false))
+        Ok(trace.ended(state, edges, Stop::MaxIter))
     }
 
     /// Steps 1 and 2 at `state`: the minimum spanning tree of the centres (28), its
@@ -140,13 +141,14 @@ impl<'o> Trace<'o> {
         }
     }
 
-    /// Records an iteration's objective (the sum of `terms`); true when its relative change
-    /// from the previous iteration's is below `tol`.
+    /// Records an iteration's objective (the sum of `terms`); [`Stop::RelTol`] when its
+    /// relative change from the previous iteration's is below `tol`, else [`Stop::Caller`]
+    /// when the observer ends the fit ([`Observer::ended`]).
     ///
     /// # Errors
     /// For the paper's objective, an increase beyond round-off ([`OBJECTIVE_SLACK`]);
     /// [`Error::Interrupted`] when the observer asks to stop.
-    fn stops(&mut self, terms: Vec<(String, f64)>) -> Result<bool> {
+    fn stops(&mut self, terms: Vec<(String, f64)>) -> Result<Option<Stop>> {
         let f = sum_terms(&terms);
         let prev = self.history.last().copied();
         if let Some(prev) = prev.filter(|_| self.monotone) {
@@ -169,17 +171,21 @@ impl<'o> Trace<'o> {
             self.history.len(),
             &Evidence::new(EvidenceKind::Objective, f),
         )?;
-        Ok(prev.is_some_and(|prev| relative_change(prev, f) < self.tol))
+        if prev.is_some_and(|prev| relative_change(prev, f) < self.tol) {
+            Ok(Some(Stop::RelTol))
+        } else {
+            Ok(self.observer.ended().then_some(Stop::Caller))
+        }
     }
 
     /// The loop's result at `state` with the tree `edges`.
-    fn ended(self, state: State, edges: Vec<(usize, usize, f64)>, converged: bool) -> Run {
+    fn ended(self, state: State, edges: Vec<(usize, usize, f64)>, stop: Stop) -> Run {
         Run {
             state,
             edges,
             history: self.history,
             terms: self.terms,
-            converged,
+            stop,
         }
     }
 }

@@ -97,7 +97,9 @@ pub(super) fn solve_exact(
     let context = "MVU interior-point method";
     let mut progress = |it: usize, objective: f64| {
         let trace = Evidence::new(EvidenceKind::Objective, -objective);
-        observer.step(1, it + 1, &trace).is_ok()
+        // An interior-point iterate is not feasible before convergence: a caller's end
+        // stops the solve like an interruption.
+        observer.step(1, it + 1, &trace).is_ok() && !observer.ended()
     };
     let options = SdpOptions { tol, max_iter };
     let solution =

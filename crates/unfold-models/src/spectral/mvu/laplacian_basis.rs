@@ -157,6 +157,11 @@ pub(super) fn solve_basis(
                 newton,
                 &Evidence::new(EvidenceKind::Objective, eye.dot(&z)),
             )?;
+            // A barrier iterate is not reported as a fit before the method meets its
+            // tolerance: a caller's end stops it like an interruption.
+            if observer.ended() {
+                return Err(Error::Interrupted);
+            }
         }
         let relative_gap = m as f64 / t / (1.0 + f(&z).abs());
         if relative_gap <= params.tol {
