@@ -464,19 +464,39 @@ fn model_files_of_unknown_kinds_and_corrupt_payloads_are_refused() {
     assert!(msg(&extra).contains("corrupt"));
 }
 
-/// Counts the iterations it hears and asks to stop once it has heard `after` of them.
-struct StopAfter {
+/// Counts the iterations it hears; once it has heard `after` of them it asks the fit to
+/// stop (`Observer::stopped`) or, with `end`, to end and keep its iterate
+/// (`Observer::ended`).
+struct After {
     after: usize,
+    end: bool,
     heard: std::sync::atomic::AtomicUsize,
 }
 
-impl unfold_core::Observer for StopAfter {
+impl After {
+    fn new(after: usize, end: bool) -> After {
+        After {
+            after,
+            end,
+            heard: Default::default(),
+        }
+    }
+
+    fn reached(&self) -> bool {
+        self.heard.load(std::sync::atomic::Ordering::Relaxed) >= self.after
+    }
+}
+
+impl unfold_core::Observer for After {
     fn iteration(&self, _: usize, _: usize, _: &unfold_core::Evidence) {
         self.heard
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
     fn stopped(&self) -> bool {
-        self.heard.load(std::sync::atomic::Ordering::Relaxed) >= self.after
+        !self.end && self.reached()
+    }
+    fn ended(&self) -> bool {
+        self.end && self.reached()
     }
 }
 
@@ -494,10 +514,7 @@ fn every_iterative_method_reports_its_iterations_and_stops_when_asked() {
             continue;
         }
         let after = if name == "drill" { 0 } else { 1 };
-        let stop = StopAfter {
-            after,
-            heard: Default::default(),
-        };
+        let stop = After::new(after, false);
         let fit = registry.fit(name, &FitData::points(&y), &small(name), &stop);
         assert!(
             matches!(fit, Err(unfold_core::Error::Interrupted)),
@@ -505,23 +522,6 @@ fn every_iterative_method_reports_its_iterations_and_stops_when_asked() {
             fit.map(|f| f.report.iterations)
         );
         assert_eq!(stop.heard.into_inner(), after, "{name}");
-    }
-}
-
-/// Counts the iterations it hears and ends the fit (keeping its iterate) once it has heard
-/// `after` of them.
-struct EndAfter {
-    after: usize,
-    heard: std::sync::atomic::AtomicUsize,
-}
-
-impl unfold_core::Observer for EndAfter {
-    fn iteration(&self, _: usize, _: usize, _: &unfold_core::Evidence) {
-        self.heard
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
-    fn ended(&self) -> bool {
-        self.heard.load(std::sync::atomic::Ordering::Relaxed) >= self.after
     }
 }
 
@@ -539,10 +539,7 @@ fn every_iterative_method_ended_by_the_caller_keeps_its_iterate() {
         if CLOSED_FORM.contains(&name) || name == "drill" {
             continue;
         }
-        let end = EndAfter {
-            after: 1,
-            heard: Default::default(),
-        };
+        let end = After::new(1, true);
         let fit = registry.fit(name, &FitData::points(&y), &small(name), &end);
         if name == "mvu" {
             assert!(
