@@ -56,7 +56,7 @@ use crate::regularised::{alternating_convergence, LAMBDA_HELP};
 use crate::traits::{check_fit_shape, check_fit_view};
 use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
-use problem::{Problem, State};
+use problem::{gram, Problem, State};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use start::kmeans_evenly_started;
@@ -330,18 +330,14 @@ impl Checked<DdrTreeParams> {
         };
         let mean = column_means(y);
         // The paper's centring is never formed (no second N x D matrix): the problem
-        // subtracts the mean inside its products. A chosen sigma is set once the spectrum
-        // is read.
-        let sigma = self.sigma.unwrap_or(R_SIGMA);
-        let mut problem = match self.compat {
-            Compat::Paper => Problem::centred(y, &mean, lambda, sigma, self.gamma, 0),
-            Compat::R => Problem::new(y, lambda, sigma, self.gamma, 0),
-        };
+        // subtracts the mean inside its products.
+        let centre = (self.compat == Compat::Paper).then_some(&mean);
+        let yty = gram(y, centre);
         // Points that all coincide have no principal axis, no tree and no ordering.
         let offset = n as f64 * mean.norm_squared();
         let spread = match self.compat {
-            Compat::Paper => problem.yty.trace(),
-            Compat::R => problem.yty.trace() - offset,
+            Compat::Paper => yty.trace(),
+            Compat::R => yty.trace() - offset,
         };
         if spread <= 1e-12 * (spread.abs() + offset) {
             return Err(Error::invalid(
@@ -361,11 +357,11 @@ impl Checked<DdrTreeParams> {
         let auto_sigma = self.sigma.is_none() && self.compat == Compat::Paper;
         let spectrum = if self.dim.is_none() || auto_branch || auto_sigma {
             let uncentred = (self.compat == Compat::R).then_some(&mean);
-            defaults::spectrum(&problem.yty, uncentred, n)?
+            defaults::spectrum(&yty, uncentred, n)?
         } else {
             Vec::new()
         };
-        problem.dim = match self.dim {
+        let dim = match self.dim {
             Some(dim) => dim,
             None => {
                 let (dim, why) = defaults::latent_dim(&spectrum, n, y.ncols());
@@ -374,14 +370,19 @@ impl Checked<DdrTreeParams> {
             }
         };
         // The values were checked above; the chosen dimension needs only the shape's.
-        check_fit_shape(n, y.ncols(), problem.dim, "DDRTree")?;
-        let sd = defaults::noise_sd(&spectrum, problem.dim, n, y.ncols());
-        if auto_sigma {
-            let (sigma, why) = defaults::bandwidth(sd, &spectrum, n, R_SIGMA);
-            problem.sigma = sigma;
-            chosen.push(why);
-        }
-        let w = top_eigenvectors(&problem.yty, problem.dim)?;
+        check_fit_shape(n, y.ncols(), dim, "DDRTree")?;
+        let sd = defaults::noise_sd(&spectrum, dim, n, y.ncols());
+        let sigma = match self.sigma {
+            Some(sigma) => sigma,
+            None if auto_sigma => {
+                let (sigma, why) = defaults::bandwidth(sd, &spectrum, n, R_SIGMA);
+                chosen.push(why);
+                sigma
+            }
+            None => R_SIGMA,
+        };
+        let problem = Problem::with_gram(y, centre, yty, lambda, sigma, self.gamma, dim);
+        let w = top_eigenvectors(&problem.yty, dim)?;
         let z = problem.y_mul(&w);
         let c = if k == n {
             z.clone()

@@ -17,6 +17,15 @@ use unfold_linalg::gemm::{
 use unfold_linalg::soft_assign::{Assignment, DataRows, Products};
 use unfold_linalg::{symmetrised, Cholesky};
 
+/// `Yc^T Yc` for the problem's data: `Y` centred by `mean` block by block (never formed),
+/// or `Y` itself for `mean` `None`.
+pub(crate) fn gram(y: MatRef<'_, f64>, mean: Option<&DVector<f64>>) -> DMatrix<f64> {
+    match mean {
+        Some(mean) => centred_tr_mul_self(y, mean.as_slice()),
+        None => tr_mul_self_of(y),
+    }
+}
+
 /// The block variables `{W, Z, C}`.
 #[derive(Clone, Debug)]
 pub(crate) struct State {
@@ -45,37 +54,21 @@ pub(crate) struct Problem<'a> {
 }
 
 impl<'a> Problem<'a> {
-    pub(crate) fn new(y: MatRef<'a, f64>, lambda: f64, sigma: f64, gamma: f64, dim: usize) -> Self {
-        Problem::with_mean(y, None, lambda, sigma, gamma, dim)
-    }
-
-    /// The problem on `Y - 1 mean^T`, which is not formed: `Yc^T Yc` is summed over
-    /// blocks of centred rows, and the linear products take the mean's rank-one share
-    /// away (`Yc B = Y B - 1 (mean^T B)`, `R^T Yc = R^T Y - (R^T 1) mean^T`), which loses
-    /// no more than centring each entry first.
-    pub(crate) fn centred(
-        y: MatRef<'a, f64>,
-        mean: &'a DVector<f64>,
-        lambda: f64,
-        sigma: f64,
-        gamma: f64,
-        dim: usize,
-    ) -> Self {
-        Problem::with_mean(y, Some(mean), lambda, sigma, gamma, dim)
-    }
-
-    fn with_mean(
+    /// The problem on `Y - 1 mean^T` (on `Y` itself for `mean` `None`) whose Gram matrix
+    /// `yty` ([`gram`]) the caller has computed, e.g. to choose `sigma` and `dim` from its
+    /// spectrum. The centred matrix is not formed: `Yc^T Yc` is summed over blocks of
+    /// centred rows, and the linear products take the mean's rank-one share away
+    /// (`Yc B = Y B - 1 (mean^T B)`, `R^T Yc = R^T Y - (R^T 1) mean^T`), which loses no
+    /// more than centring each entry first.
+    pub(crate) fn with_gram(
         y: MatRef<'a, f64>,
         mean: Option<&'a DVector<f64>>,
+        yty: DMatrix<f64>,
         lambda: f64,
         sigma: f64,
         gamma: f64,
         dim: usize,
     ) -> Self {
-        let yty = match mean {
-            Some(mean) => centred_tr_mul_self(y, mean.as_slice()),
-            None => tr_mul_self_of(y),
-        };
         Problem {
             y,
             mean,
@@ -86,6 +79,33 @@ impl<'a> Problem<'a> {
             gamma,
             dim,
         }
+    }
+
+    /// The problem on `Y` itself, its Gram matrix computed here.
+    #[cfg(test)]
+    pub(crate) fn new(y: MatRef<'a, f64>, lambda: f64, sigma: f64, gamma: f64, dim: usize) -> Self {
+        Problem::with_gram(y, None, gram(y, None), lambda, sigma, gamma, dim)
+    }
+
+    /// The problem on `Y - 1 mean^T`, its Gram matrix computed here.
+    #[cfg(test)]
+    pub(crate) fn centred(
+        y: MatRef<'a, f64>,
+        mean: &'a DVector<f64>,
+        lambda: f64,
+        sigma: f64,
+        gamma: f64,
+        dim: usize,
+    ) -> Self {
+        Problem::with_gram(
+            y,
+            Some(mean),
+            gram(y, Some(mean)),
+            lambda,
+            sigma,
+            gamma,
+            dim,
+        )
     }
 
     /// `Yc B` for the problem's data `Yc` (N x D) and `B` (D x m).
