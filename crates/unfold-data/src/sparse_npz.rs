@@ -164,7 +164,7 @@ pub fn read_sparse_npz<R: Read + Seek>(reader: R, source: &str) -> Result<Option
         return Ok(None);
     }
     check_format(&mut archive, source)?;
-    let shape = read_member(&mut archive, "shape", source, Target::Index)?.into_i64(source)?;
+    let shape: Vec<i64> = Npy::open(&mut archive, "shape", source)?.elements()?;
     let [nrows, ncols] = shape[..] else {
         return Err(corrupt(
             source,
@@ -172,28 +172,26 @@ pub fn read_sparse_npz<R: Read + Seek>(reader: R, source: &str) -> Result<Option
         ));
     };
     let (nrows, ncols) = (nrows as usize, ncols as usize);
-    let indptr = read_member(&mut archive, "indptr", source, Target::Index)?.into_i64(source)?;
+    let indptr: Vec<i64> = Npy::open(&mut archive, "indptr", source)?.elements()?;
     // The narrow index type when every pointer and column fits in it, as scipy chooses.
     let entries = indptr.last().copied().unwrap_or(0);
     let narrow = entries <= i64::from(i32::MAX) && ncols <= i32::MAX as usize;
+    let indices = Npy::open(&mut archive, "indices", source)?;
     let index = if narrow {
-        let indices = read_member(&mut archive, "indices", source, Target::Index32)?;
-        let Column::I32(indices) = indices else {
-            unreachable!("Target::Index32 reads into i32");
-        };
         CsrIndex::I32 {
             indptr: indptr.into_iter().map(|v| v as i32).collect(),
-            indices,
+            indices: indices.elements()?,
         }
     } else {
-        let indices =
-            read_member(&mut archive, "indices", source, Target::Index)?.into_i64(source)?;
-        CsrIndex::I64 { indptr, indices }
+        CsrIndex::I64 {
+            indptr,
+            indices: indices.elements()?,
+        }
     };
-    let data = match read_member(&mut archive, "data", source, Target::Value)? {
-        Column::F64(v) => SparseValues::F64(v),
-        Column::F32(v) => SparseValues::F32(v),
-        Column::I32(_) | Column::I64(_) => unreachable!("Target::Value reads into floats"),
+    let values = Npy::open(&mut archive, "data", source)?;
+    let data = match values.layout.dtype {
+        Dtype::F4 => SparseValues::F32(values.elements()?),
+        _ => SparseValues::F64(values.elements()?),
     };
     let csr = SparseCsr {
         nrows,
@@ -252,136 +250,146 @@ fn member_index<R: Read + Seek>(
         .ok_or_else(|| corrupt(source, format!("no member {name}.npy")))
 }
 
-/// What a member is read into.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Target {
-    /// Whole numbers, as `i64`.
-    Index,
-    /// Whole numbers below `2^31`, as `i32`.
-    Index32,
-    /// Values: `f32` from `float32`, else `f64`.
-    Value,
+/// An element type a member is read into, from the value of one stored element.
+trait Element: Sized {
+    /// The element of value `x`, or `None` for an index that is not a whole number in the
+    /// type's range.
+    fn from_value(x: f64) -> Option<Self>;
 }
 
-/// A member's elements, in the type its [`Target`] asks for.
-enum Column {
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-    F32(Vec<f32>),
-    F64(Vec<f64>),
+/// A whole number below `9e15`, exact in the `f64` a stored element is read through.
+fn whole(x: f64) -> bool {
+    x.fract() == 0.0 && (0.0..9.0e15).contains(&x)
 }
 
-impl Column {
-    fn into_i64(self, source: &str) -> Result<Vec<i64>> {
-        match self {
-            Column::I64(v) => Ok(v),
-            _ => Err(corrupt(source, "an index array of another type")),
+impl Element for i64 {
+    fn from_value(x: f64) -> Option<i64> {
+        whole(x).then_some(x as i64)
+    }
+}
+
+impl Element for i32 {
+    fn from_value(x: f64) -> Option<i32> {
+        (whole(x) && x <= f64::from(i32::MAX)).then_some(x as i32)
+    }
+}
+
+impl Element for f64 {
+    fn from_value(x: f64) -> Option<f64> {
+        Some(x)
+    }
+}
+
+impl Element for f32 {
+    /// Exact for the `float32` members, the only ones read as `f32`.
+    fn from_value(x: f64) -> Option<f32> {
+        Some(x as f32)
+    }
+}
+
+/// A 1-D `.npy` member opened and its header read: its elements follow in the stream.
+struct Npy<'z, R: Read + Seek> {
+    member: zip::read::ZipFile<'z, R>,
+    /// The member's file name in the archive, and the array's name.
+    member_name: String,
+    name: String,
+    source: String,
+    layout: Layout,
+    /// Where the elements start, their number, and the member's size as the archive
+    /// claims it.
+    start: usize,
+    count: usize,
+    claimed: u64,
+}
+
+impl<'z, R: Read + Seek> Npy<'z, R> {
+    /// Opens the member `name` and reads its header. The header's element count must match
+    /// the member's size as the archive claims it.
+    fn open(archive: &'z mut ZipArchive<R>, name: &str, source: &str) -> Result<Self> {
+        let index = member_index(archive, name, source)?;
+        let (mut member, member_name) = open_member(archive, index, source)?;
+        let claimed = member.size();
+        let array = format!("{source}:{name}");
+        let read_err = |e: std::io::Error| member_error(source, &member_name, &e);
+        // The header: the magic bytes, version and length, then the dictionary.
+        let mut head = vec![0u8; 12];
+        let got = read_up_to(&mut member, &mut head).map_err(read_err)?;
+        head.truncate(got);
+        let start = data_start(&head, &array)?;
+        if start > head.len() {
+            let mut rest = vec![0u8; (start - head.len()).min(1 << 20)];
+            let got = read_up_to(&mut member, &mut rest).map_err(read_err)?;
+            head.extend_from_slice(&rest[..got]);
         }
+        let layout = Layout::parse(&head, &array)?;
+        let payload = claimed.saturating_sub(start as u64);
+        layout.check_payload(usize::try_from(payload).unwrap_or(usize::MAX), &array)?;
+        let count = layout
+            .rows
+            .checked_mul(layout.cols)
+            .expect("checked with the payload");
+        Ok(Npy {
+            member,
+            member_name,
+            name: name.to_string(),
+            source: source.to_string(),
+            layout,
+            start,
+            count,
+            claimed,
+        })
     }
-}
 
-/// The elements of the 1-D `.npy` member `name`, streamed into the [`Target`] type a piece
-/// at a time. The header's element count must match the member's size as the archive
-/// claims it, and the member must end where the elements do (which also has its CRC-32
-/// checked).
-fn read_member<R: Read + Seek>(
-    archive: &mut ZipArchive<R>,
-    name: &str,
-    source: &str,
-    target: Target,
-) -> Result<Column> {
-    let index = member_index(archive, name, source)?;
-    let (mut member, member_name) = open_member(archive, index, source)?;
-    let claimed = member.size();
-    let array = format!("{source}:{name}");
-    let read_err = |e: std::io::Error| member_error(source, &member_name, &e);
-    // The header: the magic bytes, version and length, then the dictionary.
-    let mut head = vec![0u8; 12];
-    let got = read_up_to(&mut member, &mut head).map_err(read_err)?;
-    head.truncate(got);
-    let start = data_start(&head, &array)?;
-    if start > head.len() {
-        let mut rest = vec![0u8; (start - head.len()).min(1 << 20)];
-        let got = read_up_to(&mut member, &mut rest).map_err(read_err)?;
-        head.extend_from_slice(&rest[..got]);
-    }
-    let layout = Layout::parse(&head, &array)?;
-    let count = layout.rows.checked_mul(layout.cols);
-    let width = layout.dtype.width();
-    let payload = claimed.saturating_sub(start as u64);
-    layout.check_payload(usize::try_from(payload).unwrap_or(usize::MAX), &array)?;
-    let count = count.expect("checked with the payload");
-    let whole = |v: f64| v.fract() == 0.0 && (0.0..9.0e15).contains(&v);
-    let not_index = |v: f64| corrupt(source, format!("{name} holds {v}, not an index"));
-    let mut out = match (target, layout.dtype) {
-        (Target::Index, _) => Column::I64(Vec::new()),
-        (Target::Index32, _) => Column::I32(Vec::new()),
-        (Target::Value, Dtype::F4) => Column::F32(Vec::new()),
-        (Target::Value, _) => Column::F64(Vec::new()),
-    };
-    let per = (PIECE_BYTES / width).max(1);
-    let mut buf = Vec::new();
-    let mut done = 0;
-    while done < count {
-        let take = per.min(count - done);
-        buf.resize(take * width, 0);
-        let got = read_up_to(&mut member, &mut buf).map_err(read_err)?;
-        if got < buf.len() {
+    /// The elements, streamed into `E` a piece at a time; the member must end where they
+    /// do (which also has its CRC-32 checked).
+    fn elements<E: Element>(mut self) -> Result<Vec<E>> {
+        let (source, member_name) = (self.source.as_str(), self.member_name.as_str());
+        let read_err = |e: std::io::Error| member_error(source, member_name, &e);
+        let (dtype, width) = (self.layout.dtype, self.layout.dtype.width());
+        let per = (PIECE_BYTES / width).max(1);
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        let mut done = 0;
+        while done < self.count {
+            let take = per.min(self.count - done);
+            buf.resize(take * width, 0);
+            let got = read_up_to(&mut self.member, &mut buf).map_err(read_err)?;
+            if got < buf.len() {
+                return Err(size_error(
+                    source,
+                    member_name,
+                    (self.start + done * width + got) as u64,
+                    self.claimed,
+                ));
+            }
+            let before = out.len();
+            out.reserve(take);
+            out.extend(
+                buf.chunks_exact(width)
+                    .map_while(|c| E::from_value(dtype.value(c))),
+            );
+            if out.len() - before < take {
+                let x = dtype.value(&buf[(out.len() - before) * width..][..width]);
+                return Err(corrupt(
+                    source,
+                    format!("{} holds {x}, not an index", self.name),
+                ));
+            }
+            done += take;
+        }
+        // The member ends here: one more byte is an error, and reaching the end checks the
+        // CRC-32.
+        let mut extra = [0u8; 1];
+        if read_up_to(&mut self.member, &mut extra).map_err(read_err)? != 0 {
             return Err(size_error(
                 source,
-                &member_name,
-                (start + done * width + got) as u64,
-                claimed,
+                member_name,
+                self.claimed.saturating_add(1),
+                self.claimed,
             ));
         }
-        let values = buf.chunks_exact(width).map(|c| layout.dtype.value(c));
-        match &mut out {
-            Column::F64(v) => {
-                v.reserve(take);
-                v.extend(values);
-            }
-            Column::F32(v) => {
-                v.reserve(take);
-                v.extend(
-                    buf.chunks_exact(4)
-                        .map(|c| f32::from_le_bytes(c.try_into().expect("four bytes"))),
-                );
-            }
-            Column::I64(v) => {
-                v.reserve(take);
-                for x in values {
-                    v.push(if whole(x) {
-                        x as i64
-                    } else {
-                        return Err(not_index(x));
-                    });
-                }
-            }
-            Column::I32(v) => {
-                v.reserve(take);
-                for x in values {
-                    v.push(if whole(x) && x <= f64::from(i32::MAX) {
-                        x as i32
-                    } else {
-                        return Err(not_index(x));
-                    });
-                }
-            }
-        }
-        done += take;
+        Ok(out)
     }
-    // The member ends here: one more byte is an error, and reaching the end checks the
-    // CRC-32.
-    let mut extra = [0u8; 1];
-    if read_up_to(&mut member, &mut extra).map_err(read_err)? != 0 {
-        return Err(size_error(
-            source,
-            &member_name,
-            claimed.saturating_add(1),
-            claimed,
-        ));
-    }
-    Ok(out)
 }
 
 /// Reads until `buf` is full or the reader ends; the number of bytes read.
