@@ -363,7 +363,7 @@ impl LlLvmProblem {
         // The old covariance of q(x) is not read again: its storage takes the precision.
         let mut prec = reused(&mut q.sigma_x, n * dx);
         self.graph
-            .form_into(&q.mu_c, &q.sigma_c, dy, 0.5 * h.gamma, Form::A, &mut prec);
+            .form_into(&q.mu_c, &q.sigma_c, dy, 0.5 * h.gamma, Form::A, &mut prec)?;
         self.add_laplacian_prior(&mut prec, h.alpha, 0.0);
         // Each dense step (forming, factorising, inverting) is a unit of work between checks
         // of Ctrl-C: about a second each at n = 2000.
@@ -388,7 +388,7 @@ impl LlLvmProblem {
         // Gamma_hat.
         let mut gamma_hat = reused(&mut q.sigma_c, q.sigma_x.nrows());
         self.graph
-            .form_into(&x_row, &q.sigma_x, 1.0, 1.0, Form::Gamma, &mut gamma_hat);
+            .form_into(&x_row, &q.sigma_x, 1.0, 1.0, Form::Gamma, &mut gamma_hat)?;
         let mut prec = self.graph.pool.take(gamma_hat.nrows(), gamma_hat.ncols());
         prec.zip_apply(&gamma_hat, |p, g| *p = g * (0.5 * h.gamma));
         self.add_laplacian_prior(&mut prec, 0.0, self.epsilon);
