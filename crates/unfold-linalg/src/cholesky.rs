@@ -92,8 +92,8 @@ fn factor_blocked(l: &mut DMatrix<f64>) -> Result<std::result::Result<(), usize>
 /// `M = L^{-1}` for lower triangular `l` into `m` (its strict upper triangle zeroed), one
 /// panel of [`PANEL`] columns at a time, each by forward substitution in row panels:
 /// `M[r, J] = L[r, r]^{-1} (E[r, J] - L[r, j0..r] M[j0..r, J])` for the columns `J`
-/// starting at `j0` (the rows above `j0` are zero). It costs `n^3 / 3` multiply-adds, as a
-/// triangular inverse does, and checks the interruption flag before every row panel
+/// starting at `j0` (the rows above `j0` are zero). It costs about `n^3 / 6` multiply-adds,
+/// as a triangular inverse does, and checks the interruption flag before every row panel
 /// (a fraction of a second of work).
 fn invert_lower_blocked(
     mut m: faer::MatMut<'_, f64>,
@@ -132,8 +132,9 @@ fn invert_lower_blocked(
 
 /// The lower triangle of `M^T M` for lower triangular `m` into `out`, by blocks of
 /// [`PANEL`] x [`PANEL`]: block `(I, J)` with `I` at or below `J` is `M[i0.., I]^T
-/// M[i0.., J]` (the rows above `i0` of `M[:, I]` are zero). It costs about `n^3 / 3`
-/// multiply-adds and checks the interruption flag before every block.
+/// M[i0.., J]` (the rows above `i0` of `M[:, I]` are zero). It costs about `n^3 / 6`
+/// multiply-adds, as the triangular product does, and checks the interruption flag before
+/// every block.
 fn gram_lower_blocked(
     mut out: faer::MatMut<'_, f64>,
     m: faer::MatRef<'_, f64>,
