@@ -12,13 +12,15 @@ use crate::sparse_cholesky::{lower_triangle, symbolic_cholesky};
 use faer::perm::PermRef;
 use faer::sparse::linalg::cholesky::{SymbolicCholesky, SymmetricOrdering};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use std::sync::Arc;
 use unfold_core::{Error, Result};
 
 /// An analysed symmetric pattern.
 #[derive(Debug)]
 pub(crate) struct AnalysedPattern {
     pub n: usize,
-    pub symbolic: SymbolicCholesky<u32>,
+    /// Shared with the thread a large numeric factorisation runs on.
+    pub symbolic: Arc<SymbolicCholesky<u32>>,
     /// The analysed pattern (CSR), to check that a factorised matrix has it.
     indptr: Vec<usize>,
     indices: Vec<usize>,
@@ -60,7 +62,7 @@ impl AnalysedPattern {
         };
         Ok(AnalysedPattern {
             n,
-            symbolic,
+            symbolic: Arc::new(symbolic),
             indptr: indptr.to_vec(),
             indices: indices.to_vec(),
             lower_col_ptr,

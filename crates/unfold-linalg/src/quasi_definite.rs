@@ -20,16 +20,14 @@
 use crate::pattern::AnalysedPattern;
 use crate::selected_inverse::FillOrdering;
 use crate::sparse::CsrMatrix;
+use crate::sparse_cholesky::{numeric_values, Numeric, PARALLEL_FACTOR_ENTRIES};
 use crate::view::{as_faer_mut, par};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::sparse::linalg::cholesky::{supernodal::SupernodalLdltRef, LdltRef, SymbolicCholeskyRaw};
-use faer::{Conj, Par, Side};
+use faer::{Conj, Par};
 use nalgebra::DMatrix;
 use std::sync::Arc;
 use unfold_core::{Error, Result};
-
-/// Factors with fewer stored values than this are computed on the calling thread.
-const PARALLEL_FACTOR_VALUES: usize = 1 << 20;
 
 /// The analysis of a quasi-definite pattern (ordering, elimination tree, supernodes),
 /// reused for every matrix with that pattern. Cloning is cheap.
@@ -132,28 +130,8 @@ impl QuasiDefiniteSymbolic {
     pub fn factorise_lower(&self, lower: &[f64], context: &str) -> Result<QuasiDefiniteFactor> {
         let an = &self.inner.pattern;
         let matrix = an.lower_matrix(lower, context)?;
-        let mut values = vec![0.0; an.symbolic.len_val()];
-        let p = if values.len() < PARALLEL_FACTOR_VALUES {
-            Par::Seq
-        } else {
-            par()
-        };
-        let mut mem = MemBuffer::new(
-            an.symbolic
-                .factorize_numeric_ldlt_scratch::<f64>(p, Default::default()),
-        );
-        let failed = an
-            .symbolic
-            .factorize_numeric_ldlt(
-                &mut values,
-                matrix,
-                Side::Lower,
-                Default::default(),
-                p,
-                MemStack::new(&mut mem),
-                Default::default(),
-            )
-            .is_err();
+        let (values, failed) = numeric_values(&an.symbolic, matrix, Numeric::Ldlt)?;
+        let failed = failed.is_some();
         let factor = QuasiDefiniteFactor {
             symbolic: self.clone(),
             values,
@@ -233,7 +211,7 @@ impl QuasiDefiniteFactor {
             symbolic.nrows(),
             "QuasiDefiniteFactor::solve: row count differs"
         );
-        let p = if self.values.len() < PARALLEL_FACTOR_VALUES {
+        let p = if self.values.len() < PARALLEL_FACTOR_ENTRIES {
             Par::Seq
         } else {
             par()

@@ -25,11 +25,12 @@ use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMat, SparseColMatRef, SymbolicSparseColMat, SymbolicSparseColMatRef};
 use faer::{Conj, Par, Side};
 use nalgebra::DMatrix;
+use std::sync::Arc;
 use unfold_core::{Error, Footprint, MemoryLimit, Result};
 
 /// Factors with fewer stored entries than this are computed on the calling thread
 /// (Laplacian eigenmaps at n = 5000, about 2e5 entries, was ~1 ms faster so).
-const PARALLEL_FACTOR_ENTRIES: usize = 1 << 20;
+pub(crate) const PARALLEL_FACTOR_ENTRIES: usize = 1 << 20;
 
 /// The sparse Cholesky factor of a symmetric positive definite sparse matrix.
 #[derive(Debug)]
@@ -58,7 +59,13 @@ impl SparseCholesky {
     pub(crate) fn of_shifted(a: &CsrMatrix, shift: f64, context: &str) -> Result<SparseCholesky> {
         let n = a.nrows();
         let (col_ptr, row_idx, lower_vals) = lower_triangle(a, shift, context)?;
-        let symbolic = symbolic_cholesky(n, &col_ptr, &row_idx, SymmetricOrdering::Amd, context)?;
+        let symbolic = Arc::new(symbolic_cholesky(
+            n,
+            &col_ptr,
+            &row_idx,
+            SymmetricOrdering::Amd,
+            context,
+        )?);
         check_factor_memory(n, symbolic.len_val(), context)?;
         let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
         let lower = SparseColMatRef::new(sym, &lower_vals);
@@ -227,33 +234,107 @@ fn check_factor_memory(n: usize, len_val: usize, context: &str) -> Result<()> {
 /// The values of the numeric Cholesky factor of `lower` (the lower triangle in compressed
 /// columns) on `symbolic`, in faer's layout.
 pub(crate) fn numeric_factor(
-    symbolic: &SymbolicCholesky<u32>,
+    symbolic: &Arc<SymbolicCholesky<u32>>,
     lower: SparseColMatRef<'_, u32, f64>,
     context: &str,
 ) -> Result<Vec<f64>> {
-    let mut values = vec![0.0; symbolic.len_val()];
-    // Small factors are faster on one thread: their supernodes are too small for the
-    // parallel dense kernels to pay for waking the pool.
-    let p = if values.len() < PARALLEL_FACTOR_ENTRIES {
-        Par::Seq
-    } else {
-        par()
-    };
-    let mut mem =
-        MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(p, Default::default()));
-    let result = symbolic.factorize_numeric_llt(
-        &mut values,
-        lower,
-        Side::Lower,
-        Default::default(),
-        p,
-        MemStack::new(&mut mem),
-        Default::default(),
-    );
-    if let Err(LltError::NonPositivePivot { index }) = result {
-        return Err(pivot_error(symbolic, index, context));
+    match numeric_values(symbolic, lower, Numeric::Llt)? {
+        (_, Some(index)) => Err(pivot_error(symbolic, index, context)),
+        (values, None) => Ok(values),
     }
-    Ok(values)
+}
+
+/// Which of faer's numeric factorisations to run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Numeric {
+    /// `L L^T`, for positive definite matrices.
+    Llt,
+    /// `L D L^T` without pivoting, for quasi-definite ones.
+    Ldlt,
+}
+
+/// The values of faer's numeric factor of `lower` on `symbolic`, with the position (in
+/// elimination order, as faer reports it) of a pivot where it failed.
+///
+/// faer's factorisation is one call that cannot check the interruption flag. A factor of at
+/// least [`PARALLEL_FACTOR_ENTRIES`] values (tens of milliseconds and up; a second for MEU
+/// at 10^5 points) therefore runs through [`unfold_core::interrupt::abandonable`], on a
+/// thread of its own with a copy of the lower triangle (`O(nnz A)`, against the factor's
+/// flops), so that Ctrl-C is heard at once while faer works.
+///
+/// # Errors
+/// [`Error::Interrupted`] on a stop requested before a large factor is done.
+pub(crate) fn numeric_values(
+    symbolic: &Arc<SymbolicCholesky<u32>>,
+    lower: SparseColMatRef<'_, u32, f64>,
+    kind: Numeric,
+) -> Result<(Vec<f64>, Option<usize>)> {
+    if symbolic.len_val() < PARALLEL_FACTOR_ENTRIES {
+        // Small factors are faster on one thread: their supernodes are too small for the
+        // parallel dense kernels to pay for waking the pool.
+        return Ok(factorise(symbolic, lower, kind, Par::Seq));
+    }
+    let symbolic = Arc::clone(symbolic);
+    let n = lower.ncols();
+    let col_ptr = lower.symbolic().col_ptr().to_vec();
+    let row_idx = lower.symbolic().row_idx().to_vec();
+    let values = lower.val().to_vec();
+    unfold_core::interrupt::abandonable(move || {
+        let pattern = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
+        factorise(
+            &symbolic,
+            SparseColMatRef::new(pattern, &values),
+            kind,
+            par(),
+        )
+    })
+}
+
+/// faer's numeric factorisation on the calling thread (and the pool, under `p`).
+fn factorise(
+    symbolic: &SymbolicCholesky<u32>,
+    lower: SparseColMatRef<'_, u32, f64>,
+    kind: Numeric,
+    p: Par,
+) -> (Vec<f64>, Option<usize>) {
+    let mut values = vec![0.0; symbolic.len_val()];
+    let failed = match kind {
+        Numeric::Llt => {
+            let mut mem = MemBuffer::new(
+                symbolic.factorize_numeric_llt_scratch::<f64>(p, Default::default()),
+            );
+            let result = symbolic.factorize_numeric_llt(
+                &mut values,
+                lower,
+                Side::Lower,
+                Default::default(),
+                p,
+                MemStack::new(&mut mem),
+                Default::default(),
+            );
+            match result {
+                Err(LltError::NonPositivePivot { index }) => Some(index),
+                _ => None,
+            }
+        }
+        Numeric::Ldlt => {
+            let mut mem = MemBuffer::new(
+                symbolic.factorize_numeric_ldlt_scratch::<f64>(p, Default::default()),
+            );
+            let result = symbolic.factorize_numeric_ldlt(
+                &mut values,
+                lower,
+                Side::Lower,
+                Default::default(),
+                p,
+                MemStack::new(&mut mem),
+                Default::default(),
+            );
+            // A failed `L D L^T` has no position; its pivots are checked by the caller.
+            result.is_err().then_some(0)
+        }
+    };
+    (values, failed)
 }
 
 /// The error for faer's non-positive pivot at `index`, naming the original row.
