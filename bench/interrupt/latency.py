@@ -1,12 +1,15 @@
 """Time from Ctrl-C (SIGINT) to KeyboardInterrupt for long fits of each estimator.
 
-Each case runs in a fresh interpreter: a noisy Swiss roll of n points in 3-D, the
-estimator with its defaults, SIGINT from a timer thread `delay` seconds into the fit.
-Writes the table to bench/results/interrupt.md (one run per case; the machine is shared,
-so read the column as an order of magnitude).
+Each run is a fresh interpreter: the estimator with its defaults (and the parameters of
+its case), SIGINT from a timer thread `delay` seconds into the fit. The first table sends
+the signal 2 s in; the second sends it at several times into fits whose long work
+includes single library calls (sparse numeric factorisations, dense eigenvalues), to
+show the stop wherever the signal lands. Writes bench/results/interrupt.md (one run per
+cell; the machine is shared, so read the columns as orders of magnitude).
 
-    python bench/interrupt/latency.py            # all cases
-    python bench/interrupt/latency.py --child Isomap 20000 2
+    python bench/interrupt/latency.py              # every case and sweep
+    python bench/interrupt/latency.py --sweeps     # the sweeps only (the first table kept)
+    python bench/interrupt/latency.py --child 3 2  # case 3, signal after 2 s
 """
 import os
 import signal
@@ -15,34 +18,55 @@ import sys
 import threading
 import time
 
+#: (estimator, points, data, parameters other than the defaults, the long work).
 CASES = [
-    ("Isomap", 20000, "all-pairs Dijkstra"),
-    ("LaplacianEigenmaps", 60000, "Lanczos, then the likelihood's golden-section search"),
-    ("LLE", 40000, "Lanczos, then the likelihood's golden-section search"),
-    ("MEU", 100000, "L-BFGS-B on the sparse field"),
-    ("LLLVM", 2000, "EM, full family"),
-    ("DRTree", 200000, "alternations"),
-    ("LLEPL", 100000, "the field search"),
-    ("SPL", 8000, "dual search"),
-    ("MPME", 8000, "dual search"),
-    ("KernelPCA", 20000, "dense kernel, Lanczos"),
-    ("CMDS", 20000, "dense distances, Lanczos"),
-    ("LLLVM", 3000, "EM, full family (posterior='full'): dense inverses of order 6000"),
+    ("Isomap", 20000, "roll", {}, "all-pairs Dijkstra"),
+    ("LaplacianEigenmaps", 60000, "roll", {},
+     "Lanczos, then the likelihood's golden-section search"),
+    ("LLE", 40000, "roll", {}, "Lanczos, then the likelihood's golden-section search"),
+    ("MEU", 100000, "roll", {}, "L-BFGS-B on the sparse field"),
+    ("LLLVM", 2000, "roll", {}, "EM, full family"),
+    ("DRTree", 200000, "roll", {}, "alternations"),
+    ("LLEPL", 100000, "roll", {}, "the field search"),
+    ("SPL", 8000, "roll", {}, "dual search"),
+    ("MPME", 8000, "roll", {}, "dual search"),
+    ("KernelPCA", 20000, "roll", {}, "dense kernel, Lanczos"),
+    ("CMDS", 20000, "roll", {}, "dense distances, Lanczos"),
+    ("LLLVM", 3000, "roll", {"posterior": "full"},
+     "EM, full family: dense eigenvalues of L and L^+, inverses of order 6000"),
+    ("LLLVM", 30000, "sheet50", {"posterior": "factorised"},
+     "EM, per-point family: sparse LDL^T of K_C (order n (dx + dy))"),
 ]
-#: Parameters other than the defaults, by (estimator, points).
-PARAMS = {("LLLVM", 3000): dict(posterior="full")}
 DELAY = 2.0
+#: Case index -> the delays (s) of its sweep.
+SWEEPS = {
+    3: [1, 2, 3, 4, 5, 6, 8],
+    11: [0.5, 1, 1.5, 2, 3, 4, 5, 6, 8, 10],
+    12: [5, 10, 15, 20, 25, 30, 35, 40],
+}
 
 
-def child(name, n, delay):
+def data(kind, n):
     import numpy as np
-    import unfold
 
     rng = np.random.default_rng(0)
-    t = rng.uniform(0, 3 * np.pi, n)
-    h = rng.uniform(0, 10, n)
-    Y = np.c_[t * np.cos(t), h, t * np.sin(t)] + 0.05 * rng.standard_normal((n, 3))
-    est = getattr(unfold, name)(**PARAMS.get((name, n), {}))
+    if kind == "roll":
+        t = rng.uniform(0, 3 * np.pi, n)
+        h = rng.uniform(0, 10, n)
+        return np.c_[t * np.cos(t), h, t * np.sin(t)] + 0.05 * rng.standard_normal((n, 3))
+    # A wavy sheet lifted to 50 dimensions by a random orthonormal map, with noise.
+    u, v = rng.random(n), rng.random(n)
+    sheet = np.c_[u, v, 0.3 * np.sin(3 * np.pi * u) * np.cos(2 * np.pi * v)]
+    lift = np.linalg.qr(rng.normal(size=(50, 3)))[0]
+    return sheet @ lift.T + 0.01 * rng.normal(size=(n, 50))
+
+
+def child(case, delay):
+    import unfold
+
+    name, n, kind, params, _ = CASES[case]
+    Y = data(kind, n)
+    est = getattr(unfold, name)(**params)
     sent = {}
 
     def fire():
@@ -63,36 +87,71 @@ def child(name, n, delay):
         pass
 
 
-def main():
-    rows = []
-    for name, n, work in CASES:
-        out = subprocess.run(
-            [sys.executable, __file__, "--child", name, str(n), str(DELAY)],
-            capture_output=True, text=True,
-        ).stdout.split()
-        if out and out[0] == "stopped":
-            result = f"{out[1]} s"
-        elif out and out[0] == "finished":
-            result = f"the fit ended first, in {out[1]} s"
-        else:
-            result = "failed"
+def run(case, delay):
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(case), str(delay)],
+        capture_output=True, text=True,
+    ).stdout.split()
+    if out and out[0] == "stopped":
+        return out[1]
+    if out and out[0] == "finished":
+        return f"ended first ({out[1]} s)"
+    return "failed"
 
-        rows.append(f"| {name} | {n:,} | {work} | {result} |")
-        print(rows[-1], flush=True)
+
+def describe(case):
+    name, n, kind, params, work = CASES[case]
+    given = ", ".join(f"{k}={v!r}" for k, v in params.items())
+    data_name = "" if kind == "roll" else f" ({kind})"
+    return name + (f"({given})" if given else ""), f"{n:,}{data_name}", work
+
+
+def main(sweeps_only):
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, "..", "results", "interrupt.md")
+    if sweeps_only:
+        with open(path) as f:
+            first = f.read().split("\n## ")[0].rstrip() + "\n"
+    else:
+        rows = []
+        for case in range(len(CASES)):
+            result = run(case, DELAY)
+            name, points, work = describe(case)
+            cell = f"{result} s" if result[0].isdigit() else result
+            rows.append(f"| {name} | {points} | {work} | {cell} |")
+            print(rows[-1], flush=True)
+        first = (
+            "# Ctrl-C: time from SIGINT to KeyboardInterrupt\n\n"
+            "`python bench/interrupt/latency.py`: a noisy 3-D Swiss roll (or the named data), "
+            f"each estimator's defaults, SIGINT {DELAY:.0f} s into the fit, one run per case "
+            f"on two cores. Run on {time.strftime('%Y-%m-%d at %H:%M UTC', time.gmtime())}.\n\n"
+            "| estimator | points | long work | stopped after the signal |\n"
+            "|---|---|---|---|\n" + "\n".join(rows) + "\n"
+        )
+    sections = []
+    for case, delays in SWEEPS.items():
+        name, points, work = describe(case)
+        stops = []
+        for delay in delays:
+            stops.append(run(case, delay))
+            print(name, points, delay, stops[-1], flush=True)
+        sections.append(
+            f"**{name}, {points} points** ({work}):\n\n"
+            "| signal after (s) | " + " | ".join(str(d) for d in delays) + " |\n"
+            "|---" * (len(delays) + 1) + "|\n"
+            "| stopped after (s) | " + " | ".join(stops) + " |\n"
+        )
     with open(path, "w") as f:
         f.write(
-            "# Ctrl-C: time from SIGINT to KeyboardInterrupt\n\n"
-            f"`python bench/interrupt/latency.py`: a noisy 3-D Swiss roll, each estimator's "
-            f"defaults, SIGINT {DELAY:.0f} s into the fit, one run per case on two cores.\n\n"
-            "| estimator | points | long work | stopped after the signal |\n|---|---|---|---|\n"
-            + "\n".join(rows) + "\n"
+            first + "\n## The signal at other times\n\n"
+            "One run per cell, started "
+            f"{time.strftime('%Y-%m-%d at %H:%M UTC', time.gmtime())}.\n\n"
+            + "\n".join(sections)
         )
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+        child(int(sys.argv[2]), float(sys.argv[3]))
     else:
-        main()
+        main("--sweeps" in sys.argv)

@@ -45,7 +45,7 @@ impl CentredKernel {
                 k.ncols()
             )));
         }
-        let packed = PackedSym::from_lower(&k);
+        let packed = PackedSym::from_lower(&k)?;
         drop(k);
         Self::from_packed(&packed, q, what)
     }

@@ -47,7 +47,8 @@ pub struct CgOutcome {
 /// [`Error::Numerical`] (naming `context`) when a search direction has non-positive
 /// curvature or non-positive preconditioned residual norm (the operator or the
 /// preconditioner is not positive definite, in exact arithmetic or in floating point), or
-/// when `max_iterations` pass before the estimate falls below the tolerance.
+/// when `max_iterations` pass before the estimate falls below the tolerance;
+/// [`Error::Interrupted`] if a stop is requested (checked before each product).
 pub fn conjugate_gradients(
     apply: impl Fn(&[f64], &mut [f64]),
     precondition: impl Fn(&[f64], &mut [f64]),
@@ -90,6 +91,7 @@ pub fn conjugate_gradients(
                 ),
             ));
         }
+        unfold_core::interrupt::check()?;
         apply(&p, &mut ap);
         let curvature = dot(&p, &ap);
         if curvature.is_nan() || curvature <= 0.0 {

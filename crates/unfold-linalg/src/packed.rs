@@ -21,6 +21,7 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, Par};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
+use unfold_core::Result;
 
 /// Width `T` of the panels (and side of the diagonal tiles). The slices of `X` and `Y`
 /// that a panel's columns touch (`T` rows of [`LANES`] numbers, 16 KiB each) stay in the
@@ -96,9 +97,12 @@ impl PackedSym {
     /// Packs the lower triangle of a square matrix (the strict upper triangle is not
     /// read, except inside the diagonal tiles, which are symmetrised from the lower part).
     ///
+    /// # Errors
+    /// [`unfold_core::Error::Interrupted`] if a stop is requested (checked before each panel).
+    ///
     /// # Panics
     /// If `a` is not square (a programming error, not bad data).
-    pub fn from_lower(a: &DMatrix<f64>) -> Self {
+    pub fn from_lower(a: &DMatrix<f64>) -> Result<Self> {
         assert_eq!(a.nrows(), a.ncols(), "PackedSym::from_lower: not square");
         Self::build(a.nrows(), &Lower(a))
     }
@@ -109,7 +113,12 @@ impl PackedSym {
     /// they come from `||y_i||^2 + ||y_j||^2 - 2 y_i . y_j`, clamped at zero. The loops
     /// run on the widest vector instructions the processor has ([`crate::simd`]), so a
     /// branch-free `f` such as `|d2| exp(-gamma * d2)` with [`crate::exp`] vectorises.
-    pub fn pairwise_kernel<F: Fn(f64) -> f64 + Sync>(y: &DMatrix<f64>, f: F) -> Self {
+    ///
+    /// # Errors
+    /// [`unfold_core::Error::Interrupted`] if a stop is requested: the flag is checked before each panel
+    /// of columns (milliseconds of work; the whole kernel of 20,000 points takes about a
+    /// second).
+    pub fn pairwise_kernel<F: Fn(f64) -> f64 + Sync>(y: &DMatrix<f64>, f: F) -> Result<Self> {
         if y.ncols() <= DIRECT_MAX_FEATURES {
             Self::build(y.nrows(), &Direct { y, f })
         } else {
@@ -119,7 +128,7 @@ impl PackedSym {
     }
 
     /// Allocates the panels, fills each in parallel, and sums the rows.
-    fn build<S: PanelFill>(n: usize, src: &S) -> Self {
+    fn build<S: PanelFill>(n: usize, src: &S) -> Result<Self> {
         let (offsets, len) = panel_offsets(n);
         let mut data = vec![0.0; len];
         simd::advise_huge_pages(&mut data);
@@ -137,10 +146,11 @@ impl PackedSym {
         let partial: Vec<Vec<f64>> = panels
             .into_par_iter()
             .map(|(p, panel)| {
+                unfold_core::interrupt::check()?;
                 let (c0, w) = panel_cols(n, p);
-                fill_and_sum(level, src, c0, w, panel)
+                Ok(fill_and_sum(level, src, c0, w, panel))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let mut row_sums = vec![0.0; n];
         for (p, sums) in partial.iter().enumerate() {
             let c0 = p * TILE;
@@ -148,12 +158,12 @@ impl PackedSym {
                 *s += v;
             }
         }
-        PackedSym {
+        Ok(PackedSym {
             n,
             data,
             offsets,
             row_sums,
-        }
+        })
     }
 
     /// The dimension `n`.
@@ -513,7 +523,7 @@ mod tests {
     fn storage_row_sums_and_product_match_dense() {
         for (s, &n) in SIZES.iter().enumerate() {
             let a = random_sym(n, s as u64);
-            let packed = PackedSym::from_lower(&a);
+            let packed = PackedSym::from_lower(&a).unwrap();
             assert_eq!(packed.dim(), n);
             assert_eq!(packed.to_dense(), a);
             let sums = a.column_sum();
@@ -550,7 +560,7 @@ mod tests {
                 garbage[(i, j)] = f64::NAN;
             }
         }
-        assert_eq!(PackedSym::from_lower(&garbage).to_dense(), a);
+        assert_eq!(PackedSym::from_lower(&garbage).unwrap().to_dense(), a);
     }
 
     #[test]
@@ -560,7 +570,7 @@ mod tests {
             let y = random_matrix(n, p, n as u64 + 1);
             let rbf = |d2: f64| crate::exp(-gamma * d2);
             let dense = pairwise_kernel(&y, rbf);
-            let packed = PackedSym::pairwise_kernel(&y, rbf);
+            let packed = PackedSym::pairwise_kernel(&y, rbf).unwrap();
             if p <= DIRECT_MAX_FEATURES {
                 // The same sums in the same order.
                 assert_eq!(packed.to_dense(), dense);
@@ -607,7 +617,7 @@ mod tests {
     #[test]
     fn product_does_not_depend_on_the_thread_count() {
         let a = random_sym(1500, 3);
-        let packed = PackedSym::from_lower(&a);
+        let packed = PackedSym::from_lower(&a).unwrap();
         let x = random_matrix(1500, 8, 4);
         let run = |threads| {
             let pool = rayon::ThreadPoolBuilder::new()

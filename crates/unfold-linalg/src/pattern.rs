@@ -9,8 +9,7 @@ use crate::dissection::nested_dissection;
 use crate::selected_inverse::FillOrdering;
 use crate::sparse::CsrMatrix;
 use crate::sparse_cholesky::{lower_triangle, symbolic_cholesky};
-use faer::perm::PermRef;
-use faer::sparse::linalg::cholesky::{SymbolicCholesky, SymmetricOrdering};
+use faer::sparse::linalg::cholesky::SymbolicCholesky;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use std::sync::Arc;
 use unfold_core::{Error, Result};
@@ -36,30 +35,19 @@ impl AnalysedPattern {
         let n = a.nrows();
         let (lower_col_ptr, lower_row_idx, _) = lower_triangle(a, 0.0, context)?;
         let (indptr, indices, _) = a.parts();
-        let symbolic = match ordering {
-            FillOrdering::Amd => symbolic_cholesky(
-                n,
-                &lower_col_ptr,
-                &lower_row_idx,
-                SymmetricOrdering::Amd,
-                context,
-            )?,
+        let forward = match ordering {
+            FillOrdering::Amd => None,
             FillOrdering::Dissection(points) => {
-                let forward = nested_dissection(indptr, indices, points, context)?;
-                let mut inverse = vec![0u32; n];
-                for (k, &i) in forward.iter().enumerate() {
-                    inverse[i as usize] = k as u32;
-                }
-                let perm = PermRef::new_checked(&forward, &inverse, n);
-                symbolic_cholesky(
-                    n,
-                    &lower_col_ptr,
-                    &lower_row_idx,
-                    SymmetricOrdering::Custom(perm),
-                    context,
-                )?
+                Some(nested_dissection(indptr, indices, points, context)?)
             }
         };
+        let symbolic = symbolic_cholesky(
+            n,
+            &lower_col_ptr,
+            &lower_row_idx,
+            forward.as_deref(),
+            context,
+        )?;
         Ok(AnalysedPattern {
             n,
             symbolic: Arc::new(symbolic),

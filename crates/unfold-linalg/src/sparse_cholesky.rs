@@ -14,6 +14,7 @@ use crate::sparse::{diagonal_split, CsrMatrix};
 use crate::view::{as_faer_mut, par};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::LltError;
+use faer::perm::PermRef;
 use faer::sparse::linalg::cholesky::{
     factorize_symbolic_cholesky, supernodal::SymbolicSupernodalCholesky, CholeskySymbolicParams,
     SymbolicCholesky, SymbolicCholeskyRaw, SymmetricOrdering,
@@ -59,13 +60,7 @@ impl SparseCholesky {
     pub(crate) fn of_shifted(a: &CsrMatrix, shift: f64, context: &str) -> Result<SparseCholesky> {
         let n = a.nrows();
         let (col_ptr, row_idx, lower_vals) = lower_triangle(a, shift, context)?;
-        let symbolic = Arc::new(symbolic_cholesky(
-            n,
-            &col_ptr,
-            &row_idx,
-            SymmetricOrdering::Amd,
-            context,
-        )?);
+        let symbolic = Arc::new(symbolic_cholesky(n, &col_ptr, &row_idx, None, context)?);
         check_factor_memory(n, symbolic.len_val(), context)?;
         let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
         let lower = SparseColMatRef::new(sym, &lower_vals);
@@ -173,25 +168,35 @@ pub(crate) fn lower_triangle(
     Ok((col_ptr, row_idx, lower_vals))
 }
 
-/// The symbolic supernodal Cholesky analysis of a lower-triangular pattern under `ordering`.
+/// The symbolic supernodal Cholesky analysis of a lower-triangular pattern, under the
+/// elimination order `forward` (`forward[k]` is the row eliminated k-th) or, without one,
+/// AMD's.
+///
+/// Like the numeric factorisation, the analysis (the ordering and the elimination tree) is
+/// one call of faer's that cannot check the interruption flag; a pattern of at least
+/// [`PARALLEL_FACTOR_ENTRIES`] entries runs through
+/// [`unfold_core::interrupt::abandonable`] with a copy of the pattern.
+///
+/// # Errors
+/// [`Error::Numerical`] if the factor would overflow 32-bit indices or faer fails, and
+/// [`Error::Interrupted`] on a stop requested before a large analysis is done.
 pub(crate) fn symbolic_cholesky(
     n: usize,
     col_ptr: &[u32],
     row_idx: &[u32],
-    ordering: SymmetricOrdering<'_, u32>,
+    forward: Option<&[u32]>,
     context: &str,
 ) -> Result<SymbolicCholesky<u32>> {
-    let sym = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, row_idx);
-    factorize_symbolic_cholesky(
-        sym,
-        Side::Lower,
-        ordering,
-        CholeskySymbolicParams {
-            supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| match e {
+    let result = if row_idx.len() < PARALLEL_FACTOR_ENTRIES {
+        analyse(n, col_ptr, row_idx, forward)
+    } else {
+        let (col_ptr, row_idx) = (col_ptr.to_vec(), row_idx.to_vec());
+        let forward = forward.map(<[u32]>::to_vec);
+        unfold_core::interrupt::abandonable(move || {
+            analyse(n, &col_ptr, &row_idx, forward.as_deref())
+        })?
+    };
+    result.map_err(|e| match e {
         faer::sparse::FaerError::IndexOverflow => Error::numerical(
             context,
             "the sparse factor would hold more than 2^32 entries (32-bit indices); the \
@@ -201,6 +206,38 @@ pub(crate) fn symbolic_cholesky(
         ),
         e => Error::numerical(context, format!("sparse Cholesky analysis failed: {e:?}")),
     })
+}
+
+/// faer's symbolic analysis on the calling thread.
+fn analyse(
+    n: usize,
+    col_ptr: &[u32],
+    row_idx: &[u32],
+    forward: Option<&[u32]>,
+) -> std::result::Result<SymbolicCholesky<u32>, faer::sparse::FaerError> {
+    let sym = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, row_idx);
+    let inverse: Option<Vec<u32>> = forward.map(|forward| {
+        let mut inverse = vec![0u32; n];
+        for (k, &i) in forward.iter().enumerate() {
+            inverse[i as usize] = k as u32;
+        }
+        inverse
+    });
+    let ordering = match (forward, &inverse) {
+        (Some(forward), Some(inverse)) => {
+            SymmetricOrdering::Custom(PermRef::new_checked(forward, inverse, n))
+        }
+        _ => SymmetricOrdering::Amd,
+    };
+    factorize_symbolic_cholesky(
+        sym,
+        Side::Lower,
+        ordering,
+        CholeskySymbolicParams {
+            supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
+            ..Default::default()
+        },
+    )
 }
 
 /// Refuses a factor whose predicted fill (`len_val` values, from the symbolic analysis)

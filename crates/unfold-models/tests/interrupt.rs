@@ -1,11 +1,16 @@
 //! The process's interruption flag (`unfold_core::interrupt`, which Python sets on Ctrl-C)
 //! stops every method inside its long kernels, not only at iteration boundaries: with the
 //! flag set, each fit returns `Error::Interrupted` before any result, and once it is
-//! cleared the same fits succeed. This file holds one test, so that no other test of this
+//! cleared the same fits succeed. LL-LVM's per-point family is also stopped inside its
+//! E-step, between its updates. This file holds one test, so that no other test of this
 //! binary runs while the process-wide flag is set.
 
 use nalgebra::DMatrix;
-use unfold_core::{interrupt, Error, Silent};
+use unfold_core::{interrupt, seeded_rng, Error, Silent};
+use unfold_graph::{GraphSpec, Weighting};
+use unfold_models::lvm::lllvm::{FactorisedProblem, LlLvmParams};
+use unfold_models::lvm::LatentVariableModel;
+use unfold_models::method::Declared;
 use unfold_models::registry::{FitData, Registry, Settings};
 
 /// 400 points of a noisy curved sheet: enough for the partial eigensolvers (Lanczos) of
@@ -59,4 +64,20 @@ fn the_interruption_flag_stops_every_method_and_clearing_it_lets_them_run() {
             panic!("{name} after the flag was cleared: {e}");
         }
     }
+
+    // LL-LVM's per-point E-step, entered with the flag set: it stops inside the step (the
+    // EM driver's own checks come only after it), and runs once the flag is cleared.
+    let graph = GraphSpec::knn(6)
+        .build(&y, Weighting::Binary, "test", &Silent)
+        .unwrap()
+        .1;
+    let params = LlLvmParams::new(2, 6).check().unwrap();
+    let problem = FactorisedProblem::new(&y, &graph, &params).unwrap();
+    let (mut q, h) = problem.init(&mut seeded_rng(1)).unwrap();
+    interrupt::request();
+    let stopped = problem.e_step(&mut q, &h);
+    interrupt::clear();
+    assert!(matches!(stopped, Err(Error::Interrupted)), "{stopped:?}");
+    let (mut q, h) = problem.init(&mut seeded_rng(1)).unwrap();
+    problem.e_step(&mut q, &h).unwrap();
 }

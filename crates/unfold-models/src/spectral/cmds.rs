@@ -52,7 +52,7 @@ impl Checked<CmdsParams> {
             "pca (the same embedding of Euclidean distances, in O(n p) memory)",
         )?;
         let kernel = CentredKernel::from_packed(
-            &PackedSym::pairwise_kernel(y, |d2| -0.5 * d2),
+            &PackedSym::pairwise_kernel(y, |d2| -0.5 * d2)?,
             self.dim,
             "distance matrix",
         )?;

@@ -53,7 +53,7 @@ impl Checked<KernelPcaParams> {
             0.5,
             "le or lle on a sparse kNN graph, or kernel PCA on a subsample",
         )?;
-        let packed = PackedSym::pairwise_kernel(y, |d2| exp(-gamma * d2));
+        let packed = PackedSym::pairwise_kernel(y, |d2| exp(-gamma * d2))?;
         check_bandwidth(packed.row_sums(), gamma)?;
         let kernel = CentredKernel::from_packed(&packed, self.dim, "RBF kernel")?;
         Ok(KernelPca {

@@ -32,7 +32,7 @@ use rayon::prelude::*;
 use systems::Entries;
 pub(super) use two_hop::grounded_laplacian;
 use two_hop::TwoHop;
-use unfold_core::{Error, Evidence, Result, Rng};
+use unfold_core::{interrupt, Error, Evidence, Result, Rng};
 use unfold_linalg::SparseSymbolic;
 use unfold_linalg::{symmetrised, Cholesky, CsrMatrix, FillOrdering, QuasiDefiniteSymbolic};
 use unfold_vem::LatentVariableModel;
@@ -224,6 +224,7 @@ impl FactorisedProblem {
             .par_iter()
             .map(|l| spd_inverse(l, "LL-LVM precision of q(x_v)"))
             .collect::<Result<_>>()?;
+        interrupt::check()?;
         let mut b = vec![0.0; n * dx];
         for v in 0..n {
             let u = self.map_sums(&q.mt, v);
@@ -250,7 +251,7 @@ impl FactorisedProblem {
                 let factor = kx.factorise_lower(&k.into_lower(), "LL-LVM mean system of q(x)")?;
                 let mut rhs = DMatrix::zeros(kx.dim(), 1);
                 rhs.rows_mut(0, n * dx).copy_from_slice(&b);
-                factor.solve_in_place(&mut rhs);
+                let rhs = factor.solve_abandonable(rhs)?;
                 rhs.as_slice()[..n * dx].to_vec()
             }
             MeanX::Iterative(mirror) => {
@@ -288,6 +289,7 @@ impl FactorisedProblem {
                 spd_inverse(&lam, "LL-LVM column precision of q(C_v)")
             })
             .collect::<Result<_>>()?;
+        interrupt::check()?;
         let mut k = Entries::lower(&self.kc);
         systems::k_c(
             &mut k,
@@ -298,13 +300,14 @@ impl FactorisedProblem {
             self.epsilon,
             h.gamma,
         );
+        interrupt::check()?;
         let factor = self
             .kc
             .factorise_lower(&k.into_lower(), "LL-LVM mean system of q(C)")?;
         let mut rhs = DMatrix::zeros(self.kc.dim(), dy);
         let ht = self.h_transposed(&q.m);
         rhs.rows_mut(0, n * dx).copy_from(&(&ht * h.gamma));
-        factor.solve_in_place(&mut rhs);
+        let rhs = factor.solve_abandonable(rhs)?;
         q.mt = rhs.rows(0, n * dx).into_owned();
         Ok(ht)
     }
@@ -336,12 +339,16 @@ impl FactorisedProblem {
     #[cfg(test)]
     fn refresh_stats(&self, q: &mut FactorisedPosterior) {
         let ht = self.h_transposed(&q.m);
-        self.refresh_stats_at(q, &ht);
+        self.refresh_stats_at(q, &ht)
+            .expect("no interruption is requested in these tests");
     }
 
     /// `Equad` and `sum_v Tr(M_v^T H_v)` (§3.1), with `H^T` at the current latent means
     /// already formed (the q(C) update's).
-    fn refresh_stats_at(&self, q: &mut FactorisedPosterior, ht: &DMatrix<f64>) {
+    ///
+    /// # Errors
+    /// [`Error::Interrupted`] if a stop is requested (checked between its parts).
+    fn refresh_stats_at(&self, q: &mut FactorisedPosterior, ht: &DMatrix<f64>) -> Result<()> {
         let (n, dy) = (self.n(), self.dy());
         // ebar_v = sum_w (M_v + M_w)(m_v - m_w), rows of an n x dy matrix.
         let mut ebar = DMatrix::zeros(n, dy);
@@ -354,6 +361,7 @@ impl FactorisedProblem {
                 (t1, t2, t3)
             })
             .collect();
+        interrupt::check()?;
         let mut t3_edges = 0.0;
         for v in 0..n {
             let u = self.map_sums(&q.mt, v);
@@ -371,10 +379,12 @@ impl FactorisedProblem {
         let (t1, t2, t3): (f64, f64, f64) = local
             .iter()
             .fold((0.0, 0.0, 0.0), |s, l| (s.0 + l.0, s.1 + l.1, s.2 + l.2));
+        interrupt::check()?;
         let q0 = self.two.pinv_quadratic(&ebar);
         let dyf = dy as f64;
         q.stats.equad = q0 + dyf * t1 + t2 + dyf * (t3 + t3_edges);
         q.stats.tr_c_h = q.mt.dot(ht);
+        Ok(())
     }
 
     /// `log det(alpha I + 2 L)`, the prior of x's normaliser (§3.2).
@@ -593,9 +603,10 @@ impl LatentVariableModel for FactorisedProblem {
     /// q(x) from q(C), then q(C) from q(x), then the expectations the M-step reads.
     fn e_step(&self, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> Result<()> {
         self.update_x(q, h)?;
+        interrupt::check()?;
         let ht = self.update_c(q, h)?;
-        self.refresh_stats_at(q, &ht);
-        Ok(())
+        interrupt::check()?;
+        self.refresh_stats_at(q, &ht)
     }
 
     /// gamma in closed form (§3.6); alpha fixed or by its root find.

@@ -190,8 +190,8 @@ impl Graph {
     /// formed whole: each coordinate pair (r, s) forms its n x n block `K^{rs}` in the
     /// locality order, then `X^{rs}`, which goes to its place in `out` and, transposed, to
     /// that of `X^{sr}`. The result is exactly symmetric (the diagonal blocks are
-    /// symmetrised). The process's interruption flag is checked before each block (about
-    /// a second of work at 3000 points).
+    /// symmetrised). The process's interruption flag is checked between the passes of each
+    /// block (a block is about a second of work at 3000 points at its first use).
     ///
     /// # Errors
     /// [`unfold_core::Error::Interrupted`] when the flag is set.
@@ -215,30 +215,30 @@ impl Graph {
         let mut k = self.pool.take(n, n);
         let mut x = self.pool.take(n, n);
         let mut right = self.pool.take(n, n);
-        for r in 0..dx {
-            for s in r..dx {
-                if let Err(e) = unfold_core::interrupt::check() {
-                    for m in [k, x, right] {
-                        self.pool.give(m);
+        let mut blocks = || -> unfold_core::Result<()> {
+            for r in 0..dx {
+                for s in r..dx {
+                    unfold_core::interrupt::check()?;
+                    self.moment_block(means, sigma, kappa, (r, s), &mut k);
+                    unfold_core::interrupt::check()?;
+                    self.form_block(&k, form, &mut x, &mut right)?;
+                    if r == s {
+                        symmetrise(&mut x);
                     }
-                    return Err(e);
-                }
-                self.moment_block(means, sigma, kappa, (r, s), &mut k);
-                self.form_block(&k, form, &mut x, &mut right);
-                if r == s {
-                    symmetrise(&mut x);
-                }
-                self.place(&x, scale, (r * n, s * n), out);
-                if r != s {
-                    k.tr_copy_from(&x);
-                    self.place(&k, scale, (s * n, r * n), out);
+                    self.place(&x, scale, (r * n, s * n), out);
+                    if r != s {
+                        k.tr_copy_from(&x);
+                        self.place(&k, scale, (s * n, r * n), out);
+                    }
                 }
             }
-        }
+            Ok(())
+        };
+        let formed = blocks();
         for m in [k, x, right] {
             self.pool.give(m);
         }
-        Ok(())
+        formed
     }
 
     /// `out[row0 + i, col0 + j] = scale z[pos_i, pos_j]`: an n x n block in the locality
@@ -311,7 +311,7 @@ impl Graph {
         form: Form,
         kgx: &mut DMatrix<f64>,
         mkr: &mut DMatrix<f64>,
-    ) {
+    ) -> unfold_core::Result<()> {
         let n = self.n();
         let level = Level::widest();
         self.sum_neighbour_columns(
@@ -326,6 +326,7 @@ impl Graph {
                 }
             },
         );
+        unfold_core::interrupt::check()?;
         kgx.as_mut_slice()
             .par_chunks_mut(n * LANES)
             .zip(mkr.as_mut_slice().par_chunks_mut(n * LANES))
@@ -347,6 +348,7 @@ impl Graph {
                     );
                 },
             );
+        unfold_core::interrupt::check()?;
         let right = &*mkr;
         self.sum_neighbour_columns(
             kgx,
@@ -358,6 +360,7 @@ impl Graph {
                 }
             },
         );
+        Ok(())
     }
 
     /// For each column b of `out` (and of `out2`), calls `add(q, rows, (column b of out,
