@@ -36,6 +36,8 @@ CASES = [
      "EM, full family: dense eigenvalues of L and L^+, inverses of order 6000"),
     ("LLLVM", 30000, "sheet50", {"posterior": "factorised"},
      "EM, per-point family: sparse LDL^T of K_C (order n (dx + dy))"),
+    ("LLLVM", 100000, "sheet50", {"posterior": "factorised"},
+     "EM, per-point family: sparse LDL^T of K_C (order n (dx + dy))"),
 ]
 DELAY = 2.0
 #: Case index -> the delays (s) of its sweep.
@@ -43,7 +45,10 @@ SWEEPS = {
     3: [1, 2, 3, 4, 5, 6, 8],
     11: [0.5, 1, 1.5, 2, 3, 4, 5, 6, 8, 10],
     12: [5, 10, 15, 20, 25, 30, 35, 40],
+    13: [20, 40, 60, 80, 100, 120, 140],
 }
+#: Cases run in the sweeps only.
+SWEEP_ONLY = {13}
 
 
 def data(kind, n):
@@ -115,6 +120,8 @@ def main(sweeps_only):
     else:
         rows = []
         for case in range(len(CASES)):
+            if case in SWEEP_ONLY:
+                continue
             result = run(case, DELAY)
             name, points, work = describe(case)
             cell = f"{result} s" if result[0].isdigit() else result

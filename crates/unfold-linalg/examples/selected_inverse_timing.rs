@@ -54,7 +54,7 @@ fn main() -> unfold_core::Result<()> {
         let factor = symbolic.factorise(&a, "sheet")?;
         let factorise = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let z = factor.selected_inverse();
+        let z = factor.selected_inverse().unwrap();
         let inverse = t.elapsed().as_secs_f64();
         assert!(z.get(0, 0).is_some_and(|v| v > 0.0));
         println!(

@@ -26,7 +26,7 @@
 
 use crate::pattern::AnalysedPattern;
 use crate::sparse::CsrMatrix;
-use crate::sparse_cholesky::numeric_factor;
+use crate::sparse_cholesky::{numeric_factor, PARALLEL_FACTOR_ENTRIES};
 use crate::view::par;
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_inverse::invert_lower_triangular;
@@ -369,13 +369,35 @@ impl SparseFactor {
 
     /// The entries of `A^{-1}` on the factor's pattern (module docs), by one sweep over the
     /// supernodes from the last to the first.
-    pub fn selected_inverse(&self) -> SelectedInverse {
+    ///
+    /// The sweep checks the interruption flag before each supernode. The last supernodes
+    /// (the top separators) are dense blocks whose work alone can take seconds (LL-LVM's
+    /// padded two-hop pattern at 30,000 points), so a factor of at least
+    /// [`PARALLEL_FACTOR_ENTRIES`] values sweeps a copy of itself through
+    /// [`unfold_core::interrupt::abandonable`], which hears a stop at once.
+    ///
+    /// # Errors
+    /// [`Error::Interrupted`] on a stop requested before the sweep is done.
+    pub fn selected_inverse(&self) -> Result<SelectedInverse> {
+        if self.values.len() < PARALLEL_FACTOR_ENTRIES {
+            return self.sweep();
+        }
+        let copy = SparseFactor {
+            symbolic: self.symbolic.clone(),
+            values: self.values.clone(),
+        };
+        unfold_core::interrupt::abandonable(move || copy.sweep())?
+    }
+
+    /// [`SparseFactor::selected_inverse`] on the calling thread.
+    fn sweep(&self) -> Result<SelectedInverse> {
         let b = &self.symbolic.inner.blocks;
         let mut z = vec![0.0; self.values.len()];
         // Work blocks, reused: Y^T (w x r), Z_RR (r x r), Z_RD (r x w), L_DD^{-1} (w x w).
         let mut buffers = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
         let mut indices = Vec::new();
         for s in (0..b.count()).rev() {
+            unfold_core::interrupt::check()?;
             let (_, w, rows, offset) = b.node(s);
             let [yt_buf, zrr_buf, zrd_buf, linv_buf] = &mut buffers;
             let index_buf = &mut indices;
@@ -422,10 +444,10 @@ impl SparseFactor {
             matmul(z_dd.rb_mut(), Accum::Add, yt.rb(), zrd.rb(), -1.0, p);
             z_rd.copy_from(zrd.rb());
         }
-        SelectedInverse {
+        Ok(SelectedInverse {
             symbolic: self.symbolic.clone(),
             values: z,
-        }
+        })
     }
 }
 
@@ -519,7 +541,7 @@ mod tests {
         let inverse = chol.inverse();
         let log_det = 2.0 * chol.l().diagonal().iter().map(|v| v.ln()).sum::<f64>();
         assert!((factor.log_det() - log_det).abs() < 1e-11 * log_det.abs().max(1.0));
-        let z = factor.selected_inverse();
+        let z = factor.selected_inverse().unwrap();
         let scale = inverse.amax();
         // Every entry of A is on the pattern and matches the dense inverse.
         let mut checked = 0;

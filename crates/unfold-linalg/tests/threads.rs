@@ -46,6 +46,7 @@ fn kernels(n: usize) -> Vec<Vec<u64>> {
         bits(&rhs),
         factor
             .selected_inverse()
+            .unwrap()
             .diagonal()
             .iter()
             .map(|v| v.to_bits())

@@ -228,16 +228,16 @@ impl FieldFactor {
     ///
     /// # Errors
     /// [`unfold_core::Error::Interrupted`] when the process's interruption flag is set
-    /// during a large dense inverse ([`Cholesky::inverse`]).
+    /// during a large dense inverse ([`Cholesky::inverse`]) or a selected inversion.
     pub fn covariance(&self) -> Result<Covariance> {
         Ok(match &self.factor {
             Factor::Dense(chol) => Covariance::Dense(chol.inverse()?),
             Factor::Sparse(f) => Covariance::Selected {
-                inverse: f.selected_inverse(),
+                inverse: f.selected_inverse()?,
                 ground: None,
             },
             Factor::Grounded { factor, ground } => Covariance::Selected {
-                inverse: factor.selected_inverse(),
+                inverse: factor.selected_inverse()?,
                 ground: Some(*ground),
             },
         })

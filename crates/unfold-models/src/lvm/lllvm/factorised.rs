@@ -37,6 +37,10 @@ use unfold_linalg::SparseSymbolic;
 use unfold_linalg::{symmetrised, Cholesky, CsrMatrix, FillOrdering, QuasiDefiniteSymbolic};
 use unfold_vem::LatentVariableModel;
 
+/// Points between two checks of the interruption flag in the E-step's serial loops over
+/// the points (each point costs microseconds).
+const CHECK_EVERY: usize = 1024;
+
 /// The per-point posterior: means and covariances of every `x_v` and `C_v`.
 #[derive(Clone, Debug)]
 pub struct FactorisedPosterior {
@@ -108,7 +112,7 @@ impl FactorisedProblem {
                 let mut pattern = Entries::Triplets(Vec::new());
                 let zeros = DMatrix::zeros(n * dx, dy);
                 systems::k_x(&mut pattern, &data.adj, &two, &zeros, &ones, 1.0, 1.0);
-                let pattern = pattern.into_matrix(systems::k_x_size(n, dx, dy));
+                let pattern = pattern.into_matrix(systems::k_x_size(n, dx, dy))?;
                 MeanX::Direct(QuasiDefiniteSymbolic::analyse(
                     &pattern,
                     n * dx,
@@ -121,7 +125,7 @@ impl FactorisedProblem {
         let mut kc_pattern = Entries::Triplets(Vec::new());
         let zeros = DMatrix::zeros(n, dx);
         systems::k_c(&mut kc_pattern, &data.adj, &two, &zeros, &ones, 1.0, 1.0);
-        let kc_pattern = kc_pattern.into_matrix(systems::k_c_size(n, dx));
+        let kc_pattern = kc_pattern.into_matrix(systems::k_c_size(n, dx))?;
         let kc =
             QuasiDefiniteSymbolic::analyse(&kc_pattern, n * dx, FillOrdering::Amd, "LL-LVM K_C")?;
         // The factor of L_g, and where conjugate gradients solve for q(x)'s means their
@@ -211,15 +215,16 @@ impl FactorisedProblem {
         let lam: Vec<DMatrix<f64>> = (0..n)
             .into_par_iter()
             .map(|v| {
+                interrupt::check()?;
                 let mut lam = self.a_block(&q.mt, v);
                 lam += (self.resistance_sum(&q.t, v) + &q.t[v] * self.deg[v]) * dy;
                 lam *= g2;
                 for r in 0..dx {
                     lam[(r, r)] += h.alpha + 2.0 * self.deg[v];
                 }
-                lam
+                Ok(lam)
             })
-            .collect();
+            .collect::<Result<_>>()?;
         q.s = lam
             .par_iter()
             .map(|l| spd_inverse(l, "LL-LVM precision of q(x_v)"))
@@ -227,6 +232,9 @@ impl FactorisedProblem {
         interrupt::check()?;
         let mut b = vec![0.0; n * dx];
         for v in 0..n {
+            if v % CHECK_EVERY == 0 {
+                interrupt::check()?;
+            }
             let u = self.map_sums(&q.mt, v);
             for (a, &w) in self.data.adj[v].iter().enumerate() {
                 let dyvw = (self.data.y.row(v) - self.data.y.row(w)).transpose();
@@ -280,6 +288,7 @@ impl FactorisedProblem {
         q.t = (0..n)
             .into_par_iter()
             .map(|v| {
+                interrupt::check()?;
                 let mut lam = self.x_block(&q.m, v);
                 lam += self.resistance_sum(&q.s, v) + &q.s[v] * self.deg[v];
                 lam *= g2;
@@ -355,15 +364,19 @@ impl FactorisedProblem {
         let local: Vec<(f64, f64, f64)> = (0..n)
             .into_par_iter()
             .map(|v| {
+                interrupt::check()?;
                 let t1 = (&q.t[v] * self.x_block(&q.m, v)).trace();
                 let t2 = (&q.s[v] * self.a_block(&q.mt, v)).trace();
                 let t3 = self.deg[v] * (&q.t[v] * &q.s[v]).trace();
-                (t1, t2, t3)
+                Ok((t1, t2, t3))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         interrupt::check()?;
         let mut t3_edges = 0.0;
         for v in 0..n {
+            if v % CHECK_EVERY == 0 {
+                interrupt::check()?;
+            }
             let u = self.map_sums(&q.mt, v);
             for (a, &w) in self.data.adj[v].iter().enumerate() {
                 let dm = (q.m.row(v) - q.m.row(w)).transpose();
@@ -408,7 +421,7 @@ impl FactorisedProblem {
             let factor = self
                 .prior_x
                 .factorise(&prior_x_matrix(&self.data.adj, a), "LL-LVM prior of x")?;
-            Ok(dx * factor.selected_inverse().diagonal().iter().sum::<f64>() - tr_s)
+            Ok(dx * factor.selected_inverse()?.diagonal().iter().sum::<f64>() - tr_s)
         };
         // The trace is at least dx / alpha (the constant vector) and at most n dx / alpha.
         let n = self.n() as f64;

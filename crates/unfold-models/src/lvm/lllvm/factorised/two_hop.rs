@@ -50,7 +50,7 @@ impl TwoHop {
         let context = "LL-LVM grounded graph Laplacian";
         let symbolic = SparseSymbolic::analyse(&padded, context)?;
         let factor = symbolic.factorise(&padded, context)?;
-        let z = factor.selected_inverse();
+        let z = factor.selected_inverse()?;
         let zget = |i: usize, j: usize| -> f64 {
             if i == root || j == root {
                 0.0
@@ -63,13 +63,14 @@ impl TwoHop {
             .iter()
             .enumerate()
             .map(|(v, nb)| {
+                unfold_core::interrupt::check()?;
                 let zvv = zget(v, v);
                 let zv: Vec<f64> = nb.iter().map(|&w| zget(v, w)).collect();
-                DMatrix::from_fn(nb.len(), nb.len(), |a, b| {
+                Ok(DMatrix::from_fn(nb.len(), nb.len(), |a, b| {
                     zvv - zv[b] - zv[a] + zget(nb[a], nb[b])
-                })
+                }))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         Ok(TwoHop {
             p,
             log_det_lg: factor.log_det(),
