@@ -9,6 +9,7 @@ cell; the machine is shared, so read the columns as orders of magnitude).
 
     python bench/interrupt/latency.py              # every case and sweep
     python bench/interrupt/latency.py --sweeps     # the sweeps only (the first table kept)
+    python bench/interrupt/latency.py --first      # the first table only (the sweeps kept)
     python bench/interrupt/latency.py --child 3 2  # case 3, signal after 2 s
 """
 import os
@@ -111,7 +112,7 @@ def describe(case):
     return name + (f"({given})" if given else ""), f"{n:,}{data_name}", work
 
 
-def main(sweeps_only):
+def main(sweeps_only, first_only):
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, "..", "results", "interrupt.md")
     if sweeps_only:
@@ -135,6 +136,12 @@ def main(sweeps_only):
             "| estimator | points | long work | stopped after the signal |\n"
             "|---|---|---|---|\n" + "\n".join(rows) + "\n"
         )
+    if first_only:
+        with open(path) as f:
+            rest = f.read().split("\n## ", 1)[1]
+        with open(path, "w") as f:
+            f.write(first + "\n## " + rest)
+        return
     sections = []
     for case, delays in SWEEPS.items():
         name, points, work = describe(case)
@@ -145,13 +152,13 @@ def main(sweeps_only):
         sections.append(
             f"**{name}, {points} points** ({work}):\n\n"
             "| signal after (s) | " + " | ".join(str(d) for d in delays) + " |\n"
-            "|---" * (len(delays) + 1) + "|\n"
+            + "|---" * (len(delays) + 1) + "|\n"
             "| stopped after (s) | " + " | ".join(stops) + " |\n"
         )
     with open(path, "w") as f:
         f.write(
             first + "\n## The signal at other times\n\n"
-            "One run per cell, started "
+            "One run per cell, finished "
             f"{time.strftime('%Y-%m-%d at %H:%M UTC', time.gmtime())}.\n\n"
             + "\n".join(sections)
         )
@@ -161,4 +168,4 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(int(sys.argv[2]), float(sys.argv[3]))
     else:
-        main("--sweeps" in sys.argv)
+        main("--sweeps" in sys.argv, "--first" in sys.argv)

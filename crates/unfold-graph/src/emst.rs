@@ -46,7 +46,8 @@ fn lighter(a: Edge, b: Edge) -> bool {
 /// # Errors
 /// An empty matrix (no rows or no columns), a NaN or infinite coordinate, or coordinates
 /// so large (or all so tiny) that squared distances would overflow (or underflow); see
-/// [`unfold_core::check_points`].
+/// [`unfold_core::check_points`]; [`unfold_core::Error::Interrupted`] on a stop requested
+/// during the rounds.
 pub fn euclidean_mst(points: &DMatrix<f64>) -> Result<Vec<(usize, usize, f64)>> {
     check_points(points, "points")?;
     let d = points.ncols();
@@ -56,7 +57,7 @@ pub fn euclidean_mst(points: &DMatrix<f64>) -> Result<Vec<(usize, usize, f64)>> 
     let rep_rows = Rows::from_row_major(d, rep_data);
     let mut sets = UnionFind::new(reps.len());
     tree.extend(
-        boruvka(&rep_rows, &mut sets, reps.len())
+        boruvka(&rep_rows, &mut sets, reps.len())?
             .into_iter()
             .map(|(d2, a, b)| (reps[a], reps[b], d2.sqrt())),
     );
@@ -99,7 +100,7 @@ pub fn joining_edges(
             sets.union(first[c], i);
         }
     }
-    let mut edges: Vec<(usize, usize, f64)> = boruvka(&rows, &mut sets, count)
+    let mut edges: Vec<(usize, usize, f64)> = boruvka(&rows, &mut sets, count)?
         .into_iter()
         .map(|(d2, a, b)| (a, b, d2.sqrt()))
         .collect();
@@ -175,7 +176,9 @@ fn coincident_groups(rows: &Rows) -> (Vec<usize>, Vec<(usize, usize, f64)>) {
 
 /// Borůvka from the `components` sets of `sets` (singletons for a spanning tree): the
 /// `components - 1` lightest edges that join them, as `(squared distance, a, b)`, `a < b`.
-fn boruvka(rows: &Rows, sets: &mut UnionFind, components: usize) -> Vec<Edge> {
+/// The interruption flag is checked before each round (a round at 200,000 points takes
+/// tens of milliseconds).
+fn boruvka(rows: &Rows, sets: &mut UnionFind, components: usize) -> Result<Vec<Edge>> {
     let m = rows.len();
     let tree = KdTree::build(rows);
     let mut edges = Vec::with_capacity(components.saturating_sub(1));
@@ -183,6 +186,7 @@ fn boruvka(rows: &Rows, sets: &mut UnionFind, components: usize) -> Vec<Edge> {
     let mut label = vec![0; m];
     let mut lightest: Vec<Option<Edge>> = vec![None; m];
     while edges.len() + 1 < components {
+        unfold_core::interrupt::check()?;
         for (t, l) in label.iter_mut().enumerate() {
             *l = sets.find(tree.original(t));
         }
@@ -212,7 +216,7 @@ fn boruvka(rows: &Rows, sets: &mut UnionFind, components: usize) -> Vec<Edge> {
             }
         }
     }
-    edges
+    Ok(edges)
 }
 
 #[cfg(test)]

@@ -100,7 +100,9 @@ impl Checked<DrTreeParams> {
         let mut stop = Stop::MaxIter;
         for _ in 0..self.max_iter {
             edges = point_tree(&z)?;
+            unfold_core::interrupt::check()?;
             let pinv_y = self.smoothed(&yc, &edges)?;
+            unfold_core::interrupt::check()?;
             w = top_eigenvectors(&symmetrised(tr_mul(&yc, &pinv_y)), self.dim)?;
             z = &pinv_y * &w;
             terms = vec![
