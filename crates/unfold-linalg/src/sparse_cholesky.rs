@@ -335,41 +335,24 @@ fn factorise(
     p: Par,
 ) -> (Vec<f64>, Option<usize>) {
     let mut values = vec![0.0; symbolic.len_val()];
+    // The two factorisations take the same arguments; only their methods differ.
+    macro_rules! numeric {
+        ($scratch:ident, $factor:ident) => {{
+            let mut mem = MemBuffer::new(symbolic.$scratch::<f64>(p, Default::default()));
+            let stack = MemStack::new(&mut mem);
+            let (side, regularise, params) = (Side::Lower, Default::default(), Default::default());
+            symbolic.$factor(&mut values, lower, side, regularise, p, stack, params)
+        }};
+    }
     let failed = match kind {
-        Numeric::Llt => {
-            let mut mem = MemBuffer::new(
-                symbolic.factorize_numeric_llt_scratch::<f64>(p, Default::default()),
-            );
-            let result = symbolic.factorize_numeric_llt(
-                &mut values,
-                lower,
-                Side::Lower,
-                Default::default(),
-                p,
-                MemStack::new(&mut mem),
-                Default::default(),
-            );
-            match result {
-                Err(LltError::NonPositivePivot { index }) => Some(index),
-                _ => None,
-            }
-        }
-        Numeric::Ldlt => {
-            let mut mem = MemBuffer::new(
-                symbolic.factorize_numeric_ldlt_scratch::<f64>(p, Default::default()),
-            );
-            let result = symbolic.factorize_numeric_ldlt(
-                &mut values,
-                lower,
-                Side::Lower,
-                Default::default(),
-                p,
-                MemStack::new(&mut mem),
-                Default::default(),
-            );
-            // A failed `L D L^T` has no position; its pivots are checked by the caller.
-            result.is_err().then_some(0)
-        }
+        Numeric::Llt => match numeric!(factorize_numeric_llt_scratch, factorize_numeric_llt) {
+            Err(LltError::NonPositivePivot { index }) => Some(index),
+            _ => None,
+        },
+        // A failed `L D L^T` has no position; its pivots are checked by the caller.
+        Numeric::Ldlt => numeric!(factorize_numeric_ldlt_scratch, factorize_numeric_ldlt)
+            .is_err()
+            .then_some(0),
     };
     (values, failed)
 }
