@@ -62,9 +62,11 @@ const POLL: Duration = Duration::from_millis(20);
 /// remaining CPU time (and its memory until then) in the background.
 ///
 /// On a thread of a rayon pool (a sweep's candidates, a test's one-thread pool) `work`
-/// runs on the calling thread instead: the pool's size must bound the parallelism of the
-/// kernels in `work`, which a thread outside the pool would run on the global pool. A
-/// panic in `work` is resumed on the calling thread.
+/// runs on the calling thread instead, for two reasons: the waiting thread would hold one
+/// of the pool's threads idle while the parallel kernels in `work` wait for the pool (with
+/// every thread of the pool so waiting, they would wait forever), and a custom pool's
+/// size must bound those kernels, which a thread outside it would run on the global
+/// pool. A panic in `work` is resumed on the calling thread.
 ///
 /// # Errors
 /// [`Error::Interrupted`] if a stop is requested before `work` ends, and
