@@ -340,7 +340,7 @@ impl SparseSymbolic {
         let values = numeric_factor(&pattern.symbolic, matrix, context)?;
         Ok(SparseFactor {
             symbolic: self.clone(),
-            values,
+            values: values.into(),
         })
     }
 }
@@ -349,7 +349,8 @@ impl SparseSymbolic {
 #[derive(Debug)]
 pub struct SparseFactor {
     symbolic: SparseSymbolic,
-    values: Vec<f64>,
+    /// Shared, not copied, with the thread a large selected inversion runs on.
+    values: Arc<[f64]>,
 }
 
 impl SparseFactor {
@@ -373,8 +374,9 @@ impl SparseFactor {
     /// The sweep checks the interruption flag before each supernode. The last supernodes
     /// (the top separators) are dense blocks whose work alone can take seconds (LL-LVM's
     /// padded two-hop pattern at 30,000 points), so a factor of at least
-    /// [`PARALLEL_FACTOR_ENTRIES`] values sweeps a copy of itself through
-    /// [`unfold_core::interrupt::abandonable`], which hears a stop at once.
+    /// [`PARALLEL_FACTOR_ENTRIES`] values sweeps on a thread of its own, sharing the
+    /// factor's values, through [`unfold_core::interrupt::abandonable`], which hears a stop
+    /// at once.
     ///
     /// # Errors
     /// [`Error::Interrupted`] on a stop requested before the sweep is done.
@@ -382,11 +384,11 @@ impl SparseFactor {
         if self.values.len() < PARALLEL_FACTOR_ENTRIES {
             return self.sweep();
         }
-        let copy = SparseFactor {
+        let shared = SparseFactor {
             symbolic: self.symbolic.clone(),
-            values: self.values.clone(),
+            values: Arc::clone(&self.values),
         };
-        unfold_core::interrupt::abandonable(move || copy.sweep())?
+        unfold_core::interrupt::abandonable(move || shared.sweep())?
     }
 
     /// [`SparseFactor::selected_inverse`] on the calling thread.

@@ -229,7 +229,6 @@ impl FactorisedProblem {
             .par_iter()
             .map(|l| spd_inverse(l, "LL-LVM precision of q(x_v)"))
             .collect::<Result<_>>()?;
-        interrupt::check()?;
         let mut b = vec![0.0; n * dx];
         for v in 0..n {
             if v % CHECK_EVERY == 0 {
@@ -298,7 +297,6 @@ impl FactorisedProblem {
                 spd_inverse(&lam, "LL-LVM column precision of q(C_v)")
             })
             .collect::<Result<_>>()?;
-        interrupt::check()?;
         let mut k = Entries::lower(&self.kc);
         systems::k_c(
             &mut k,
@@ -356,7 +354,7 @@ impl FactorisedProblem {
     /// already formed (the q(C) update's).
     ///
     /// # Errors
-    /// [`Error::Interrupted`] if a stop is requested (checked between its parts).
+    /// [`Error::Interrupted`] if a stop is requested (checked in its loops over the points).
     fn refresh_stats_at(&self, q: &mut FactorisedPosterior, ht: &DMatrix<f64>) -> Result<()> {
         let (n, dy) = (self.n(), self.dy());
         // ebar_v = sum_w (M_v + M_w)(m_v - m_w), rows of an n x dy matrix.
@@ -371,7 +369,6 @@ impl FactorisedProblem {
                 Ok((t1, t2, t3))
             })
             .collect::<Result<_>>()?;
-        interrupt::check()?;
         let mut t3_edges = 0.0;
         for v in 0..n {
             if v % CHECK_EVERY == 0 {
@@ -392,7 +389,6 @@ impl FactorisedProblem {
         let (t1, t2, t3): (f64, f64, f64) = local
             .iter()
             .fold((0.0, 0.0, 0.0), |s, l| (s.0 + l.0, s.1 + l.1, s.2 + l.2));
-        interrupt::check()?;
         let q0 = self.two.pinv_quadratic(&ebar);
         let dyf = dy as f64;
         q.stats.equad = q0 + dyf * t1 + t2 + dyf * (t3 + t3_edges);
@@ -616,9 +612,7 @@ impl LatentVariableModel for FactorisedProblem {
     /// q(x) from q(C), then q(C) from q(x), then the expectations the M-step reads.
     fn e_step(&self, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> Result<()> {
         self.update_x(q, h)?;
-        interrupt::check()?;
         let ht = self.update_c(q, h)?;
-        interrupt::check()?;
         self.refresh_stats_at(q, &ht)
     }
 

@@ -58,9 +58,9 @@ impl<'a> Entries<'a> {
     }
 
     /// The collected matrix (triplets) of size `size`. Sorting the triplets of `K_C`'s
-    /// pattern (tens of millions at 30,000 points with dy = 50) takes seconds, so it runs
-    /// through [`unfold_core::interrupt::abandonable`], which takes the triplets without a
-    /// copy.
+    /// pattern, whose two-hop blocks repeat entries, takes seconds at 30,000 points, so it
+    /// runs through [`unfold_core::interrupt::abandonable`], which takes the triplets
+    /// without a copy.
     ///
     /// # Errors
     /// [`unfold_core::Error::Interrupted`] on a stop requested before the matrix is built.
