@@ -99,6 +99,7 @@ fn every_method_whose_memory_grows_faster_than_n_refuses_a_tiny_limit() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    std::fs::remove_dir_all(std::path::Path::new(input).parent().unwrap()).unwrap();
 }
 
 #[test]

@@ -287,10 +287,19 @@ mod read_points_tests {
     use super::*;
     use nalgebra::DMatrix;
 
-    fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("unfold-read-points-{}", std::process::id()));
+    /// The test's own directory (tests run in parallel); [`clean`] removes it.
+    fn scratch_dir(test: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("unfold-read-points-{}-{test}", std::process::id()))
+    }
+
+    fn scratch(test: &str, name: &str) -> std::path::PathBuf {
+        let dir = scratch_dir(test);
         std::fs::create_dir_all(&dir).unwrap();
         dir.join(name)
+    }
+
+    fn clean(test: &str) {
+        std::fs::remove_dir_all(scratch_dir(test)).unwrap();
     }
 
     /// A version 1.0 `.npy` file with this header text and payload.
@@ -306,50 +315,51 @@ mod read_points_tests {
     #[test]
     fn npy_and_csv_are_told_apart_by_content() {
         let m = DMatrix::from_row_slice(3, 2, &[1.0, 2.5, -3.0, 4.0, 0.125, 6.0]);
-        let npy = scratch("a.npy");
+        let npy = scratch("npy_and_csv", "a.npy");
         write_npy(&npy, &m).unwrap();
         let opts = CsvOptions::default();
         assert_eq!(read_points(&npy, &opts).unwrap().points, m);
         // The content decides, not the name.
-        let renamed = scratch("a.dat");
+        let renamed = scratch("npy_and_csv", "a.dat");
         std::fs::copy(&npy, &renamed).unwrap();
         assert_eq!(read_points(&renamed, &opts).unwrap().points, m);
-        let csv = scratch("a.csv");
+        let csv = scratch("npy_and_csv", "a.csv");
         std::fs::write(&csv, "x,y\n1,2.5\n-3,4\n0.125,6\n").unwrap();
         assert_eq!(read_points(&csv, &opts).unwrap().points, m);
+        clean("npy_and_csv");
     }
 
     #[test]
     fn bad_npy_files_are_refused_with_the_reason() {
         let opts = CsvOptions::default();
         let m = DMatrix::from_row_slice(2, 2, &[1.0, f64::NAN, 3.0, 4.0]);
-        let nan = scratch("nan.npy");
+        let nan = scratch("bad_npy", "nan.npy");
         write_npy(&nan, &m).unwrap();
         assert!(read_points(&nan, &opts)
             .unwrap_err()
             .to_string()
             .contains("NaN"));
         let good = DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 3.0, 4.0]);
-        let path = scratch("t.npy");
+        let path = scratch("bad_npy", "t.npy");
         write_npy(&path, &good).unwrap();
         let bytes = std::fs::read(&path).unwrap();
-        let truncated = scratch("truncated.npy");
+        let truncated = scratch("bad_npy", "truncated.npy");
         std::fs::write(&truncated, &bytes[..bytes.len() - 5]).unwrap();
         let err = read_points(&truncated, &opts).unwrap_err().to_string();
         assert!(err.contains("data bytes"), "{err}");
         // A header claiming 10^12 x 10^12 values is refused before any allocation.
-        let huge = scratch("huge.npy");
+        let huge = scratch("bad_npy", "huge.npy");
         let claim =
             "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 1000000000000), }";
         std::fs::write(&huge, npy_bytes(claim, &bytes[bytes.len() - 32..])).unwrap();
         let err = read_points(&huge, &opts).unwrap_err().to_string();
         assert!(err.contains("data bytes"), "{err}");
-        let f16 = scratch("f16.npy");
+        let f16 = scratch("bad_npy", "f16.npy");
         let half = "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 2), }";
         std::fs::write(&f16, npy_bytes(half, &bytes[bytes.len() - 8..])).unwrap();
         let err = read_points(&f16, &opts).unwrap_err().to_string();
         assert!(err.contains("dtype"), "{err}");
-        let fake = scratch("fake.npy");
+        let fake = scratch("bad_npy", "fake.npy");
         std::fs::write(&fake, "1,2\n3,4\n").unwrap();
         assert!(read_points(&fake, &opts)
             .unwrap_err()
@@ -359,6 +369,7 @@ mod read_points_tests {
             label_column: Some("y".into()),
         };
         assert!(read_points(&path, &labelled).is_err());
+        clean("bad_npy");
     }
 }
 
@@ -368,10 +379,19 @@ mod compressed_input_tests {
     use nalgebra::DMatrix;
     use std::io::Write;
 
-    fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("unfold-compressed-{}", std::process::id()));
+    /// The test's own directory (tests run in parallel); [`clean`] removes it.
+    fn scratch_dir(test: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("unfold-compressed-{}-{test}", std::process::id()))
+    }
+
+    fn scratch(test: &str, name: &str) -> std::path::PathBuf {
+        let dir = scratch_dir(test);
         std::fs::create_dir_all(&dir).unwrap();
         dir.join(name)
+    }
+
+    fn clean(test: &str) {
+        std::fs::remove_dir_all(scratch_dir(test)).unwrap();
     }
 
     fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -384,11 +404,11 @@ mod compressed_input_tests {
     fn gzip_csv_npy_and_npz_arrays_by_name() {
         let opts = CsvOptions::default();
         let m = DMatrix::from_row_slice(3, 2, &[1.0, 2.5, -3.0, 4.0, 0.125, 6.0]);
-        let csv = scratch("cells.csv.gz");
+        let csv = scratch("gzip", "cells.csv.gz");
         std::fs::write(&csv, gzip(b"x,y\n1,2.5\n-3,4\n0.125,6\n")).unwrap();
         let d = read_points(&csv, &opts).unwrap();
         assert_eq!((d.points.clone(), d.name.as_str()), (m.clone(), "cells"));
-        let npy = scratch("a.npy.gz");
+        let npy = scratch("gzip", "a.npy.gz");
         std::fs::write(&npy, gzip(&npy::npy_bytes(&m))).unwrap();
         assert_eq!(read_points(&npy, &opts).unwrap().points, m);
         let other = DMatrix::from_element(2, 2, 7.0);
@@ -396,7 +416,7 @@ mod compressed_input_tests {
             ("X.npy", npz::tests::npy(&m)),
             ("obs.npy", npz::tests::npy(&other)),
         ];
-        let npz = scratch("a.npz");
+        let npz = scratch("gzip", "a.npz");
         std::fs::write(&npz, npz::tests::archive(&members, true, true)).unwrap();
         let named = |suffix: &str| std::path::PathBuf::from(format!("{}{suffix}", npz.display()));
         assert_eq!(read_points(&named(":X"), &opts).unwrap().points, m);
@@ -405,29 +425,30 @@ mod compressed_input_tests {
         assert!(e.contains("2 arrays (X, obs)"), "{e}");
         let e = read_points(&named(":Z"), &opts).unwrap_err().to_string();
         assert!(e.contains("no array \"Z\""), "{e}");
-        let gz = scratch("b.npz.gz");
+        let gz = scratch("gzip", "b.npz.gz");
         std::fs::write(&gz, gzip(&npz::tests::archive(&members, false, false))).unwrap();
         let gz_named = std::path::PathBuf::from(format!("{}:obs", gz.display()));
         assert_eq!(read_points(&gz_named, &opts).unwrap().points, other);
+        clean("gzip");
     }
 
     #[test]
     fn wrong_or_broken_containers_are_named() {
         let opts = CsvOptions::default();
-        let fake = scratch("fake.csv.gz");
+        let fake = scratch("broken", "fake.csv.gz");
         std::fs::write(&fake, "1,2\n3,4\n").unwrap();
         let e = read_points(&fake, &opts).unwrap_err().to_string();
         assert!(e.contains("not a gzip file"), "{e}");
-        let truncated = scratch("t.csv.gz");
+        let truncated = scratch("broken", "t.csv.gz");
         let full = gzip(b"1,2\n3,4\n5,6\n");
         std::fs::write(&truncated, &full[..full.len() - 6]).unwrap();
         let e = read_points(&truncated, &opts).unwrap_err().to_string();
         assert!(e.contains("corrupt or truncated gzip"), "{e}");
-        let fake_npz = scratch("fake.npz");
+        let fake_npz = scratch("broken", "fake.npz");
         std::fs::write(&fake_npz, "1,2\n3,4\n").unwrap();
         let e = read_points(&fake_npz, &opts).unwrap_err().to_string();
         assert!(e.contains(".npz") && e.contains("magic"), "{e}");
-        let npy = scratch("one.npy");
+        let npy = scratch("broken", "one.npy");
         write_npy(&npy, &DMatrix::from_element(2, 2, 1.0)).unwrap();
         let e = read_points(
             &std::path::PathBuf::from(format!("{}:X", npy.display())),
@@ -436,9 +457,10 @@ mod compressed_input_tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("drop the :X suffix"), "{e}");
-        let binary = scratch("binary.dat");
+        let binary = scratch("broken", "binary.dat");
         std::fs::write(&binary, [0xffu8, 0xfe, 0x00, 0x41]).unwrap();
         let e = read_points(&binary, &opts).unwrap_err().to_string();
         assert!(e.contains("invalid UTF-8 at byte 0"), "{e}");
+        clean("broken");
     }
 }
