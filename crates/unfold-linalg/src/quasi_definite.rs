@@ -185,6 +185,11 @@ impl QuasiDefiniteFactor {
         }
     }
 
+    /// `log |det K|`, the sum of the pivots' `log |d_i|`.
+    pub fn log_abs_det(&self) -> f64 {
+        self.pivots().iter().map(|d| d.abs().ln()).sum()
+    }
+
     /// The original row of the first pivot whose sign is not the one quasi-definiteness
     /// implies (or that vanishes or is not finite).
     fn wrong_pivot(&self) -> Option<usize> {
@@ -309,6 +314,10 @@ mod tests {
             }
             solves(&k2, &analysis.factorise_lower(&lower, "K").unwrap(), 1, 6);
             assert!(analysis.factorise_lower(&lower[1..], "K").is_err());
+            // log |det K| from the pivots, against the dense LU's.
+            let want = k2.to_dense().lu().determinant().abs().ln();
+            let ours = analysis.factorise(&k2, "K").unwrap().log_abs_det();
+            assert!((ours - want).abs() < 1e-10 * want.abs(), "{ours} vs {want}");
         }
     }
 

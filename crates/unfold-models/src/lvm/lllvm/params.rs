@@ -308,7 +308,9 @@ impl Checked<LlLvmParams> {
                 let problem = FactorisedProblem::new(y, graph, self)?;
                 let fit = unfold_vem::fit(&problem, &self.vem(), observer)?;
                 let restart_bounds = fit.runs.iter().map(|r| r.evidence.value).collect();
-                Ok(problem.into_fitted(fit.into_best(), restart_bounds, k))
+                let best = fit.into_best();
+                let evidence = problem.reported_bound(&best.posterior, &best.hyper, self)?;
+                Ok(problem.into_fitted(best, evidence, restart_bounds, k))
             }
             _ => {
                 let problem = LlLvmProblem::new(y, graph, self)?;

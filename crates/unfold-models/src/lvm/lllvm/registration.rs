@@ -65,7 +65,10 @@ impl Model for LlLvm {
     /// The variational family, whose bounds are compared only with each other.
     fn notes(&self) -> Vec<(String, String)> {
         let family = match self.posterior() {
-            super::Posterior::Factorised => "factorised (one Gaussian per point)",
+            super::Posterior::Factorised => {
+                "factorised (one Gaussian per point; the reported bound frees q(x) or q(C) \
+                 across points, whichever gives more)"
+            }
             _ => "full (joint Gaussians)",
         };
         vec![("posterior".into(), family.into())]

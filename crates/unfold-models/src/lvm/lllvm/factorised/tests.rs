@@ -120,6 +120,65 @@ fn the_bound_equals_the_exact_formula_at_block_diagonal_covariances() {
     }
 }
 
+/// The reported bound frees one factor: with q(C) (or q(x)) freed it equals the exact
+/// family's §3.5 formula at the per-point q(x) (q(C)) and the exact family's optimal q(C)
+/// (q(x)) for it, a full Gaussian; both lie above the per-point bound. Checked after EM
+/// iterations, for both mean solves (conjugate gradients factorise `K_x` for it).
+#[test]
+fn a_freed_factor_gives_the_exact_formula_at_its_full_optimum() {
+    let y = roll(60, 5);
+    let g = knn(&y, 6);
+    for mean_solve in [MeanSolve::Direct, MeanSolve::Cg] {
+        let params = LlLvmParams::new(2, 6)
+            .alpha(AlphaRule::Fixed(0.3))
+            .epsilon(0.02)
+            .mean_solve(mean_solve);
+        let checked = params.clone().check().unwrap();
+        let (fp, dense) = problems(&y, &g, &params);
+        let (mut q, mut h) = fp.init(&mut seeded_rng(2)).unwrap();
+        for _ in 0..4 {
+            fp.e_step(&mut q, &h).unwrap();
+            fp.m_step(&q, &mut h).unwrap();
+        }
+        let per_point = fp.elbo(&q, &h).unwrap().value;
+        let freed_c = fp.freed_c(&q, &h).unwrap();
+        let mut exact = block_diagonal(&q);
+        dense.update_c(&mut exact, &h).unwrap();
+        let want_c = dense.bound_at(&mut exact, &h).unwrap().value;
+        let freed_x = fp.freed_x(&q, &h, &checked).unwrap().unwrap();
+        let mut exact = block_diagonal(&q);
+        dense.update_x(&mut exact, &h).unwrap();
+        let want_x = dense.bound_at(&mut exact, &h).unwrap().value;
+        for (name, ours, want, term) in [
+            ("q(C)", &freed_c, want_c, FREED_C),
+            ("q(x)", &freed_x, want_x, FREED_X),
+        ] {
+            assert!(
+                (ours.value - want).abs() < 1e-9 * want.abs(),
+                "{mean_solve:?}, {name} freed: {} vs {want}",
+                ours.value
+            );
+            let gain = ours.terms.iter().find(|(t, _)| t == term).unwrap().1;
+            assert!(gain > 1.0, "{name}: gain {gain}");
+            assert!(ours.value > per_point + gain - 1e-6, "{name}");
+        }
+        let reported = fp.reported_bound(&q, &h, &checked).unwrap();
+        assert_eq!(reported.value, freed_c.value.max(freed_x.value));
+        // Where K_x's factor would not fit the memory limit, only q(C) is freed.
+        let tight = params
+            .memory_limit(Some(unfold_core::MemoryLimit::given(
+                1 << 10,
+                "the test's limit",
+            )))
+            .check()
+            .unwrap();
+        if mean_solve == MeanSolve::Cg {
+            assert!(fp.freed_x(&q, &h, &tight).unwrap().is_none());
+            assert_eq!(fp.reported_bound(&q, &h, &tight).unwrap(), freed_c);
+        }
+    }
+}
+
 /// The central difference of the bound along `dir` applied by `apply(q, t)`.
 fn slope(
     p: &FactorisedProblem,
