@@ -46,7 +46,7 @@ SWEEPS = {
     3: [1, 2, 3, 4, 5, 6, 8],
     11: [0.5, 1, 1.5, 2, 3, 4, 5, 6, 8, 10],
     12: [5, 10, 15, 20, 25, 30, 35, 40],
-    13: [20, 40, 60, 80, 100, 120, 140],
+    13: [20, 40, 50, 55, 60, 80, 100, 120, 140],
 }
 #: Cases run in the sweeps only.
 SWEEP_ONLY = {13}
@@ -94,14 +94,18 @@ def child(case, delay):
 
 
 def run(case, delay):
-    out = subprocess.run(
+    done = subprocess.run(
         [sys.executable, __file__, "--child", str(case), str(delay)],
         capture_output=True, text=True,
-    ).stdout.split()
+    )
+    out = done.stdout.split()
     if out and out[0] == "stopped":
         return out[1]
     if out and out[0] == "finished":
         return f"ended first ({out[1]} s)"
+    # Say why: the child's last words, or how it ended.
+    last = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+    print(f"case {case} at {delay} s failed: {last[0]}", file=sys.stderr, flush=True)
     return "failed"
 
 

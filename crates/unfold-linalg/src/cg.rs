@@ -41,16 +41,18 @@ pub struct CgOutcome {
 
 /// Solves `A x = b` from the start in `x` by conjugate gradients preconditioned with `M`,
 /// where `apply(v, out)` sets `out = A v` and `precondition(r, out)` sets `out = M^{-1} r`
-/// (both symmetric positive definite).
+/// (both symmetric positive definite). `apply` may fail (a long product that checks for
+/// Ctrl-C inside itself); its error is passed on.
 ///
 /// # Errors
 /// [`Error::Numerical`] (naming `context`) when a search direction has non-positive
 /// curvature or non-positive preconditioned residual norm (the operator or the
 /// preconditioner is not positive definite, in exact arithmetic or in floating point), or
 /// when `max_iterations` pass before the estimate falls below the tolerance;
-/// [`Error::Interrupted`] if a stop is requested (checked before each product).
+/// [`Error::Interrupted`] if a stop is requested (checked before each product); `apply`'s
+/// errors.
 pub fn conjugate_gradients(
-    apply: impl Fn(&[f64], &mut [f64]),
+    apply: impl Fn(&[f64], &mut [f64]) -> Result<()>,
     precondition: impl Fn(&[f64], &mut [f64]),
     b: &[f64],
     x: &mut [f64],
@@ -60,7 +62,7 @@ pub fn conjugate_gradients(
     let n = b.len();
     assert_eq!(x.len(), n, "conjugate_gradients: x and b differ in length");
     let mut r = vec![0.0; n];
-    apply(x, &mut r);
+    apply(x, &mut r)?;
     for (ri, bi) in r.iter_mut().zip(b) {
         *ri = bi - *ri;
     }
@@ -92,7 +94,7 @@ pub fn conjugate_gradients(
             ));
         }
         unfold_core::interrupt::check()?;
-        apply(&p, &mut ap);
+        apply(&p, &mut ap)?;
         let curvature = dot(&p, &ap);
         if curvature.is_nan() || curvature <= 0.0 {
             return Err(Error::numerical(
@@ -172,7 +174,10 @@ mod tests {
         for tolerance in [1e-4, 1e-8] {
             let mut x = x0.clone();
             let outcome = conjugate_gradients(
-                |v, out| out.copy_from_slice((&a * DVector::from_column_slice(v)).as_slice()),
+                |v, out| {
+                    out.copy_from_slice((&a * DVector::from_column_slice(v)).as_slice());
+                    Ok(())
+                },
                 // Jacobi.
                 |r, out| {
                     for i in 0..n {
@@ -207,7 +212,10 @@ mod tests {
         let a = DMatrix::from_diagonal(&DVector::from_vec(vec![1.0, -2.0, 3.0]));
         let mut x = vec![0.0; 3];
         let err = conjugate_gradients(
-            |v, out| out.copy_from_slice((&a * DVector::from_column_slice(v)).as_slice()),
+            |v, out| {
+                out.copy_from_slice((&a * DVector::from_column_slice(v)).as_slice());
+                Ok(())
+            },
             |r, out| out.copy_from_slice(r),
             &[0.5, 1.0, 0.0],
             &mut x,

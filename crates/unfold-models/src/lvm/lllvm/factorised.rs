@@ -53,7 +53,7 @@ use unfold_vem::LatentVariableModel;
 
 /// Points between two checks of the interruption flag in the E-step's serial loops over
 /// the points (each point costs microseconds).
-const CHECK_EVERY: usize = 1024;
+pub(super) const CHECK_EVERY: usize = 1024;
 
 /// The per-point posterior: means and covariances of every `x_v` and `C_v`.
 #[derive(Clone, Debug)]
@@ -127,7 +127,7 @@ impl FactorisedProblem {
         };
         let mut kc_pattern = Entries::Triplets(Vec::new());
         let zeros = DMatrix::zeros(n, dx);
-        systems::k_c(&mut kc_pattern, &data.adj, &two, &zeros, &ones, 1.0, 1.0);
+        systems::k_c(&mut kc_pattern, &data.adj, &two, &zeros, &ones, 1.0, 1.0)?;
         let kc_pattern = kc_pattern.into_matrix(systems::k_c_size(n, dx))?;
         let kc =
             QuasiDefiniteSymbolic::analyse(&kc_pattern, n * dx, FillOrdering::Amd, "LL-LVM K_C")?;
@@ -269,7 +269,7 @@ impl FactorisedProblem {
                     &q.t,
                     h.alpha,
                     h.gamma,
-                );
+                )?;
                 let factor = kx.factorise_lower(&k.into_lower(), "LL-LVM mean system of q(x)")?;
                 log_abs_det_k = Some(factor.log_abs_det());
                 let mut rhs = DMatrix::zeros(kx.dim(), 1);
@@ -323,8 +323,7 @@ impl FactorisedProblem {
             &q.s,
             self.epsilon,
             h.gamma,
-        );
-        interrupt::check()?;
+        )?;
         let factor = self
             .kc
             .factorise_lower(&k.into_lower(), "LL-LVM mean system of q(C)")?;
@@ -676,7 +675,7 @@ fn analyse_k_x(
         DMatrix::zeros(n * dx, dy),
         vec![DMatrix::identity(dx, dx); n],
     );
-    systems::k_x(&mut pattern, adj, two, &zeros, &ones, 1.0, 1.0);
+    systems::k_x(&mut pattern, adj, two, &zeros, &ones, 1.0, 1.0)?;
     let pattern = pattern.into_matrix(systems::k_x_size(n, dx, dy))?;
     QuasiDefiniteSymbolic::analyse(&pattern, n * dx, FillOrdering::Amd, "LL-LVM K_x")
 }

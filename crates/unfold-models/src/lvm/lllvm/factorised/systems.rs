@@ -33,7 +33,9 @@
 //! triangle's slots of that analysis ([`Entries`]).
 
 use super::two_hop::TwoHop;
+use super::CHECK_EVERY;
 use nalgebra::DMatrix;
+use unfold_core::Result;
 use unfold_linalg::{CsrMatrix, QuasiDefiniteSymbolic};
 
 /// Where an assembly's entries (both triangles) go.
@@ -157,6 +159,10 @@ impl<'a> Entries<'a> {
 /// The point-to-point 2-hop part shared by `D_x` and `D_C`: for every point v,
 /// `sign` is -1 for `D_x` (coefficients `e_v - e_w`) and +1 for `D_C`, `block[v]` is
 /// `T_v` or `S_v`, all scaled by `scale`.
+///
+/// # Errors
+/// [`unfold_core::Error::Interrupted`] when a stop is requested (checked every
+/// [`CHECK_EVERY`] points: at 10^5 points this part of `K_C` takes about 2 s).
 fn two_hop_blocks(
     out: &mut Entries,
     adj: &[Vec<usize>],
@@ -165,8 +171,11 @@ fn two_hop_blocks(
     dx: usize,
     sign: f64,
     scale: f64,
-) {
+) -> Result<()> {
     for (v, nb) in adj.iter().enumerate() {
+        if v % CHECK_EVERY == 0 {
+            unfold_core::interrupt::check()?;
+        }
         let p = &two.p[v];
         let b = &blocks[v];
         out.block(v * dx, v * dx, b, scale * nb.len() as f64);
@@ -178,6 +187,7 @@ fn two_hop_blocks(
             }
         }
     }
+    Ok(())
 }
 
 /// `2 L (x) I_dx + diag * I`, the prior part of `P_x` (`diag = alpha`) and `P_C` (0).
@@ -225,6 +235,9 @@ pub(crate) fn k_c_size(n: usize, dx: usize) -> usize {
 
 /// `K_x` into `out` for the maps' means `mt` (n dx x dy, block v is `M_v^T`) and
 /// covariances `t`.
+///
+/// # Errors
+/// [`unfold_core::Error::Interrupted`] when a stop is requested during the assembly.
 pub(crate) fn k_x(
     out: &mut Entries,
     adj: &[Vec<usize>],
@@ -233,12 +246,12 @@ pub(crate) fn k_x(
     t: &[DMatrix<f64>],
     alpha: f64,
     gamma: f64,
-) {
+) -> Result<()> {
     let n = adj.len();
     let dy = mt.ncols();
     let dx = mt.nrows() / n;
     prior_blocks(out, adj, dx, alpha);
-    two_hop_blocks(out, adj, two, t, dx, -1.0, 0.5 * gamma * dy as f64);
+    two_hop_blocks(out, adj, two, t, dx, -1.0, 0.5 * gamma * dy as f64)?;
     // Abar_g and its transpose: row block p (dy) of the root-less points, column block q (dx).
     let at = n * dx;
     for (p, nb) in adj.iter().enumerate() {
@@ -254,10 +267,14 @@ pub(crate) fn k_x(
         out.pair(at + p * dy, p * dx, &diag, 1.0);
     }
     grounded_blocks(out, adj, two.root, at, dy, gamma);
+    Ok(())
 }
 
 /// `K_C` into `out` for the latent means `m` (n x dx) and covariances `s`, with the
 /// prior's `eps`.
+///
+/// # Errors
+/// [`unfold_core::Error::Interrupted`] when a stop is requested during the assembly.
 pub(crate) fn k_c(
     out: &mut Entries,
     adj: &[Vec<usize>],
@@ -266,10 +283,10 @@ pub(crate) fn k_c(
     s: &[DMatrix<f64>],
     epsilon: f64,
     gamma: f64,
-) {
+) -> Result<()> {
     let (n, dx) = m.shape();
     prior_blocks(out, adj, dx, 0.0);
-    two_hop_blocks(out, adj, two, s, dx, 1.0, 0.5 * gamma);
+    two_hop_blocks(out, adj, two, s, dx, 1.0, 0.5 * gamma)?;
     // Qbar_g and its transpose: column q of the root-less points.
     let at = n * dx;
     for (q, nb) in adj.iter().enumerate() {
@@ -294,4 +311,5 @@ pub(crate) fn k_c(
         }
     }
     out.identity(j0, j0, dx, -1.0);
+    Ok(())
 }
