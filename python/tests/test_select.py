@@ -46,13 +46,15 @@ def test_plot_helper_draws_one_line_per_restart():
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     distributed = pytest.importorskip("dask.distributed")
-    # The workers' scratch space goes under pytest's temporary directory, not the system's.
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                       local_directory=str(tmp_path_factory.mktemp("dask")))
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
+    import dask
+
+    # Dask's scratch space goes under pytest's temporary directory, not the system's.
+    with dask.config.set({"temporary-directory": str(tmp_path_factory.mktemp("dask"))}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+        client = distributed.Client(cluster)
+        yield client
+        client.close()
+        cluster.close()
 
 
 @pytest.mark.parametrize("method, params", [("lllvm", {"max_iter": 4}), ("meu", {})])
