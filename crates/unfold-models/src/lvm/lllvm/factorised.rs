@@ -406,6 +406,7 @@ impl FactorisedProblem {
         let (t1, t2, t3): (f64, f64, f64) = local
             .iter()
             .fold((0.0, 0.0, 0.0), |s, l| (s.0 + l.0, s.1 + l.1, s.2 + l.2));
+        interrupt::check()?;
         let q0 = self.two.pinv_quadratic(&ebar);
         let dyf = dy as f64;
         q.stats.equad = q0 + dyf * t1 + t2 + dyf * (t3 + t3_edges);
@@ -788,7 +789,8 @@ impl LatentVariableModel for FactorisedProblem {
         Ok(())
     }
 
-    /// The bound of §3.2 (the exact family's §3.5 at block-diagonal covariances).
+    /// The bound of §3.2 (the exact family's §3.5 at block-diagonal covariances). Its loops
+    /// over the points check for Ctrl-C, as the E-step's do.
     fn elbo(&self, q: &FactorisedPosterior, h: &LlLvmHyper) -> Result<Evidence> {
         let (n, dx, dy) = (self.n() as f64, self.dx as f64, self.dy() as f64);
         let (eps, gamma, alpha) = (self.epsilon, h.gamma, h.alpha);
@@ -799,6 +801,9 @@ impl LatentVariableModel for FactorisedProblem {
             .expected_log_likelihood(eps, gamma, sl, q.stats.tr_c_h, q.stats.equad);
         let (mut log_det_s, mut log_det_t, mut tr_s, mut tr_t) = (0.0, 0.0, 0.0, 0.0);
         for v in 0..adj.len() {
+            if v % CHECK_EVERY == 0 {
+                interrupt::check()?;
+            }
             log_det_s += log_det(&q.s[v], "LL-LVM covariance of q(x_v)")?;
             log_det_t += log_det(&q.t[v], "LL-LVM covariance of q(C_v)")?;
             tr_s += (alpha + 2.0 * self.deg[v]) * q.s[v].trace();
@@ -807,6 +812,9 @@ impl LatentVariableModel for FactorisedProblem {
         let (mut dm2, mut dc2) = (0.0, 0.0);
         let dxu = self.dx;
         for (v, nb) in adj.iter().enumerate() {
+            if v % CHECK_EVERY == 0 {
+                interrupt::check()?;
+            }
             for &w in nb.iter().filter(|&&w| w > v) {
                 dm2 += (q.m.row(v) - q.m.row(w)).norm_squared();
                 dc2 += (q.mt.rows(v * dxu, dxu) - q.mt.rows(w * dxu, dxu)).norm_squared();
