@@ -708,10 +708,10 @@ fn spd_inverse(a: &DMatrix<f64>, context: &str) -> Result<DMatrix<f64>> {
 const FREE_X_FACTOR_RATIO: usize = 8;
 
 /// The term of the reported bound that freeing q(C) adds.
-pub(super) const FREED_C: &str = "gain_freeing_q_c";
+const FREED_C: &str = "gain_freeing_q_c";
 
 /// The term of the reported bound that freeing q(x) adds.
-pub(super) const FREED_X: &str = "gain_freeing_q_x";
+const FREED_X: &str = "gain_freeing_q_x";
 
 /// `evidence` with one more term.
 fn with_term(evidence: Evidence, name: &str, value: f64) -> Evidence {
