@@ -18,6 +18,7 @@
 //! The command line exits on SIGINT and SIGTERM itself and does not use this flag.
 
 use crate::{Error, Result};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::time::Duration;
@@ -61,12 +62,12 @@ const POLL: Duration = Duration::from_millis(20);
 /// dropped: the stop is heard within the poll interval, at the cost of the abandoned call's
 /// remaining CPU time (and its memory until then) in the background.
 ///
-/// On a thread of a rayon pool (a sweep's candidates, a test's one-thread pool) `work`
-/// runs on the calling thread instead, for two reasons: the waiting thread would hold one
-/// of the pool's threads idle while the parallel kernels in `work` wait for the pool (with
-/// every thread of the pool so waiting, they would wait forever), and a custom pool's
-/// size must bound those kernels, which a thread outside it would run on the global
-/// pool. A panic in `work` is resumed on the calling thread.
+/// Called on a thread of a rayon pool (a sweep's candidates, a test's one-thread pool),
+/// `work` runs on a pool of its own of the same size, for two reasons: the parallel
+/// kernels in `work` must not queue on the caller's pool, whose threads may all be waiting
+/// here (they would wait forever), and the caller's pool size must still bound them, which
+/// a plain thread would not (its kernels would run on the global pool). A panic in `work`
+/// is resumed on the calling thread.
 ///
 /// # Errors
 /// [`Error::Interrupted`] if a stop is requested before `work` ends, and
@@ -77,26 +78,40 @@ where
     F: FnOnce() -> T + Send + 'static,
 {
     check()?;
-    if rayon::current_thread_index().is_some() {
-        return Ok(work());
-    }
     let (done, finished) = channel();
-    let worker = std::thread::Builder::new()
-        .name("unfold-kernel".into())
-        .spawn(move || {
-            // The receiver is gone once the caller has stopped waiting; the result is
-            // then dropped here.
-            let _ = done.send(work());
-        })
-        .map_err(|e| Error::numerical("a long kernel", format!("cannot start a thread: {e}")))?;
+    // The receiver is gone once the caller has stopped waiting; the result is then
+    // dropped where `work` ran.
+    let job = move || {
+        let _ = done.send(std::panic::catch_unwind(AssertUnwindSafe(work)));
+    };
+    let cannot_start = |e: &dyn std::fmt::Display| {
+        Error::numerical("a long kernel", format!("cannot start a thread: {e}"))
+    };
+    if rayon::current_thread_index().is_some() {
+        // Dropping the pool ends its threads once the job has run.
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(rayon::current_num_threads())
+            .thread_name(|i| format!("unfold-kernel-{i}"))
+            .build()
+            .map_err(|e| cannot_start(&e))?
+            .spawn(job);
+    } else {
+        std::thread::Builder::new()
+            .name("unfold-kernel".into())
+            .spawn(job)
+            .map_err(|e| cannot_start(&e))?;
+    }
     loop {
         match finished.recv_timeout(POLL) {
-            Ok(value) => return Ok(value),
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
             Err(RecvTimeoutError::Timeout) => check()?,
-            Err(RecvTimeoutError::Disconnected) => match worker.join() {
-                Err(panic) => std::panic::resume_unwind(panic),
-                Ok(()) => unreachable!("the kernel's thread ended without sending its result"),
-            },
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(Error::numerical(
+                    "a long kernel",
+                    "its thread ended without a result",
+                ))
+            }
         }
     }
 }
@@ -115,41 +130,95 @@ mod tests {
         let _serial = FLAG.lock().unwrap_or_else(|e| e.into_inner());
         assert_eq!(abandonable(|| 6 * 7).unwrap(), 42);
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
+            .num_threads(3)
             .build()
             .unwrap();
-        let on_pool = pool.install(|| abandonable(rayon::current_thread_index).unwrap());
+        let (caller, (kernel, threads)) = pool.install(|| {
+            let caller = std::thread::current().id();
+            let inside =
+                abandonable(|| (std::thread::current().id(), rayon::current_num_threads()));
+            (caller, inside.unwrap())
+        });
+        assert_ne!(
+            kernel, caller,
+            "on a pool the work leaves the calling thread"
+        );
         assert_eq!(
-            on_pool,
-            Some(0),
-            "on a pool the work runs on the calling thread"
+            threads, 3,
+            "on a pool the work's kernels keep the pool's size"
         );
     }
 
+    /// Every thread of a sweep's pool waiting on a kernel whose own kernels are parallel:
+    /// those run on the kernels' pools, not queued behind the waiting threads.
+    #[test]
+    fn abandonable_work_runs_its_parallel_kernels_while_the_whole_pool_waits() {
+        use rayon::prelude::*;
+        let _serial = FLAG.lock().unwrap_or_else(|e| e.into_inner());
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let sums: Vec<u64> = pool.install(|| {
+            (0..4u64)
+                .into_par_iter()
+                .map(|i| {
+                    abandonable(move || (0..10_000u64).into_par_iter().map(|j| i + j).sum())
+                        .unwrap()
+                })
+                .collect()
+        });
+        let expected: Vec<u64> = (0..4u64)
+            .map(|i| (0..10_000u64).map(|j| i + j).sum())
+            .collect();
+        assert_eq!(sums, expected);
+    }
+
+    /// The stop is heard while the work runs, off a pool and on one (a sweep's candidate).
     #[test]
     fn abandonable_stops_waiting_on_a_request() {
         let _serial = FLAG.lock().unwrap_or_else(|e| e.into_inner());
-        let start = Instant::now();
-        let requester = std::thread::spawn(|| {
-            std::thread::sleep(Duration::from_millis(100));
-            request();
-        });
-        let result = abandonable(|| std::thread::sleep(Duration::from_secs(5)));
-        let waited = start.elapsed();
-        requester.join().unwrap();
-        clear();
-        assert!(matches!(result, Err(Error::Interrupted)), "{result:?}");
-        assert!(
-            waited < Duration::from_secs(5),
-            "the caller waited for the abandoned work ({waited:?})"
-        );
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        for on_pool in [false, true] {
+            let start = Instant::now();
+            let requester = std::thread::spawn(|| {
+                std::thread::sleep(Duration::from_millis(100));
+                request();
+            });
+            let wait = || abandonable(|| std::thread::sleep(Duration::from_secs(5)));
+            let result = if on_pool { pool.install(wait) } else { wait() };
+            let waited = start.elapsed();
+            requester.join().unwrap();
+            clear();
+            assert!(matches!(result, Err(Error::Interrupted)), "{result:?}");
+            assert!(
+                waited < Duration::from_secs(5),
+                "the caller waited for the abandoned work (on a pool: {on_pool}, {waited:?})"
+            );
+        }
     }
 
     #[test]
     fn abandonable_resumes_a_panic_of_work() {
         let _serial = FLAG.lock().unwrap_or_else(|e| e.into_inner());
-        let caught = std::panic::catch_unwind(|| abandonable(|| panic!("inside the kernel")));
-        let message = caught.unwrap_err();
-        assert_eq!(message.downcast_ref::<&str>(), Some(&"inside the kernel"));
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        for on_pool in [false, true] {
+            let run = || abandonable(|| panic!("inside the kernel"));
+            let caught = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                if on_pool {
+                    pool.install(run)
+                } else {
+                    run()
+                }
+            }));
+            let message = caught.unwrap_err();
+            assert_eq!(message.downcast_ref::<&str>(), Some(&"inside the kernel"));
+        }
     }
 }

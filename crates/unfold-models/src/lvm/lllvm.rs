@@ -240,6 +240,13 @@ pub struct LlLvmProblem {
     eig: Vec<f64>,
 }
 
+/// Points from which the Laplacian's eigenvalues and `L^+` run through
+/// [`unfold_core::interrupt::abandonable`]. Below it each takes about 0.1 s or less (the
+/// cube of the size from 2.2 s at 3000), and a thread of their own would cost more than
+/// the wait: its dense kernels allocate their per-thread buffers anew (about the size of
+/// the cache, tens of MB).
+const ABANDON_SPECTRUM_FROM: usize = 1024;
+
 impl LlLvmProblem {
     /// Sets up the problem for the rows of `y` on `graph`, which must be connected.
     pub fn new(
@@ -252,9 +259,13 @@ impl LlLvmProblem {
         let lap = laplacian(&data.adj);
         // Two single faer calls of seconds at a few thousand points (the eigenvalues: 2.2 s
         // at 3000), which cannot check the interruption flag themselves.
-        let (eig, pinv) = unfold_core::interrupt::abandonable(move || {
-            Ok::<_, Error>((laplacian_eigenvalues(&lap)?, laplacian_pinv(&lap)?))
-        })??;
+        let spectrum =
+            move || Ok::<_, Error>((laplacian_eigenvalues(&lap)?, laplacian_pinv(&lap)?));
+        let (eig, pinv) = if y.nrows() < ABANDON_SPECTRUM_FROM {
+            spectrum()?
+        } else {
+            unfold_core::interrupt::abandonable(spectrum)??
+        };
         Ok(LlLvmProblem {
             graph: Graph::new(data.adj.clone(), pinv),
             data,

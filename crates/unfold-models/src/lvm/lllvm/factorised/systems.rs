@@ -50,6 +50,11 @@ pub(crate) enum Entries<'a> {
     },
 }
 
+/// Triplets from which sorting them into a matrix runs through
+/// [`unfold_core::interrupt::abandonable`]: 2^20 random triplets sorted in 0.05 s (one
+/// run), too short to be worth a thread of their own.
+const ABANDON_SORT_FROM: usize = 1 << 20;
+
 impl<'a> Entries<'a> {
     /// An empty sink for the lower triangle of a matrix on `analysis`.
     pub fn lower(analysis: &'a QuasiDefiniteSymbolic) -> Entries<'a> {
@@ -60,14 +65,17 @@ impl<'a> Entries<'a> {
     }
 
     /// The collected matrix (triplets) of size `size`. Sorting the triplets of `K_C`'s
-    /// pattern, whose two-hop blocks repeat entries, takes seconds at 30,000 points, so it
-    /// runs through [`unfold_core::interrupt::abandonable`], which takes the triplets
-    /// without a copy.
+    /// pattern, whose two-hop blocks repeat entries, takes seconds at 30,000 points, so
+    /// from [`ABANDON_SORT_FROM`] triplets it runs through
+    /// [`unfold_core::interrupt::abandonable`], which takes the triplets without a copy.
     ///
     /// # Errors
     /// [`unfold_core::Error::Interrupted`] on a stop requested before the matrix is built.
     pub fn into_matrix(self, size: usize) -> unfold_core::Result<CsrMatrix> {
         match self {
+            Entries::Triplets(t) if t.len() < ABANDON_SORT_FROM => {
+                Ok(CsrMatrix::from_triplets(size, size, &t))
+            }
             Entries::Triplets(t) => unfold_core::interrupt::abandonable(move || {
                 CsrMatrix::from_triplets(size, size, &t)
             }),
