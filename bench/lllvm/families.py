@@ -51,6 +51,15 @@ def generate(name, n, seed=0, noise=0.01):
     raise ValueError(name)
 
 
+def real_data():
+    """The real data sets at n <= 2000: all 1218 USHCN stations (12 monthly precipitation
+    averages, scaled to largest entry 1) and all 1797 of scikit-learn's digits (dy = 64)."""
+    root = Path(__file__).resolve().parents[2]
+    u = pd.read_csv(root / "crates/unfold-data/data/ushcn_prcp_2005_2014.csv")
+    ushcn = u[[f"prcp_m{m:02d}" for m in range(1, 13)]].to_numpy(float)
+    return {"ushcn": ushcn / np.abs(ushcn).max(), "digits": load_digits().data.astype(float)}
+
+
 def fit(binary, work, y, **options):
     """One fit through the command line: (report, embedding)."""
     x_path = work / "y.npy"

@@ -11,16 +11,12 @@ neighbours, against the data) and seconds.
 import sys
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import families as fam, numpy as np, pandas as pd
-from sklearn.datasets import load_digits
+import families as fam
 from sklearn.manifold import trustworthiness
 B, work = sys.argv[1], Path(sys.argv[2])
 work.mkdir(parents=True, exist_ok=True)
-root = Path(__file__).resolve().parents[2]
-u = pd.read_csv(root / "crates/unfold-data/data/ushcn_prcp_2005_2014.csv")
-ushcn = u[[f"prcp_m{m:02d}" for m in range(1, 13)]].to_numpy(float)
-ushcn = ushcn / np.abs(ushcn).max()
-digits = load_digits().data.astype(float)
+real = fam.real_data()
+ushcn, digits = real["ushcn"], real["digits"]
 for name, y, ks in [("ushcn", ushcn, [8, 10, 12, 14]), ("digits", digits, [6, 8, 10, 12])]:
     for k in ks:
         row = {}

@@ -125,15 +125,29 @@ mod tests {
     /// The flag is process-wide: the tests that set it run one at a time.
     static FLAG: Mutex<()> = Mutex::new(());
 
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+    }
+
+    /// `f` called on this thread, or on the thread of a one-thread pool (as a sweep's
+    /// candidate is).
+    fn called<T: Send>(on_pool: bool, f: impl FnOnce() -> T + Send) -> T {
+        if on_pool {
+            pool(1).install(f)
+        } else {
+            f()
+        }
+    }
+
     #[test]
     fn abandonable_returns_the_value_of_work_that_ends() {
         let _serial = FLAG.lock().unwrap_or_else(|e| e.into_inner());
         assert_eq!(abandonable(|| 6 * 7).unwrap(), 42);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(3)
-            .build()
-            .unwrap();
-        let (caller, (kernel, threads)) = pool.install(|| {
+        let sweep = pool(3);
+        let (caller, (kernel, threads)) = sweep.install(|| {
             let caller = std::thread::current().id();
             let inside =
                 abandonable(|| (std::thread::current().id(), rayon::current_num_threads()));
@@ -155,11 +169,8 @@ mod tests {
     fn abandonable_work_runs_its_parallel_kernels_while_the_whole_pool_waits() {
         use rayon::prelude::*;
         let _serial = FLAG.lock().unwrap_or_else(|e| e.into_inner());
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
-        let sums: Vec<u64> = pool.install(|| {
+        let sweep = pool(2);
+        let sums: Vec<u64> = sweep.install(|| {
             (0..4u64)
                 .into_par_iter()
                 .map(|i| {
@@ -178,18 +189,15 @@ mod tests {
     #[test]
     fn abandonable_stops_waiting_on_a_request() {
         let _serial = FLAG.lock().unwrap_or_else(|e| e.into_inner());
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
         for on_pool in [false, true] {
             let start = Instant::now();
             let requester = std::thread::spawn(|| {
                 std::thread::sleep(Duration::from_millis(100));
                 request();
             });
-            let wait = || abandonable(|| std::thread::sleep(Duration::from_secs(5)));
-            let result = if on_pool { pool.install(wait) } else { wait() };
+            let result = called(on_pool, || {
+                abandonable(|| std::thread::sleep(Duration::from_secs(5)))
+            });
             let waited = start.elapsed();
             requester.join().unwrap();
             clear();
@@ -204,18 +212,9 @@ mod tests {
     #[test]
     fn abandonable_resumes_a_panic_of_work() {
         let _serial = FLAG.lock().unwrap_or_else(|e| e.into_inner());
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
         for on_pool in [false, true] {
-            let run = || abandonable(|| panic!("inside the kernel"));
             let caught = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                if on_pool {
-                    pool.install(run)
-                } else {
-                    run()
-                }
+                called(on_pool, || abandonable(|| panic!("inside the kernel")))
             }));
             let message = caught.unwrap_err();
             assert_eq!(message.downcast_ref::<&str>(), Some(&"inside the kernel"));
