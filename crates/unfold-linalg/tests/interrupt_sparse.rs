@@ -3,8 +3,8 @@
 //! (`unfold_core::interrupt::abandonable`): the caller gets `Error::Interrupted` long before
 //! the factor would be done, and once the flag is cleared the same matrix factorises. The
 //! same holds on the threads of a rayon pool whose every thread is factorising, as a
-//! parallel `select` sweep's candidates are. This file holds one test, so that no other test of this binary runs while the process-wide
-//! flag is set.
+//! parallel `select` sweep's candidates are. This file holds one test, so that no other
+//! test of this binary runs while the process-wide flag is set.
 
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
@@ -58,13 +58,12 @@ fn a_large_sparse_factorisation_is_abandoned_on_the_flag() {
         });
         let stopped = if on_sweep {
             // Two candidates, one on each of the pool's threads.
-            let both: Vec<_> = sweep.install(|| {
+            sweep.install(|| {
                 (0..2)
                     .into_par_iter()
                     .map(|_| SparseCholesky::new(&a, "test"))
                     .collect()
-            });
-            both
+            })
         } else {
             vec![SparseCholesky::new(&a, "test")]
         };
