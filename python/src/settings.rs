@@ -169,21 +169,7 @@ pub(crate) fn methods(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 /// [`set_max_memory`] sets), before it is made: the methods compute on dense points.
 #[pyfunction]
 pub(crate) fn check_dense_copy(n: usize, p: usize) -> PyResult<()> {
-    let bytes = |m: usize| (m as u64).saturating_mul(p as u64).saturating_mul(8);
-    unfold_core::MemoryLimit::resolve(None)
-        .and_then(|limit| {
-            limit.check(&unfold_core::Footprint {
-                method: "a dense copy of the sparse input",
-                n,
-                bytes: &bytes,
-                holds: format!("{n} x {p} float64 values"),
-                alternative: "reduce the features first: unfold.PCA and unfold.tl.pca take \
-                              the sparse matrix without a dense copy (or scanpy.pp.pca), and \
-                              use_rep='X_pca' gives the methods the same neighbours at a \
-                              fraction of the size",
-            })
-        })
-        .map_err(to_py)
+    unfold_models::traits::check_dense_copy(n, p).map_err(to_py)
 }
 
 /// Sets the most memory a fit may use, as the command line's `--max-memory` does: bytes

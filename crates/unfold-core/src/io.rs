@@ -12,8 +12,10 @@ const MODEL_MAGIC: &[u8; 8] = b"UNFOLDMD";
 /// saved model's layout changes. Version 2: the header names the model's kind. Version 3:
 /// the header also holds the payload's length and checksum ([`payload_checksum`]).
 /// Version 4: a transform block (the fitted preprocessing of the training data, empty when
-/// there was none) before the payload, under the same checksum.
-pub const MODEL_FORMAT_VERSION: u32 = 4;
+/// there was none) before the payload, under the same checksum. Version 5: the training
+/// points a model keeps for new points (Isomap's) may be sparse rows, so the payload of
+/// such a model holds them as one of two layouts; older payloads are read as dense.
+pub const MODEL_FORMAT_VERSION: u32 = 5;
 /// The oldest format version this build reads. Every released version from this one on
 /// loads in every later build (`docs/model-files.md`); raising it breaks that promise.
 pub const OLDEST_MODEL_FORMAT_VERSION: u32 = 2;
@@ -30,6 +32,8 @@ pub fn payload_checksum(bytes: &[u8]) -> u64 {
 /// The parts of a model file ([`read_model_file`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ModelFileParts<'a> {
+    /// The format version the file was written by.
+    pub version: u32,
     /// The method's registered name.
     pub kind: &'a str,
     /// The encoded preprocessing the model was fitted after; empty for none (and in files
@@ -39,7 +43,7 @@ pub struct ModelFileParts<'a> {
     pub payload: &'a [u8],
 }
 
-/// The bytes of a model file (format version 4): 8 magic bytes `UNFOLDMD`, the format
+/// The bytes of a model file (format version 5): 8 magic bytes `UNFOLDMD`, the format
 /// version (`u32`, little-endian), the length-prefixed `kind` (`u32` length, then the
 /// method's name), the transform's length and the payload's length (`u64` each), the
 /// checksum of the transform followed by the payload ([`payload_checksum`], `u64`), then
@@ -134,6 +138,7 @@ pub fn read_model_file<'a>(bytes: &'a [u8], path: &Path) -> Result<ModelFilePart
     // `transform_len <= found` was checked above (it is 0 before version 4).
     let (transform, payload) = bytes[at..].split_at(transform_len as usize);
     Ok(ModelFileParts {
+        version,
         kind,
         transform,
         payload,
@@ -207,13 +212,13 @@ mod tests {
         let mut old = bytes.clone();
         old[8] = 1;
         assert!(msg(&old).contains(
-            "format version 1, from before the first release; this build reads versions 2 to 4"
+            "format version 1, from before the first release; this build reads versions 2 to 5"
         ));
         let mut future = bytes.clone();
         future[8] = 9;
         assert!(
             msg(&future).contains(
-                "written by format version 9; this build reads versions 2 to 4: update unfold"
+                "written by format version 9; this build reads versions 2 to 5: update unfold"
             ),
             "{}",
             msg(&future)

@@ -34,7 +34,7 @@ const CHUNK: usize = 64;
 /// with bounds. With `a_j` the centred reference points, `b` the centred query, and
 /// `d_j = |a_j|^2 - 2 a_j . b + |b|^2`, the exact squared distance lies in
 /// `[d_j - c (|a_j|^2 + |b|^2), d_j + c (|a_j|^2 + |b|^2)]`.
-struct Approx<'a> {
+pub(crate) struct Approx<'a> {
     /// `a_j . b`.
     cross: &'a [f64],
     /// `(1 - c) |a_j|^2`.
@@ -47,7 +47,26 @@ struct Approx<'a> {
     query_high: f64,
 }
 
-impl Approx<'_> {
+impl<'a> Approx<'a> {
+    /// The bounds for one query from its products `cross` with the reference points, the
+    /// reference points' bounded squared norms and the query's squared norm, with
+    /// relative error at most `c` in every squared norm and product term.
+    pub(crate) fn new(
+        cross: &'a [f64],
+        ref_low: &'a [f64],
+        ref_high: &'a [f64],
+        query_norm: f64,
+        c: f64,
+    ) -> Self {
+        Approx {
+            cross,
+            ref_low,
+            ref_high,
+            query_low: (1.0 - c) * query_norm,
+            query_high: (1.0 + c) * query_norm,
+        }
+    }
+
     fn len(&self) -> usize {
         self.cross.len()
     }
@@ -125,13 +144,7 @@ fn for_each_query<T: Send>(
                 .enumerate()
                 .map(|(b, col)| {
                     let query_norm = centred_q.row(b).norm_squared();
-                    let approx = Approx {
-                        cross: col,
-                        ref_low: &ref_low,
-                        ref_high: &ref_high,
-                        query_low: (1.0 - c) * query_norm,
-                        query_high: (1.0 + c) * query_norm,
-                    };
+                    let approx = Approx::new(col, &ref_low, &ref_high, query_norm, c);
                     per_query(start + b, &approx)
                 })
                 .collect::<Vec<T>>())
@@ -152,39 +165,57 @@ pub(crate) fn knn(
     let ref_rows = Rows::new(reference);
     let query_rows = Rows::new(queries);
     for_each_query(reference, queries, |q, approx| {
-        // One pass: a max-heap of the k smallest upper bounds (whose top bounds the true
-        // k-th smallest distance from above), and every point whose lower bound does not
-        // exceed the top at the time it is seen. The top only decreases, so the points
-        // that can be among the k nearest are all collected; a final filter uses the final
-        // top. Bounds are >= 0 (a possible -0.0 is mapped to +0.0), so their IEEE bit
-        // patterns order as the numbers do.
-        let mut heap: BinaryHeap<u64> = BinaryHeap::with_capacity(k + 1);
-        let mut top = f64::INFINITY;
-        let mut candidates = Vec::with_capacity(4 * k);
-        approx.for_each_below(&mut top, |j, top| {
-            if exclude_self && j == q {
-                return;
-            }
-            candidates.push(j);
-            let upper = approx.upper(j).max(0.0) + 0.0;
-            if heap.len() < k {
-                heap.push(upper.to_bits());
-            } else if upper < *top {
-                heap.pop();
-                heap.push(upper.to_bits());
-            }
-            if heap.len() == k {
-                *top = f64::from_bits(*heap.peek().expect("k >= 1 bounds are held"));
-            }
-        });
-        let mut best = Best::new(k);
-        for j in candidates {
-            if approx.lower(j) <= top {
-                best.offer(sq_dist(ref_rows.row(j), query_rows.row(q)), j);
-            }
-        }
-        best.into_sorted()
+        nearest(
+            approx,
+            k,
+            |j| exclude_self && j == q,
+            |j| sq_dist(ref_rows.row(j), query_rows.row(q)),
+        )
     })
+}
+
+/// The `k` reference points nearest to one query, those with `skip(j)` left out, as
+/// `(squared distance, index)`, nearest first, ties by smaller index: the candidates are
+/// chosen from the bounds of `approx` and re-measured by `exact(j)`, the exact squared
+/// distance. Fewer than `k` if fewer points are left.
+pub(crate) fn nearest(
+    approx: &Approx<'_>,
+    k: usize,
+    skip: impl Fn(usize) -> bool,
+    exact: impl Fn(usize) -> f64,
+) -> Vec<(f64, usize)> {
+    // One pass: a max-heap of the k smallest upper bounds (whose top bounds the true
+    // k-th smallest distance from above), and every point whose lower bound does not
+    // exceed the top at the time it is seen. The top only decreases, so the points
+    // that can be among the k nearest are all collected; a final filter uses the final
+    // top. Bounds are >= 0 (a possible -0.0 is mapped to +0.0), so their IEEE bit
+    // patterns order as the numbers do.
+    let mut heap: BinaryHeap<u64> = BinaryHeap::with_capacity(k + 1);
+    let mut top = f64::INFINITY;
+    let mut candidates = Vec::with_capacity(4 * k);
+    approx.for_each_below(&mut top, |j, top| {
+        if skip(j) {
+            return;
+        }
+        candidates.push(j);
+        let upper = approx.upper(j).max(0.0) + 0.0;
+        if heap.len() < k {
+            heap.push(upper.to_bits());
+        } else if upper < *top {
+            heap.pop();
+            heap.push(upper.to_bits());
+        }
+        if heap.len() == k {
+            *top = f64::from_bits(*heap.peek().expect("k >= 1 bounds are held"));
+        }
+    });
+    let mut best = Best::new(k);
+    for j in candidates {
+        if approx.lower(j) <= top {
+            best.offer(exact(j), j);
+        }
+    }
+    best.into_sorted()
 }
 
 /// For every point, the other points within Euclidean distance `radius`

@@ -62,20 +62,21 @@ impl NeighbourGraph {
     ///
     /// # Errors
     /// `points` with another row count than the graph, or bad points or weights.
-    pub fn joined(
+    pub fn joined<'p>(
         &self,
-        points: &nalgebra::DMatrix<f64>,
+        points: impl Into<crate::PointRows<'p>>,
         w: crate::Weighting,
     ) -> Result<(NeighbourGraph, JoiningEdges)> {
-        if points.nrows() != self.n() {
+        let points = points.into();
+        if points.n() != self.n() {
             return Err(Error::DimensionMismatch(format!(
                 "the graph has {} points but the point matrix has {} rows",
                 self.n(),
-                points.nrows()
+                points.n()
             )));
         }
         let c = self.components();
-        let added = crate::joining_edges(points, &c.labels, c.count)?;
+        let added = points.joining_edges(&c.labels, c.count)?;
         let mut edges = self.edges();
         for &(i, j, d) in &added {
             edges.push((i, j, w.edge_weight(i, j, d)?));

@@ -2,7 +2,6 @@
 
 use crate::knn::{within_radius, Knn};
 use crate::laplacian::Laplacian;
-use crate::rows::{sq_dist, Rows};
 use crate::weights::{Symmetrisation, Weighting};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
@@ -486,24 +485,26 @@ impl NeighbourGraph {
     ///
     /// # Errors
     /// Empty or non-finite `points`, a row count other than `n`, invalid `w` or weight.
-    pub fn reweighted(&self, points: &DMatrix<f64>, w: Weighting) -> Result<Self> {
-        check_points(points, "points")?;
+    pub fn reweighted<'p>(
+        &self,
+        points: impl Into<crate::PointRows<'p>>,
+        w: Weighting,
+    ) -> Result<Self> {
+        let points = points.into();
         w.validate()?;
-        if points.nrows() != self.n {
+        if points.n() != self.n {
             return Err(Error::DimensionMismatch(format!(
                 "the graph has {} points but the point matrix has {} rows",
                 self.n,
-                points.nrows()
+                points.n()
             )));
         }
-        let rows = Rows::new(points);
-        let mut weights = Vec::with_capacity(self.weights.len());
-        for i in 0..self.n {
-            for &j in self.neighbours(i).0 {
-                let d = sq_dist(rows.row(i), rows.row(j)).sqrt();
-                weights.push(w.edge_weight(i, j, d)?);
-            }
-        }
+        let pairs = (0..self.n).flat_map(|i| self.neighbours(i).0.iter().map(move |&j| (i, j)));
+        let lengths = points.distances(pairs.clone())?;
+        let weights = pairs
+            .zip(lengths)
+            .map(|((i, j), d)| w.edge_weight(i, j, d))
+            .collect::<Result<_>>()?;
         Ok(NeighbourGraph {
             weights,
             ..self.clone()

@@ -1,7 +1,6 @@
 //! The kNN graph every graph-based model starts from: its specification and its build.
 
-use crate::{knn, JoiningEdges, Knn, NeighbourGraph, Symmetrisation, Weighting};
-use nalgebra::DMatrix;
+use crate::{JoiningEdges, Knn, NeighbourGraph, PointRows, Symmetrisation, Weighting};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Observer, Result};
 
@@ -52,9 +51,9 @@ impl GraphSpec {
     /// graph's components, and fails with [`unfold_core::Error::DisconnectedGraph`] when
     /// the graph is left in several ([`Connect::Off`]): every graph-based model of unfold
     /// but SPL needs one component. `method` names the caller in the error for a bad `k`.
-    pub fn build(
+    pub fn build<'p>(
         &self,
-        y: &DMatrix<f64>,
+        y: impl Into<PointRows<'p>>,
         weighting: Weighting,
         method: &str,
         observer: &dyn Observer,
@@ -69,9 +68,9 @@ impl GraphSpec {
 
     /// [`GraphSpec::build`] for a model that is proper on a graph of several components:
     /// with [`Connect::Off`] the graph is left as the kNN lists make it.
-    pub fn build_any(
+    pub fn build_any<'p>(
         &self,
-        y: &DMatrix<f64>,
+        y: impl Into<PointRows<'p>>,
         weighting: Weighting,
         method: &str,
         observer: &dyn Observer,
@@ -89,14 +88,15 @@ impl GraphSpec {
     /// also enters the neighbour lists of `i` and `j` (in order of distance, where it is
     /// not there already), so models that read the lists see the same connected
     /// structure. With [`Connect::Off`] the graph is left as the lists make it.
-    pub fn neighbours(
+    pub fn neighbours<'p>(
         &self,
-        y: &DMatrix<f64>,
+        y: impl Into<PointRows<'p>>,
         weighting: Weighting,
         method: &str,
     ) -> Result<(Knn, NeighbourGraph, JoiningEdges)> {
-        unfold_core::check_k(y.nrows(), self.k, method)?;
-        let mut nn = knn(y, self.k)?;
+        let y = y.into();
+        unfold_core::check_k(y.n(), self.k, method)?;
+        let mut nn = y.knn(self.k)?;
         let graph = NeighbourGraph::from_knn(&nn, self.symmetrisation, weighting)?;
         if self.connect == Connect::Off || graph.components().count == 1 {
             return Ok((nn, graph, Vec::new()));

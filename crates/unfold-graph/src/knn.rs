@@ -225,7 +225,7 @@ pub fn knn_later(
 }
 
 /// Without self exclusion a query may ask for all `n` reference points, but not more.
-fn check_query_k(n: usize, k: usize) -> Result<()> {
+pub(crate) fn check_query_k(n: usize, k: usize) -> Result<()> {
     check_k(usize::MAX, k, "k-nearest-neighbour query")?;
     if k > n {
         return Err(Error::TooFewPoints {
@@ -259,7 +259,7 @@ fn in_original_order(
     Ok(out)
 }
 
-fn into_knn(k: usize, found: Vec<Vec<(f64, usize)>>) -> Knn {
+pub(crate) fn into_knn(k: usize, found: Vec<Vec<(f64, usize)>>) -> Knn {
     let indices = found
         .iter()
         .map(|f| f.iter().map(|&(_, j)| j).collect())

@@ -25,6 +25,7 @@ mod mst;
 mod order;
 mod paths;
 mod rows;
+mod sparse;
 pub mod trajectory;
 mod tree_order;
 mod union_find;
@@ -42,5 +43,8 @@ pub use laplacian::Laplacian;
 pub use mst::{minimum_spanning_forest, minimum_spanning_tree, minimum_spanning_tree_dense};
 pub use order::acyclic_parents;
 pub use paths::{shortest_paths, shortest_paths_from};
+pub use sparse::{
+    distinct_rows_sparse, joining_edges_sparse, knn_query_sparse, knn_sparse, PointRows,
+};
 pub use tree_order::tree_order;
 pub use weights::{Symmetrisation, Weighting};

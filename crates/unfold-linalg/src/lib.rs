@@ -28,6 +28,9 @@
 //!   distances, DDRTree's `R`) and the products with them (`R^T R`, `R^T X`, `R G`).
 //! - [`simd`]: the one SIMD layer (runtime dispatch through `pulp` with the same bits on
 //!   every path, the vectorisable [`exp`], the [`lane_sum`]).
+//! - [`SparseRows`]: a data matrix's CSR arrays as given (the sparse PCA's input);
+//!   [`SparsePoints`]: points as canonical sparse rows, with exact distances between rows
+//!   (the neighbour methods' input).
 //!
 //! ```
 //! use nalgebra::DMatrix;
@@ -73,6 +76,7 @@ pub mod simd;
 pub mod soft_assign;
 pub mod sparse;
 pub mod sparse_cholesky;
+pub mod sparse_points;
 pub mod sparse_rows;
 #[cfg(test)]
 mod test_util;
@@ -102,4 +106,5 @@ pub use selected_inverse::{FillOrdering, SelectedInverse, SparseFactor, SparseSy
 pub use simd::{exp, lane_sum, vectorize};
 pub use sparse::CsrMatrix;
 pub use sparse_cholesky::SparseCholesky;
+pub use sparse_points::{sparse_dot, sparse_sq_dist, SparsePoints, SparseRow};
 pub use sparse_rows::{SparseIndex, SparseRows, SparseValue};

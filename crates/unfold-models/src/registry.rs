@@ -29,7 +29,7 @@ pub use crate::method::{
 };
 
 use crate::method::jitter;
-use crate::method::merged::Merged;
+use crate::method::merged::{distinct, Merged};
 use std::path::Path;
 use std::time::Instant;
 use unfold_core::Observer;
@@ -289,29 +289,48 @@ impl Registry {
             ));
         }
         let start = Instant::now();
+        // Sparse points become dense for a method that does not take them.
+        let dense;
+        let data = match data.y.as_sparse() {
+            Some(sparse) if !info.sparse_points => {
+                let (n, p) = sparse.shape();
+                crate::traits::check_dense_copy(n, p)?;
+                dense = sparse.to_dense();
+                FitData::points(&dense).with_graph(data.graph)
+            }
+            _ => *data,
+        };
         // Repeated rows, for a method that needs distinct points: merged or jittered here
         // (`error` is the method's own refusal).
         let handling = settings.choice("duplicates").ok().filter(|d| *d != "error");
-        let points = (info.distinct_points && data.graph.is_none() && handling.is_some())
-            .then(|| data.y.matrix());
-        let distinct = match &points {
-            Some(y) => unfold_graph::distinct_rows(y)?,
-            None => None,
-        };
-        let model = match (distinct, &points) {
-            (Some((first, copy_of)), Some(y)) if handling == Some("jitter") => {
-                let seed = settings.count("seed")? as u64;
-                observer.warn(&jitter::message(name, &first, &copy_of, seed));
-                let moved = jitter::jittered(y, &first, &copy_of, seed)?;
-                method.fit(&FitData::points(&moved), settings, observer)?
-            }
-            (Some((first, copy_of)), Some(y)) => {
-                observer.warn(&Merged::message(name, &first, &copy_of));
-                let rows = y.select_rows(first.iter());
-                let inner = method.fit(&FitData::points(&rows), settings, observer)?;
-                Box::new(Merged::new(inner, first, copy_of))
-            }
-            _ => method.fit(data, settings, observer)?,
+        let model = match (info.distinct_points && data.graph.is_none(), handling) {
+            (true, Some(handling)) => match distinct(data.y)? {
+                Some((first, copy_of)) if handling == "jitter" => {
+                    if data.y.as_sparse().is_some() {
+                        return Err(jitter::sparse_refusal(name));
+                    }
+                    let seed = settings.count("seed")? as u64;
+                    observer.warn(&jitter::message(name, &first, &copy_of, seed));
+                    let moved = jitter::jittered(&data.y.matrix(), &first, &copy_of, seed)?;
+                    method.fit(&FitData::points(&moved), settings, observer)?
+                }
+                Some((first, copy_of)) => {
+                    observer.warn(&Merged::message(name, &first, &copy_of));
+                    let inner = match data.y.as_sparse() {
+                        Some(sparse) => {
+                            let rows = sparse.select_rows(&first);
+                            method.fit(&FitData::view(Points::sparse(&rows)), settings, observer)?
+                        }
+                        None => {
+                            let rows = data.y.matrix().select_rows(first.iter());
+                            method.fit(&FitData::points(&rows), settings, observer)?
+                        }
+                    };
+                    Box::new(Merged::new(inner, first, copy_of))
+                }
+                None => method.fit(&data, settings, observer)?,
+            },
+            _ => method.fit(&data, settings, observer)?,
         };
         Ok(Fitted::reported(name, model, start))
     }
@@ -419,7 +438,9 @@ impl Registry {
         } else {
             crate::method::decode_preprocessing(parts.transform).map_err(to_file_error)?
         };
-        let model = method.decode(parts.payload).map_err(to_file_error)?;
+        let model = method
+            .decode_version(parts.payload, parts.version)
+            .map_err(to_file_error)?;
         Ok(Saved {
             model,
             preprocessing,

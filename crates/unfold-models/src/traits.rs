@@ -142,6 +142,23 @@ pub(crate) fn check_dense_memory(
     })
 }
 
+/// Refuses a dense copy of sparse `n x p` points that would exceed the memory limit
+/// (`--max-memory`, `UNFOLD_MAX_MEMORY` or the machine's available memory), naming the
+/// route that needs none: PCA first, which reads sparse points where they lie.
+pub fn check_dense_copy(n: usize, p: usize) -> Result<()> {
+    let bytes = |m: usize| (m as u64).saturating_mul(p as u64).saturating_mul(8);
+    unfold_core::MemoryLimit::from_env_or_machine()?.check(&unfold_core::Footprint {
+        method: "a dense copy of the sparse input",
+        n,
+        bytes: &bytes,
+        holds: format!("{n} x {p} float64 values"),
+        alternative: "reduce the features first by PCA, which reads sparse points without a \
+                      dense copy (--preprocess pca:50 on the command line; unfold.PCA, \
+                      unfold.tl.pca or scanpy.pp.pca in Python, then use_rep='X_pca'); the \
+                      neighbour methods isomap and le also take sparse points as they are",
+    })
+}
+
 /// Checks training data and latent dimension: finite values of a magnitude unfold computes
 /// with ([`unfold_core::check_points`]: squared distances neither overflow nor underflow),
 /// at least two points, and `1 <= dim < min(p, n)` (every method here reduces dimension).
@@ -173,6 +190,19 @@ pub fn check_fit_points(y: &DMatrix<f64>, dim: usize, method: &str) -> Result<()
         y.nrows(),
         "there must be more points than latent dimensions",
     )
+}
+
+/// [`check_fit_points`] of dense or sparse points (sparse values are checked when the
+/// points are made).
+pub fn check_fit_rows(y: unfold_graph::PointRows<'_>, dim: usize, method: &str) -> Result<()> {
+    match y {
+        unfold_graph::PointRows::Dense(y) => check_fit_points(y, dim, method),
+        unfold_graph::PointRows::Sparse(y) => {
+            let n = y.shape().0;
+            at_least_two_points(n, method)?;
+            unfold_core::check_dim(dim, n, "there must be more points than latent dimensions")
+        }
+    }
 }
 
 /// Every fit needs two points.

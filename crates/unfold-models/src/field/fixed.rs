@@ -2,12 +2,13 @@
 //! other means ([`FixedField`]) and of methods whose precision is fixed up to scale
 //! ([`ScaledShapeField`], [`fixed_shape_evidence`]).
 
-use super::likelihood::{check_rows, GaussianRandomField};
-use super::precision::{FieldFactor, Precision, PrecisionDerivative};
+use super::likelihood::{check_rows, gaussian_terms, GaussianRandomField};
+use super::precision::{FieldFactor, Precision, PrecisionDerivative, Solver};
 use nalgebra::DMatrix;
+use rayon::prelude::*;
 use std::sync::OnceLock;
 use unfold_core::{interrupt, Error, Evidence, Result};
-use unfold_linalg::{CsrMatrix, SparseSymbolic};
+use unfold_linalg::{sparse_dot, CsrMatrix, SparsePoints, SparseSymbolic};
 
 /// A field at a fixed precision, without free parameters: the evidence of a model whose
 /// precision was fitted by other means (ALLE's regressions, DRILL's graphical lasso) goes
@@ -152,14 +153,10 @@ impl GaussianRandomField for ScaledShapeField<'_> {
 }
 
 /// The exact log-likelihood of the centred data `y` under the field `s shape + gamma I`
-/// with the scale fitted ([`ScaledShapeField`]; its evidence through the field trait).
-/// Returns `(s, evidence)`.
+/// with the scale fitted ([`ScaledShapeField`]). Returns `(s, evidence)`.
 ///
-/// The log-likelihood is concave in `s`; it is maximised by golden-section search on
-/// `log s` within the field's bounds `[1e-6 s0, s0]`, each step one sparse Cholesky
-/// factorisation of `s S + gamma I`. The trait's gradient would need `tr((s S + gamma
-/// I)^{-1} S)`, the diagonal of a dense inverse (O(n^3) per step) until a selected
-/// inversion is available; the one-dimensional search needs only the likelihood.
+/// The data enter the likelihood only through `tr(S Y Y^T)` and `tr(Y Y^T)`
+/// ([`fixed_shape_evidence_of`]).
 ///
 /// # Errors
 /// As [`ScaledShapeField::new`], or a failed factorisation.
@@ -169,14 +166,111 @@ pub fn fixed_shape_evidence(
     y: &DMatrix<f64>,
     context: &str,
 ) -> Result<(f64, Evidence)> {
-    let field = ScaledShapeField::new(shape, gamma, y, context)?;
-    // One evaluation (a sparse factorisation) is the unit of work between checks of Ctrl-C.
-    let at = |log_s: f64| {
-        interrupt::check()?;
-        field.log_likelihood(&[log_s.exp()])
+    check_rows(&Precision::Sparse(shape.clone()), y)?;
+    let spread = Precision::Sparse(shape.clone()).quadratic_trace(y);
+    fixed_shape_evidence_of(shape, gamma, y.ncols(), (spread, y.norm_squared()), context)
+}
+
+/// `(tr(S Yc Yc^T), tr(Yc Yc^T))` of sparse points `Y`, `Yc = Y - 1 m^T` centred by their
+/// column means `m`, without forming `Yc`: `sum_ij S_ij (y_i . y_j - a_i - a_j + |m|^2)`
+/// with `a_i = y_i . m`, and `sum_i |y_i|^2 - n |m|^2`. (The uncentred sums lose about
+/// `log10(tr(Y Y^T) / tr(Yc Yc^T))` digits to cancellation.)
+pub fn centred_traces(shape: &CsrMatrix, y: &SparsePoints<'_>) -> (f64, f64) {
+    let (n, p) = y.shape();
+    let mut mean = vec![0.0; p];
+    for i in 0..n {
+        let (cols, vals) = y.row(i);
+        for (&c, &v) in cols.iter().zip(vals) {
+            mean[c as usize] += v;
+        }
+    }
+    mean.iter_mut().for_each(|m| *m /= n as f64);
+    let m2: f64 = mean.iter().map(|m| m * m).sum();
+    let a: Vec<f64> = (0..n)
+        .map(|i| {
+            let (cols, vals) = y.row(i);
+            cols.iter()
+                .zip(vals)
+                .map(|(&c, &v)| v * mean[c as usize])
+                .sum()
+        })
+        .collect();
+    let spread = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let (cols, vals) = shape.row(i);
+            cols.iter()
+                .zip(vals)
+                .map(|(&j, &s)| s * (sparse_dot(y.row(i), y.row(j)) - a[i] - a[j] + m2))
+                .sum::<f64>()
+        })
+        .sum::<f64>();
+    let total = y.sq_norms().iter().sum::<f64>() - n as f64 * m2;
+    (spread, total)
+}
+
+/// The exact log-likelihood of centred `n x p` data under the field `s shape + gamma I`
+/// with the scale fitted, from the data's `(tr(S Y Y^T), tr(Y Y^T))`: `-(np/2) log 2pi +
+/// (p/2) log|s S + gamma I| - 1/2 (s tr(S Y Y^T) + gamma tr(Y Y^T))`. Returns
+/// `(s, evidence)`.
+///
+/// The log-likelihood is concave in `s`; it is maximised by golden-section search on
+/// `log s` within `[1e-6 s0, s0]`, `s0 = p (n - 1) / tr(S Y Y^T)` (the optimum as `gamma
+/// -> 0`, an upper bound of it), each step one sparse Cholesky factorisation of `s S +
+/// gamma I` on one symbolic analysis. A gradient would need `tr((s S + gamma I)^{-1} S)`,
+/// the diagonal of an inverse; the one-dimensional search needs only the likelihood.
+///
+/// # Errors
+/// A shape that is not square, `gamma <= 0`, data without variance under the shape, or a
+/// failed factorisation.
+pub fn fixed_shape_evidence_of(
+    shape: &CsrMatrix,
+    gamma: f64,
+    p: usize,
+    (spread, total): (f64, f64),
+    context: &str,
+) -> Result<(f64, Evidence)> {
+    let n = shape.nrows();
+    if shape.ncols() != n || !(gamma.is_finite() && gamma > 0.0) {
+        return Err(Error::invalid(
+            "shape",
+            format!("needs a square precision shape and gamma > 0 (got gamma = {gamma})"),
+        ));
+    }
+    if !(spread > 0.0 && spread.is_finite()) {
+        return Err(Error::numerical(
+            context,
+            "the data have no variance under this precision, so its scale cannot be fitted",
+        ));
+    }
+    const WHAT: &str = "the field's precision";
+    let precision = |s: f64| {
+        shape
+            .scale_symmetric(&vec![s.sqrt(); n])
+            .add_to_diagonal(gamma)
     };
-    let (lo, hi) = field.bounds()[0];
-    let (mut lo, mut hi) = (lo.ln(), hi.ln());
+    // The sparse analysis of `s S + gamma I`, whose pattern does not change with `s`.
+    let analysis = match Solver::Auto.sparse_for(n) {
+        true => Some(SparseSymbolic::analyse(&precision(1.0), WHAT)?),
+        false => None,
+    };
+    // One evaluation (a factorisation) is the unit of work between checks of Ctrl-C.
+    let at = |log_s: f64| -> Result<Evidence> {
+        interrupt::check()?;
+        let s = log_s.exp();
+        let m = precision(s);
+        let factor = match &analysis {
+            Some(a) => FieldFactor::sparse(a.factorise(&m, WHAT)?),
+            None => FieldFactor::new(&Precision::Sparse(m), Solver::Auto, WHAT)?,
+        };
+        Ok(gaussian_terms(
+            (n, p),
+            factor.log_det(),
+            s * spread + gamma * total,
+        ))
+    };
+    let s0 = p as f64 * (n as f64 - 1.0) / spread;
+    let (mut lo, mut hi) = ((1e-6 * s0).ln(), s0.ln());
     let ratio = (5f64.sqrt() - 1.0) / 2.0;
     let (mut a, mut b) = (hi - ratio * (hi - lo), lo + ratio * (hi - lo));
     let (mut fa, mut fb) = (at(a)?.value, at(b)?.value);
@@ -194,5 +288,5 @@ pub fn fixed_shape_evidence(
         }
     }
     let best = 0.5 * (lo + hi);
-    Ok((best.exp(), field.evidence(&[best.exp()])?))
+    Ok((best.exp(), at(best)?))
 }

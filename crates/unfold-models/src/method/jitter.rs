@@ -14,6 +14,18 @@ use unfold_core::Result;
 /// The offset of a copy relative to its point's nearest-neighbour distance.
 pub(crate) const JITTER_SCALE: f64 = 0.01;
 
+/// The refusal of `duplicates = jitter` for sparse points: an offset in every coordinate
+/// would make them dense.
+pub(crate) fn sparse_refusal(method: &str) -> unfold_core::Error {
+    unfold_core::Error::invalid(
+        "duplicates",
+        format!(
+            "jitter moves every copy in all coordinates, which would make the sparse points \
+             dense; {method} takes sparse points with duplicates = merge (the default)"
+        ),
+    )
+}
+
 /// The rows of `y` with every copy (rows `i` with `first[copy_of[i]] != i`, as
 /// [`unfold_graph::distinct_rows`] numbers them) moved by its seeded offset.
 pub(crate) fn jittered(

@@ -53,6 +53,18 @@ impl Merged {
     }
 }
 
+/// The distinct rows of `y`, dense or sparse ([`unfold_graph::distinct_rows`]): the first
+/// row of each and every row's distinct row, `None` when all are distinct.
+///
+/// # Errors
+/// Dense points that are not finite.
+pub(crate) fn distinct(y: Points<'_>) -> Result<Option<(Vec<usize>, Vec<usize>)>> {
+    match y.as_sparse() {
+        Some(sparse) => Ok(unfold_graph::distinct_rows_sparse(sparse)),
+        None => unfold_graph::distinct_rows(&y.matrix()),
+    }
+}
+
 /// How many rows are copies, and the first five as `copy = original` (0-based rows).
 pub(crate) fn repeated_rows(first: &[usize], copy_of: &[usize]) -> (usize, String) {
     let repeated: Vec<String> = (0..copy_of.len())
@@ -103,12 +115,15 @@ impl Model for Merged {
 
     /// The inner model's evidence on the distinct rows of `y`.
     fn evidence_on(&self, y: Points<'_>) -> Result<Evidence> {
-        let m = y.matrix();
-        match unfold_graph::distinct_rows(&m)? {
-            None => self.inner.evidence_on(y),
-            Some((first, _)) => {
-                let distinct = m.select_rows(first.iter());
-                self.inner.evidence_on(Points::from(&distinct))
+        match (distinct(y)?, y.as_sparse()) {
+            (None, _) => self.inner.evidence_on(y),
+            (Some((first, _)), Some(sparse)) => {
+                let rows = sparse.select_rows(&first);
+                self.inner.evidence_on(Points::sparse(&rows))
+            }
+            (Some((first, _)), None) => {
+                let rows = y.matrix().select_rows(first.iter());
+                self.inner.evidence_on(Points::from(&rows))
             }
         }
     }

@@ -16,7 +16,7 @@ mod register;
 pub mod validate;
 
 pub use declare::{Checked, Choice, Declared, Field, Param, Rule};
-pub use points::Points;
+pub use points::{Points, TrainingPoints};
 pub use register::{registered, Registered, Registration};
 
 use crate::traits::{Embedding, OutOfSample};
@@ -76,6 +76,10 @@ pub struct MethodInfo {
     /// then gives it the parameter `duplicates` and by default fits it to the distinct
     /// rows ([`merged`]).
     pub distinct_points: bool,
+    /// Whether it fits sparse points as they are ([`Points::as_sparse`]), needing only
+    /// their neighbours and distances; the registry densifies sparse points for the
+    /// others, within the memory limit.
+    pub sparse_points: bool,
 }
 
 impl MethodInfo {
@@ -91,6 +95,7 @@ impl MethodInfo {
             projects: false,
             takes_graph: false,
             distinct_points: false,
+            sparse_points: false,
         }
     }
 
@@ -121,6 +126,12 @@ impl MethodInfo {
     /// The method needs distinct points ([`MethodInfo::distinct_points`]).
     pub fn distinct_points(mut self) -> Self {
         self.distinct_points = true;
+        self
+    }
+
+    /// The method fits sparse points without a dense copy ([`MethodInfo::sparse_points`]).
+    pub fn sparse_points(mut self) -> Self {
+        self.sparse_points = true;
         self
     }
 
@@ -181,6 +192,14 @@ pub trait Method: Send + Sync {
 
     /// Decodes a fitted model from the payload [`Encode::encode`] wrote (use [`decode`]).
     fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>>;
+
+    /// Decodes a payload of a file of format `version`
+    /// ([`unfold_core::MODEL_FORMAT_VERSION`] and older): by default [`Method::decode`],
+    /// for a method whose model's layout has not changed since the oldest version read.
+    fn decode_version(&self, payload: &[u8], version: u32) -> Result<Box<dyn Model>> {
+        let _ = version;
+        self.decode(payload)
+    }
 }
 
 /// An extra output table of a fitted model (DDRTree's tree and centres), written beside
@@ -320,7 +339,7 @@ fn decode_limited<T: DeserializeOwned>(
 /// A value of type `T` from the bytes [`Encode::encode`] wrote, every byte used; `what`
 /// names it in the error. A length field larger than the bytes could hold is refused
 /// before anything of that size is allocated ([`decode_limited`]).
-fn decode_whole<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T> {
+pub(crate) fn decode_whole<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T> {
     let (value, used) = decode_limited::<T>(bytes)
         .map_err(|e| Error::invalid(what, format!("the file is corrupt or truncated ({e})")))?;
     if used != bytes.len() {

@@ -1,13 +1,20 @@
-//! The points a method is fitted to, as a view of either layout: a column-major matrix
-//! (nalgebra's, NumPy's Fortran order) or values row after row (NumPy's C order), so that
-//! no caller copies its data into another layout first. Methods that read the view (PCA,
-//! DDRTree) fit on it in place; the others take [`Points::matrix`], which borrows a
-//! column-major matrix and copies the other layout once, inside the fit.
+//! The points a method is fitted to, as a view of either dense layout: a column-major
+//! matrix (nalgebra's, NumPy's Fortran order) or values row after row (NumPy's C order),
+//! so that no caller copies its data into another layout first; or as sparse rows
+//! ([`SparsePoints`]). Methods that read the view (PCA, DDRTree) fit on it in place; the
+//! neighbour methods that take sparse points ([`crate::method::MethodInfo::sparse_points`])
+//! read them as they are; the others take [`Points::matrix`], which borrows a column-major
+//! matrix and copies the other layouts once, inside the fit. The registry densifies sparse
+//! points for a method that does not take them, within the memory limit, before the
+//! method sees them.
 
 use faer::MatRef;
 use nalgebra::DMatrix;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use unfold_core::{Error, Order, Result};
+use unfold_graph::{Knn, PointRows};
+use unfold_linalg::SparsePoints;
 
 /// An n x p matrix of points (one per row), viewed where it lies.
 #[derive(Clone, Copy, Debug)]
@@ -19,6 +26,8 @@ pub struct Points<'a> {
     /// The matrix itself when the points were given as one, so that
     /// [`Points::matrix`] borrows it.
     matrix: Option<&'a DMatrix<f64>>,
+    /// The points when they were given as sparse rows (`values` is then empty).
+    sparse: Option<&'a SparsePoints<'a>>,
 }
 
 impl<'a> Points<'a> {
@@ -39,7 +48,26 @@ impl<'a> Points<'a> {
             p,
             order,
             matrix: None,
+            sparse: None,
         })
+    }
+
+    /// Points given as sparse rows.
+    pub fn sparse(y: &'a SparsePoints<'a>) -> Self {
+        let (n, p) = y.shape();
+        Points {
+            values: &[],
+            n,
+            p,
+            order: Order::Rows,
+            matrix: None,
+            sparse: Some(y),
+        }
+    }
+
+    /// The sparse rows, when the points were given as such.
+    pub fn as_sparse(&self) -> Option<&'a SparsePoints<'a>> {
+        self.sparse
     }
 
     /// The number of points n and their dimension p.
@@ -47,23 +75,43 @@ impl<'a> Points<'a> {
         (self.n, self.p)
     }
 
-    /// The points as a faer view, of either layout.
-    pub fn view(&self) -> MatRef<'a, f64> {
-        match self.order {
+    /// The points as a faer view, of either dense layout.
+    ///
+    /// # Errors
+    /// Sparse points, which have none (the registry densifies them for a method that
+    /// does not take them).
+    pub fn view(&self) -> Result<MatRef<'a, f64>> {
+        if self.sparse.is_some() {
+            return Err(Error::invalid(
+                "points",
+                "sparse points have no dense view; densify them first",
+            ));
+        }
+        Ok(match self.order {
             Order::Columns => MatRef::from_column_major_slice(self.values, self.n, self.p),
             Order::Rows => MatRef::from_row_major_slice(self.values, self.n, self.p),
-        }
+        })
     }
 
     /// Checks the points for a fit of `method` in `dim` dimensions
-    /// ([`crate::traits::check_fit_input`]).
+    /// ([`crate::traits::check_fit_input`]); sparse points had their values checked when
+    /// they were made.
     pub fn check_fit(&self, dim: usize, method: &str) -> Result<()> {
-        crate::traits::check_fit_values(self.values, self.shape(), self.order, dim, method)
+        match self.sparse {
+            Some(_) => crate::traits::check_fit_shape(self.n, self.p, dim, method),
+            None => {
+                crate::traits::check_fit_values(self.values, self.shape(), self.order, dim, method)
+            }
+        }
     }
 
     /// The points as a column-major matrix: borrowed when they were given as one, else
     /// copied once (rows by [`unfold_linalg::from_rows`], in parallel blocks of columns).
+    /// Sparse points are made dense.
     pub fn matrix(&self) -> Cow<'a, DMatrix<f64>> {
+        if let Some(sparse) = self.sparse {
+            return Cow::Owned(sparse.to_dense());
+        }
         match (self.matrix, self.order) {
             (Some(m), _) => Cow::Borrowed(m),
             (None, Order::Columns) => {
@@ -87,6 +135,71 @@ impl<'a> From<&'a DMatrix<f64>> for Points<'a> {
             p: y.ncols(),
             order: Order::Columns,
             matrix: Some(y),
+            sparse: None,
+        }
+    }
+}
+
+/// The training points a fitted model keeps to find the neighbours of new points: dense,
+/// or sparse rows as they were given (model files from format version 5 on; older files
+/// hold dense points).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum TrainingPoints {
+    Dense(DMatrix<f64>),
+    Sparse(SparsePoints<'static>),
+}
+
+impl TrainingPoints {
+    /// A copy of the points `y`.
+    pub fn of(y: PointRows<'_>) -> Self {
+        match y {
+            PointRows::Dense(y) => TrainingPoints::Dense(y.clone()),
+            PointRows::Sparse(y) => TrainingPoints::Sparse(y.clone().into_owned()),
+        }
+    }
+
+    /// The points, for the searches of [`unfold_graph`].
+    pub fn rows(&self) -> PointRows<'_> {
+        match self {
+            TrainingPoints::Dense(y) => PointRows::Dense(y),
+            TrainingPoints::Sparse(y) => PointRows::Sparse(y),
+        }
+    }
+
+    /// The number of points and their dimension.
+    pub fn shape(&self) -> (usize, usize) {
+        match self {
+            TrainingPoints::Dense(y) => y.shape(),
+            TrainingPoints::Sparse(y) => y.shape(),
+        }
+    }
+
+    /// The `k` nearest training points of every new point (a row of `y_new`, checked
+    /// first: [`crate::traits::check_new_points`]).
+    ///
+    /// # Errors
+    /// Bad new points; `k` larger than the training points.
+    pub fn knn_query(&self, y_new: &DMatrix<f64>, k: usize) -> Result<Knn> {
+        crate::traits::check_new_points(y_new, self.shape().1)?;
+        match self {
+            TrainingPoints::Dense(y) => unfold_graph::knn_query(y, y_new, k),
+            TrainingPoints::Sparse(y) => {
+                unfold_graph::knn_query_sparse(y, &SparsePoints::from_dense(y_new)?, k)
+            }
+        }
+    }
+
+    /// Checks decoded points: `n` rows of finite values (canonical sparse rows).
+    ///
+    /// # Errors
+    /// What is wrong, naming `what`.
+    pub fn validate(&self, what: &str, n: usize) -> Result<()> {
+        match self {
+            TrainingPoints::Dense(y) => crate::method::validate::matrix(what, y, Some(n), None),
+            TrainingPoints::Sparse(y) => {
+                y.check()?;
+                crate::method::validate::length(what, y.shape().0, n)
+            }
         }
     }
 }
@@ -106,7 +219,7 @@ mod tests {
         let c = Points::new(y.as_slice(), 4, 3, Order::Columns).unwrap();
         for p in [a, b, c] {
             assert_eq!(p.shape(), (4, 3));
-            let v = p.view();
+            let v = p.view().unwrap();
             assert!((0..4).all(|i| (0..3).all(|j| v[(i, j)] == y[(i, j)])));
             assert_eq!(*p.matrix(), y);
         }

@@ -5,7 +5,7 @@
 //! for every method.
 
 use super::declare::{Checked, Declared};
-use super::{decode, FitData, Method, MethodInfo, Model, Named, Settings};
+use super::{decode_whole, FitData, Method, MethodInfo, Model, Named, Settings};
 use serde::de::DeserializeOwned;
 use std::marker::PhantomData;
 use unfold_core::{Observer, Result};
@@ -27,6 +27,13 @@ pub trait Registered: Model + DeserializeOwned + Sized + 'static {
         data: &FitData<'_>,
         observer: &dyn Observer,
     ) -> Result<Self>;
+
+    /// The model from the payload of a file of format `version`: by default the current
+    /// layout, every byte used; a model whose layout changed reads its older layouts here.
+    fn from_payload(payload: &[u8], version: u32) -> Result<Self> {
+        let _ = version;
+        decode_whole(payload, "model")
+    }
 }
 
 impl<M: Registered> Named for M {
@@ -59,6 +66,13 @@ impl<M: Registered> Method for Registration<M> {
     }
 
     fn decode(&self, payload: &[u8]) -> Result<Box<dyn Model>> {
-        decode::<M>(payload)
+        self.decode_version(payload, unfold_core::MODEL_FORMAT_VERSION)
+    }
+
+    /// [`Registered::from_payload`], then [`Model::validate`].
+    fn decode_version(&self, payload: &[u8], version: u32) -> Result<Box<dyn Model>> {
+        let model = M::from_payload(payload, version)?;
+        model.validate()?;
+        Ok(Box::new(model))
     }
 }

@@ -556,7 +556,7 @@ mod registration {
         }
 
         fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
-            p.fit_view_observed(data.y.view(), observer)
+            p.fit_view_observed(data.y.view()?, observer)
         }
     }
 

@@ -4,17 +4,16 @@
 //! lengths; the embedding is classical MDS of `G`: the top-q eigenpairs of
 //! `B = -1/2 H (G o G) H`, `X = V Lambda^{1/2}`. A new point gets geodesic distances
 //! `g_j = min_a (||y* - y_a|| + G_{a j})` through its k nearest training points `a`, and is
-//! placed by the Nyström (Gower) formula.
+//! placed by the Nyström (Gower) formula. Only neighbours and their distances enter, so
+//! sparse points are fitted as they are and kept sparse for new points.
 
-use crate::method::{Checked, Declared, Rule};
-use crate::traits::{
-    check_dense_memory, check_fit_points, check_new_points, Embedding, OutOfSample, Projection,
-};
+use crate::method::{Checked, Declared, Rule, TrainingPoints};
+use crate::traits::{check_dense_memory, check_fit_rows, Embedding, OutOfSample, Projection};
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Observer, Result, Silent};
 use unfold_graph::{
-    knn_query, shortest_paths, shortest_paths_from, GraphSpec, NeighbourGraph, Weighting,
+    shortest_paths, shortest_paths_from, GraphSpec, NeighbourGraph, PointRows, Weighting,
 };
 use unfold_linalg::CentredKernel;
 
@@ -43,13 +42,14 @@ impl IsomapParams {
 }
 
 impl Checked<IsomapParams> {
-    /// [`IsomapParams::fit`] with the parameters checked.
-    pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<Isomap> {
-        check_fit_points(y, self.dim, "Isomap")?;
+    /// [`IsomapParams::fit`] with the parameters checked, on dense or sparse points.
+    pub fn fit<'p>(&self, y: impl Into<PointRows<'p>>, observer: &dyn Observer) -> Result<Isomap> {
+        let y = y.into();
+        check_fit_rows(y, self.dim, "Isomap")?;
         // The geodesic distances (n x n) and the centred kernel's copy of them.
         check_dense_memory(
             "Isomap",
-            y.nrows(),
+            y.n(),
             2.0,
             "le or lle (sparse kNN graphs, memory linear in n)",
         )?;
@@ -63,7 +63,7 @@ impl Checked<IsomapParams> {
             coords: kernel.coords(),
             kernel,
             k: self.graph.k,
-            train: y.clone(),
+            train: TrainingPoints::of(y),
             graph,
         })
     }
@@ -74,6 +74,16 @@ impl Checked<IsomapParams> {
 pub struct Isomap {
     pub kernel: CentredKernel,
     pub k: usize,
+    train: TrainingPoints,
+    graph: NeighbourGraph,
+    coords: DMatrix<f64>,
+}
+
+/// [`Isomap`] as files before format version 5 hold it, with dense training points.
+#[derive(Deserialize)]
+struct IsomapV4 {
+    kernel: CentredKernel,
+    k: usize,
     train: DMatrix<f64>,
     graph: NeighbourGraph,
     coords: DMatrix<f64>,
@@ -83,13 +93,12 @@ impl Isomap {
     /// Geodesic distances from new points (rows) to every training point, through each new
     /// point's k nearest training points.
     pub fn geodesics_to(&self, y_new: &DMatrix<f64>) -> Result<DMatrix<f64>> {
-        check_new_points(y_new, self.train.ncols())?;
-        let nn = knn_query(&self.train, y_new, self.k)?;
+        let nn = self.train.knn_query(y_new, self.k)?;
         let mut sources: Vec<usize> = nn.indices.iter().flatten().copied().collect();
         sources.sort_unstable();
         sources.dedup();
         let from = shortest_paths_from(&self.graph, &sources)?;
-        let n = self.train.nrows();
+        let n = self.train.shape().0;
         let mut g = DMatrix::from_element(y_new.nrows(), n, f64::INFINITY);
         for m in 0..y_new.nrows() {
             for (&a, &d) in nn.indices[m].iter().zip(&nn.distances[m]) {
@@ -129,7 +138,7 @@ impl OutOfSample for Isomap {
 /// Isomap in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{Family, FitData, MethodInfo, Model, Registered};
+    use crate::method::{decode_whole, Family, FitData, MethodInfo, Model, Registered};
     use unfold_core::Observer;
 
     impl Registered for Isomap {
@@ -143,10 +152,29 @@ mod registration {
             )
             .projects()
             .distinct_points()
+            .sparse_points()
         }
 
         fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
-            p.fit(&data.y.matrix(), observer)
+            match data.y.as_sparse() {
+                Some(sparse) => p.fit(sparse, observer),
+                None => p.fit(&*data.y.matrix(), observer),
+            }
+        }
+
+        /// Files before format version 5 hold the training points dense.
+        fn from_payload(payload: &[u8], version: u32) -> Result<Self> {
+            if version >= 5 {
+                return decode_whole(payload, "model");
+            }
+            let old: IsomapV4 = decode_whole(payload, "model")?;
+            Ok(Isomap {
+                kernel: old.kernel,
+                k: old.k,
+                train: TrainingPoints::Dense(old.train),
+                graph: old.graph,
+                coords: old.coords,
+            })
         }
     }
 
@@ -155,7 +183,7 @@ mod registration {
             use crate::method::validate::*;
             kernel(&self.kernel)?;
             let (n, q) = self.kernel.vectors.shape();
-            matrix("the training points", &self.train, Some(n), None)?;
+            self.train.validate("the training points", n)?;
             matrix("the embedding", &self.coords, Some(n), Some(q))?;
             graph("the graph", &self.graph, n)?;
             neighbours(self.k, n)

@@ -6,11 +6,11 @@
 //! with `mu = 0` is dropped), normalised so that `F^T D F = I`.
 
 use crate::method::{Checked, Declared, Field, Interval, ParamSpec, Rule, Settings};
-use crate::traits::{check_fit_points, Embedding};
+use crate::traits::{check_fit_rows, Embedding};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use unfold_core::{Error, Observer, Result, Silent};
-use unfold_graph::{GraphSpec, NeighbourGraph, Weighting};
+use unfold_graph::{GraphSpec, NeighbourGraph, PointRows, Weighting};
 use unfold_linalg::{fix_signs, smallest_generalized_eigenpairs, SymMatrix};
 
 /// Edge weights of Laplacian eigenmaps.
@@ -135,9 +135,15 @@ impl LaplacianEigenmapsParams {
 }
 
 impl Checked<LaplacianEigenmapsParams> {
-    /// [`LaplacianEigenmapsParams::fit`] with the parameters checked.
-    pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<LaplacianEigenmaps> {
-        check_fit_points(y, self.dim, "Laplacian eigenmaps")?;
+    /// [`LaplacianEigenmapsParams::fit`] with the parameters checked, on dense or sparse
+    /// points (which need only their neighbours and the lengths of the graph's edges).
+    pub fn fit<'p>(
+        &self,
+        y: impl Into<PointRows<'p>>,
+        observer: &dyn Observer,
+    ) -> Result<LaplacianEigenmaps> {
+        let y = y.into();
+        check_fit_rows(y, self.dim, "Laplacian eigenmaps")?;
         let (nn, binary) =
             self.graph
                 .build(y, Weighting::Binary, "Laplacian eigenmaps", observer)?;
@@ -157,18 +163,20 @@ impl Checked<LaplacianEigenmapsParams> {
         self.on_graph(graph)
     }
 
-    /// [`LaplacianEigenmapsParams::fit_graph`] with the parameters checked.
-    pub fn fit_graph(
+    /// [`LaplacianEigenmapsParams::fit_graph`] with the parameters checked, on dense or
+    /// sparse points.
+    pub fn fit_graph<'p>(
         &self,
-        y: &DMatrix<f64>,
+        y: impl Into<PointRows<'p>>,
         graph: &NeighbourGraph,
     ) -> Result<LaplacianEigenmaps> {
-        check_fit_points(y, self.dim, "Laplacian eigenmaps")?;
-        if graph.n() != y.nrows() {
+        let y = y.into();
+        check_fit_rows(y, self.dim, "Laplacian eigenmaps")?;
+        if graph.n() != y.n() {
             return Err(Error::DimensionMismatch(format!(
                 "the graph has {} vertices but the data {} points",
                 graph.n(),
-                y.nrows()
+                y.n()
             )));
         }
         match self.weights {
@@ -195,7 +203,7 @@ impl Checked<LaplacianEigenmapsParams> {
 }
 
 /// The mean Euclidean length of the edges of `g` on the points `y`.
-fn mean_edge_length(y: &DMatrix<f64>, g: &NeighbourGraph) -> Result<f64> {
+fn mean_edge_length(y: PointRows<'_>, g: &NeighbourGraph) -> Result<f64> {
     let edges = g.edges();
     if edges.is_empty() {
         return Err(Error::invalid(
@@ -203,11 +211,8 @@ fn mean_edge_length(y: &DMatrix<f64>, g: &NeighbourGraph) -> Result<f64> {
             "it has no edges; give a connected graph",
         ));
     }
-    let total: f64 = edges
-        .iter()
-        .map(|&(i, j, _)| (y.row(i) - y.row(j)).norm())
-        .sum();
-    Ok(total / edges.len() as f64)
+    let lengths = y.distances(edges.iter().map(|&(i, j, _)| (i, j)))?;
+    Ok(lengths.iter().sum::<f64>() / edges.len() as f64)
 }
 
 /// A fitted Laplacian eigenmap.
@@ -225,13 +230,19 @@ impl LaplacianEigenmaps {
     /// normalised Laplacian `Lhat = D^{-1/2} L D^{-1/2}` of the fitted graph (whose
     /// eigenproblem this embedding solves) fixed and the scale `s` fitted by maximum
     /// likelihood ([`crate::field::fixed_shape_evidence`]), comparable with MEU's and
-    /// ALLE's likelihoods. `y` must be the data the model was fitted on.
-    pub fn field_evidence(&self, y: &DMatrix<f64>, gamma: f64) -> Result<unfold_core::Evidence> {
-        if y.nrows() != self.graph.n() {
+    /// ALLE's likelihoods. `y` must be the data the model was fitted on; sparse points are
+    /// centred implicitly ([`crate::field::centred_traces`]).
+    pub fn field_evidence<'p>(
+        &self,
+        y: impl Into<PointRows<'p>>,
+        gamma: f64,
+    ) -> Result<unfold_core::Evidence> {
+        let y = y.into();
+        if y.n() != self.graph.n() {
             return Err(Error::DimensionMismatch(format!(
                 "the model was fitted on {} points but {} were given",
                 self.graph.n(),
-                y.nrows()
+                y.n()
             )));
         }
         let scale: Vec<f64> = self
@@ -241,14 +252,18 @@ impl LaplacianEigenmaps {
             .map(|d| d.sqrt().recip())
             .collect();
         let shape = self.graph.laplacian_sparse().scale_symmetric(&scale);
-        let (yc, _) = unfold_data::centre(y);
-        Ok(crate::field::fixed_shape_evidence(
-            &shape,
-            gamma,
-            &yc,
-            "Laplacian eigenmaps as a field",
-        )?
-        .1)
+        const CONTEXT: &str = "Laplacian eigenmaps as a field";
+        Ok(match y {
+            PointRows::Dense(y) => {
+                let (yc, _) = unfold_data::centre(y);
+                crate::field::fixed_shape_evidence(&shape, gamma, &yc, CONTEXT)?.1
+            }
+            PointRows::Sparse(y) => {
+                let traces = crate::field::centred_traces(&shape, y);
+                let p = y.shape().1;
+                crate::field::fixed_shape_evidence_of(&shape, gamma, p, traces, CONTEXT)?.1
+            }
+        })
     }
 }
 
@@ -281,13 +296,21 @@ mod registration {
             )
             .evidence(EvidenceKind::LogLikelihood)
             .takes_graph()
+            .sparse_points()
         }
 
         fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
-            let y = data.y.matrix();
+            let dense;
+            let y = match data.y.as_sparse() {
+                Some(sparse) => PointRows::Sparse(sparse),
+                None => {
+                    dense = data.y.matrix();
+                    PointRows::Dense(&dense)
+                }
+            };
             match data.graph {
-                None => p.fit(&y, observer),
-                Some(g) => p.fit_graph(&y, g),
+                None => p.fit(y, observer),
+                Some(g) => p.fit_graph(y, g),
             }
         }
     }
@@ -304,7 +327,10 @@ mod registration {
         /// The exact likelihood of the field with the eigenmap's Laplacian and a fitted
         /// scale, with MEU's base precision.
         fn evidence_on(&self, y: Points<'_>) -> Result<unfold_core::Evidence> {
-            self.field_evidence(&y.matrix(), crate::field::DEFAULT_GAMMA)
+            match y.as_sparse() {
+                Some(sparse) => self.field_evidence(sparse, crate::field::DEFAULT_GAMMA),
+                None => self.field_evidence(&*y.matrix(), crate::field::DEFAULT_GAMMA),
+            }
         }
     }
 }

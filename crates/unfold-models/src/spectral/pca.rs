@@ -57,7 +57,7 @@ impl Checked<PcaParams> {
     /// [`PcaParams::fit_view`] with the parameters checked.
     pub fn fit_view(&self, y: Points<'_>) -> Result<Pca> {
         y.check_fit(self.dim, "PCA")?;
-        let pc = principal_components_of(y.view(), self.dim, self.solver, self.seed)?;
+        let pc = principal_components_of(y.view()?, self.dim, self.solver, self.seed)?;
         Ok(Pca::from(pc))
     }
 }
