@@ -28,6 +28,7 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(settings::methods, m)?)?;
     m.add_function(wrap_pyfunction!(model::fit, m)?)?;
+    m.add_function(wrap_pyfunction!(model::fit_sparse, m)?)?;
     m.add_class::<model::NativeModel>()?;
     m.add_function(wrap_pyfunction!(sweeps::sweep_size, m)?)?;
     m.add_function(wrap_pyfunction!(sweeps::sweep_table, m)?)?;

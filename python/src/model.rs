@@ -1,15 +1,18 @@
 //! The fitted model: `fit` and the `NativeModel` class (embedding, evidence, convergence,
 //! graph, tables, projection, model-file bytes and pickling).
 
-use crate::conversion::{array, compute, graph_of, matrix, ArrayPoints};
+use crate::conversion::{array, compute, graph_of, matrix, to_py, ArrayPoints};
 use crate::settings::{registry, settings_of};
 use crate::watch::{write_stderr, Watch};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use std::borrow::Cow;
 use std::path::Path;
 use unfold_core::{Error, Evidence};
 use unfold_eval::{heldout_log_density, GplvmScoreOptions};
+use unfold_linalg::SparsePoints;
+use unfold_models::method::Points;
 use unfold_models::registry::{FitData, Model, Registry};
 
 /// Fits `method` to the points `x` (n x p, float64) with `settings` (registry names), on
@@ -26,13 +29,71 @@ pub(crate) fn fit(
     verbose: u32,
     listener: Option<Bound<'_, PyAny>>,
 ) -> PyResult<NativeModel> {
-    let settings = settings_of(method, settings)?;
     let y = ArrayPoints::of(&x);
+    fit_on(
+        py,
+        method,
+        || y.points(),
+        settings,
+        graph,
+        verbose,
+        listener,
+    )
+}
+
+/// [`fit`] of sparse points given as canonical CSR arrays (columns ascending within a
+/// row, none twice), read where they lie, for the methods that take sparse points; the
+/// registry fits a dense copy for the others.
+#[pyfunction]
+#[pyo3(signature = (method, shape, indptr, indices, data, settings, graph=None, verbose=0, listener=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fit_sparse(
+    py: Python<'_>,
+    method: &str,
+    shape: (usize, usize),
+    indptr: Vec<usize>,
+    indices: PyReadonlyArray1<'_, i32>,
+    data: PyReadonlyArray1<'_, f64>,
+    settings: &Bound<'_, PyDict>,
+    graph: Option<(Vec<i64>, Vec<i64>)>,
+    verbose: u32,
+    listener: Option<Bound<'_, PyAny>>,
+) -> PyResult<NativeModel> {
+    let rows = SparsePoints::new(
+        shape.0,
+        shape.1,
+        indptr,
+        Cow::Borrowed(indices.as_slice()?),
+        Cow::Borrowed(data.as_slice()?),
+    )
+    .map_err(to_py)?;
+    fit_on(
+        py,
+        method,
+        || Ok(Points::sparse(&rows)),
+        settings,
+        graph,
+        verbose,
+        listener,
+    )
+}
+
+/// The fit of [`fit`] and [`fit_sparse`], on the points `points` gives.
+fn fit_on<'a>(
+    py: Python<'_>,
+    method: &str,
+    points: impl Fn() -> unfold_core::Result<Points<'a>> + Sync,
+    settings: &Bound<'_, PyDict>,
+    graph: Option<(Vec<i64>, Vec<i64>)>,
+    verbose: u32,
+    listener: Option<Bound<'_, PyAny>>,
+) -> PyResult<NativeModel> {
+    let settings = settings_of(method, settings)?;
     // Warnings point at the user's line: it called `fit`, which called `_fit`, which
     // called this.
     let watch = Watch::new(listener.is_some(), 3);
     let fitted = watch.run(py, method, verbose, listener.as_ref(), || {
-        let points = y.points()?;
+        let points = points()?;
         let graph = graph.map(|g| graph_of(points.shape().0, g)).transpose()?;
         let data = FitData::view(points).with_graph(graph.as_ref());
         let fitted = registry().fit(method, &data, &settings, &watch)?;

@@ -131,6 +131,7 @@ pub(crate) fn methods(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         d.set_item("evidence", info.evidence.as_str())?;
         d.set_item("projects", info.projects)?;
         d.set_item("takes_graph", info.takes_graph)?;
+        d.set_item("sparse_points", info.sparse_points)?;
         let params = PyList::empty(py);
         for p in registry().params(info.name).map_err(to_py)? {
             let q = PyDict::new(py);

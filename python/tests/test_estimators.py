@@ -258,18 +258,72 @@ def test_verbose_reports_the_fit_on_stderr(roll, capsys):
     assert est.get_params()["verbose"] == 1
 
 
-def test_sparse_input_fits_as_its_dense_copy_and_is_refused_when_that_would_not_fit(roll):
-    """scipy.sparse points (CSR, CSC, COO) fit and project as their dense values do; a
-    dense copy above the memory limit is refused before it is made, naming the fix."""
-    dense = unfold.Isomap(n_components=2, n_neighbors=8).fit(roll)
-    for fmt in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix):
-        est = unfold.Isomap(n_components=2, n_neighbors=8).fit(fmt(roll))
-        np.testing.assert_array_equal(est.embedding_, dense.embedding_)
-        np.testing.assert_array_equal(est.transform(fmt(roll[:5])), dense.transform(roll[:5]))
+def test_sparse_input_fits_as_its_dense_values_and_a_dense_copy_is_refused_when_it_would_not_fit(roll):
+    """scipy.sparse points (CSR, CSC, COO) fit and project as their dense values do, by
+    the neighbour methods as they are and by the others as a dense copy; a dense copy above
+    the memory limit is refused before it is made, naming the fix."""
+    for cls in (unfold.Isomap, unfold.MEU):
+        dense = cls(n_components=2, n_neighbors=8).fit(roll)
+        for fmt in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix):
+            est = cls(n_components=2, n_neighbors=8).fit(fmt(roll))
+            np.testing.assert_allclose(est.embedding_, dense.embedding_, rtol=0, atol=1e-10)
+            np.testing.assert_allclose(
+                est.transform(fmt(roll[:5])), dense.transform(roll[:5]), rtol=0, atol=1e-10
+            )
     unfold.set_max_memory("1K")
     try:
-        with pytest.raises(MemoryError, match="unfold.PCA and unfold.tl.pca take the sparse"):
-            unfold.Isomap(n_components=2).fit(sp.csr_matrix(roll))
+        with pytest.raises(MemoryError, match="unfold.PCA, unfold.tl.pca"):
+            unfold.MEU(n_components=2).fit(sp.csr_matrix(roll))
+    finally:
+        unfold.set_max_memory(None)
+
+
+def _sparse_sheet(n, p, seed):
+    """Points on a square seen through ``p`` local bump features (about 0.5% non-zero)."""
+    rng = np.random.default_rng(seed)
+    t = rng.random((n, 2))
+    centres = rng.random((p, 2))
+    d2 = ((t[:, None, :] - centres[None]) ** 2).sum(-1)
+    return sp.csr_matrix(np.where(d2 < 0.0016, np.exp(-d2 / 0.0008), 0.0))
+
+
+def test_neighbour_methods_fit_sparse_points_without_a_dense_copy():
+    """Isomap and Laplacian eigenmaps fit (and Isomap projects and scores) sparse points
+    under a memory limit that refuses their dense copy, as MEU's refusal shows, with the
+    embedding and evidence of the dense fit; a non-canonical matrix (unsorted, repeated
+    columns) and int64 indices are read as their values."""
+    S = _sparse_sheet(300, 40000, 1)
+    assert S.nnz < 0.01 * S.shape[0] * S.shape[1]
+    Y = S.toarray()  # 96 MB
+    dense = {cls: cls(n_components=2, n_neighbors=8).fit(Y) for cls in (unfold.Isomap, unfold.LaplacianEigenmaps)}
+    unfold.set_max_memory("40M")
+    try:
+        with pytest.raises(MemoryError):
+            unfold.MEU(n_components=2, n_neighbors=8).fit(S)
+        for cls, want in dense.items():
+            est = cls(n_components=2, n_neighbors=8).fit(S)
+            np.testing.assert_allclose(est.embedding_, want.embedding_, rtol=0, atol=1e-10)
+            assert est.evidence_.kind == want.evidence_.kind
+            if est.evidence_.kind != "none":
+                assert abs(est.evidence_.value - want.evidence_.value) <= 1e-9 * abs(want.evidence_.value)
+        iso = unfold.Isomap(n_components=2, n_neighbors=8).fit(S)
+        np.testing.assert_allclose(iso.transform(S[:5]), iso.embedding_[:5], atol=1e-8)
+        # Every row's columns reversed and each given twice with half its value (summed,
+        # as scipy does).
+        indices, data, indptr = [], [], [0]
+        for i in range(S.shape[0]):
+            cols, vals = S.indices[S.indptr[i]:S.indptr[i + 1]], S.data[S.indptr[i]:S.indptr[i + 1]]
+            indices += [cols[::-1], cols[::-1]]
+            data += [vals[::-1] / 2, vals[::-1] / 2]
+            indptr.append(indptr[-1] + 2 * len(cols))
+        messy = sp.csr_matrix((np.concatenate(data), np.concatenate(indices), indptr), shape=S.shape)
+        assert not messy.has_canonical_format
+        wide = S.copy()
+        wide.indices = wide.indices.astype(np.int64)
+        wide.indptr = wide.indptr.astype(np.int64)
+        for data in (messy, wide):
+            est = unfold.Isomap(n_components=2, n_neighbors=8).fit(data)
+            np.testing.assert_allclose(est.embedding_, iso.embedding_, rtol=0, atol=1e-10)
     finally:
         unfold.set_max_memory(None)
 
@@ -321,7 +375,7 @@ def test_pca_of_sparse_points_is_never_densified_and_equals_the_dense_fit():
     unfold.set_max_memory("1M")
     try:
         with pytest.raises(MemoryError):
-            unfold.Isomap(n_components=2).fit(S)
+            unfold.MEU(n_components=2).fit(S)
         for data in (S, S.astype(np.float32), S.astype(np.int64), sp.csc_matrix(S)):
             if data is S:
                 data = data.copy()

@@ -53,6 +53,15 @@ class NotProjectableError(NotImplementedError, AttributeError):
     """The method has no out-of-sample rule (``transform`` is absent from its estimator)."""
 
 
+def _same_points(X, Y):
+    """Whether two point sets, dense or sparse, are the same."""
+    if X.shape != Y.shape or sp.issparse(X) != sp.issparse(Y):
+        return False
+    if sp.issparse(X):
+        return (X != Y).nnz == 0
+    return np.array_equal(X, Y)
+
+
 def _projecting_methods():
     return ", ".join(m["name"] for m in _native.methods() if m["projects"])
 
@@ -65,6 +74,23 @@ def _dense(X):
         return X
     _native.check_dense_copy(*X.shape)
     return np.ascontiguousarray(X.toarray(), dtype=np.float64)
+
+
+def _sparse_rows(X):
+    """A scipy CSR matrix of float64 values in the canonical form the neighbour methods
+    read where it lies: columns ascending within each row, none twice (a copy only when it
+    is not), 32-bit column indices."""
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    if X.indices.dtype != np.int32:
+        if X.shape[1] > np.iinfo(np.int32).max:
+            raise ValueError(
+                f"sparse points with {X.shape[1]} features; the neighbour methods take at "
+                f"most {np.iinfo(np.int32).max} (reduce them with unfold.PCA first)"
+            )
+        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr), shape=X.shape)
+    return X
 
 
 def _graph_edges(graph, n):
@@ -143,7 +169,19 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
     def _fit(self, X, graph):
         if sp.issparse(X) and self._info["name"] == "pca":
             return self._fit_sparse_pca(X)
-        X = self._check_x(X, reset=True)
+        if sp.issparse(X) and self._info["sparse_points"]:
+            X = _sparse_rows(
+                validate_data(
+                    self, X, reset=True, dtype=np.float64, accept_sparse="csr",
+                    ensure_min_samples=2,
+                )
+            )
+            points = (X.shape, X.indptr.astype(np.int64, copy=False), X.indices, X.data)
+            fit = _native.fit_sparse
+        else:
+            X = self._check_x(X, reset=True)
+            points = (X,)
+            fit = _native.fit
         edges = None
         if graph is not None:
             if not self._info["takes_graph"]:
@@ -154,8 +192,8 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
             edges = _graph_edges(graph, X.shape[0])
         listener = Listener(self._info["name"], self.verbose, self.progress, self.callback)
         try:
-            model = _native.fit(
-                self._info["name"], X, self._settings(), edges, self.verbose,
+            model = fit(
+                self._info["name"], *points, self._settings(), edges, self.verbose,
                 listener if listener.wanted() else None,
             )
         finally:
@@ -221,12 +259,15 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
         predictive density of the points at their projected positions, under the GP-LVM
         score's Gaussian process from the embedding to the training data."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
         if self._fit_X is None:
             raise ValueError(
                 "this PCA was fitted to sparse points and keeps no dense copy to score against"
             )
-        if X.shape == self._fit_X.shape and np.array_equal(X, self._fit_X):
+        X = validate_data(
+            self, X, reset=False, dtype=np.float64, order="C",
+            accept_sparse="csr" if sp.issparse(self._fit_X) else False,
+        )
+        if _same_points(X, self._fit_X):
             return self.evidence_.value
         if not self._info["projects"]:
             raise NotProjectableError(
@@ -234,7 +275,7 @@ class UnfoldEstimator(TransformerMixin, BaseEstimator):
                 f"out-of-sample rule); the methods that score new points are "
                 f"{_projecting_methods()}"
             )
-        return self.model_.heldout_log_density(self._fit_X, X)
+        return self.model_.heldout_log_density(_dense(self._fit_X), _dense(X))
 
     def __getattr__(self, name):
         # Only reached for names the class does not have: `transform` and `project` of a

@@ -16,8 +16,9 @@ def _points(adata, use_rep, keep_sparse=False):
         use_rep = "X_pca" if "X_pca" in adata.obsm else "X"
     if use_rep == "X":
         if sp.issparse(adata.X):
-            # PCA reads sparse counts where they lie; the other methods need a dense copy,
-            # checked against the memory limit (the refusal names ``tl.pca``).
+            # PCA and the neighbour methods (Isomap, Laplacian eigenmaps) read sparse
+            # counts where they lie; the other methods need a dense copy, checked against
+            # the memory limit (the refusal names ``tl.pca``).
             return (adata.X if keep_sparse else _estimators._dense(adata.X)), use_rep
         X = adata.X
     else:
@@ -50,8 +51,10 @@ def embed(adata, method="meu", use_rep=None, key_added=None, copy=False, **param
     ``adata`` when ``copy=True``.
     """
     adata = adata.copy() if copy else adata
-    X, rep = _points(adata, use_rep, keep_sparse=method == "pca")
-    est = _estimator(method, params).fit(X)
+    est = _estimator(method, params)
+    sparse = method == "pca" or est._info["sparse_points"]
+    X, rep = _points(adata, use_rep, keep_sparse=sparse)
+    est.fit(X)
     key = key_added or method.replace("-", "_")
     adata.obsm[f"X_{key}"] = est.embedding_
     if est.graph_ is not None:
