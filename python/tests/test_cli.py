@@ -71,11 +71,47 @@ def test_select_matches_the_command_line(tmp_path, cli):
     pd.testing.assert_frame_equal(ours[cols], theirs[cols], check_exact=True, check_dtype=False)
 
 
+def test_the_command_line_fits_and_projects_sparse_points_with_isomap_as_python_does(tmp_path, cli):
+    """``unfold fit --method isomap`` and ``le`` take a matrix saved by
+    ``scipy.sparse.save_npz`` as it is, with Python's bits for the same sparse matrix, and
+    ``unfold project`` places sparse new points as Python's ``transform`` does."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(9)
+    t = rng.random((260, 2))
+    centres = rng.random((400, 2))
+    d2 = ((t[:, None, :] - centres[None]) ** 2).sum(-1)
+    Y = sp.csr_matrix(np.where(d2 < 0.01, np.exp(-d2 / 0.005), 0.0))
+    train, new = Y[:240], Y[240:]
+    sp.save_npz(tmp_path / "train.npz", train)
+    sp.save_npz(tmp_path / "new.npz", new)
+    for method, cls in (("isomap", unfold.Isomap), ("le", unfold.LaplacianEigenmaps)):
+        out, model = tmp_path / f"{method}.csv", tmp_path / f"{method}.bin"
+        run = subprocess.run(
+            [str(cli), "fit", "--method", method, "--k", "8", "--input", str(tmp_path / "train.npz"),
+             "--out", str(out), "--save", str(model)],
+            capture_output=True, text=True,
+        )
+        assert run.returncode == 0, run.stderr
+        est = cls(n_components=2, n_neighbors=8).fit(train)
+        assert np.array_equal(pd.read_csv(out, float_precision="round_trip").to_numpy(), est.embedding_)
+    placed = tmp_path / "placed.csv"
+    run = subprocess.run(
+        [str(cli), "project", "--model", str(tmp_path / "isomap.bin"), "--input", str(tmp_path / "new.npz"),
+         "--out", str(placed)],
+        capture_output=True, text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    want = unfold.Isomap(n_components=2, n_neighbors=8).fit(train).transform(new)
+    assert np.array_equal(pd.read_csv(placed, float_precision="round_trip").to_numpy(), want)
+
+
 def test_the_command_line_reduces_a_scipy_sparse_matrix_without_a_dense_copy(tmp_path, cli):
     """``unfold fit`` reads a matrix saved by ``scipy.sparse.save_npz`` and reduces it with
     ``--preprocess log1p,pca:Q`` (the exact sparse PCA): PCA of those coordinates is
-    scikit-learn's PCA of the dense log1p counts; without a reduction it says what to do,
-    and another sparse format is refused naming the conversion."""
+    scikit-learn's PCA of the dense log1p counts; without a reduction a method that needs
+    dense points says what to do, and another sparse format is refused naming the
+    conversion."""
     import scipy.sparse as sp
     from sklearn.decomposition import PCA
 
@@ -95,7 +131,7 @@ def test_the_command_line_reduces_a_scipy_sparse_matrix_without_a_dense_copy(tmp
     want = PCA(n_components=2).fit_transform(np.log1p(counts.toarray()))
     np.testing.assert_allclose(np.abs(got), np.abs(want), atol=1e-7 * np.abs(want).max())
     run = subprocess.run(
-        [str(cli), "fit", "--method", "isomap", "--input", str(path)], capture_output=True, text=True
+        [str(cli), "fit", "--method", "meu", "--input", str(path)], capture_output=True, text=True
     )
     assert run.returncode != 0 and "--preprocess log1p,pca:50" in run.stderr
     sp.save_npz(tmp_path / "c.npz", counts.tocsc())

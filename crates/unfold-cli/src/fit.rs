@@ -67,9 +67,14 @@ pub fn run(registry: &Registry, resolved: &Resolved, a: &FitArgs) -> Result<()> 
     let stop = Interrupt::install(progress.bar.clone(), |signal| {
         format!("unfold fit: stopped by {signal}; nothing was written")
     })?;
-    let (data, preprocessing) =
-        crate::input::load(&a.input, a.label_column.as_deref(), a.preprocess.as_deref())?;
-    let fitted = registry.fit_resolved(resolved, &FitData::points(&data.points), &progress);
+    let takes_sparse = registry.get(method)?.info().sparse_points;
+    let (data, preprocessing) = crate::input::load_for(
+        &a.input,
+        a.label_column.as_deref(),
+        a.preprocess.as_deref(),
+        takes_sparse,
+    )?;
+    let fitted = registry.fit_resolved(resolved, &FitData::view(data.points()), &progress);
     progress.bar.finish_and_clear();
     let Fitted { model, report } = fitted?;
     let _writing = stop.writing();
@@ -115,8 +120,8 @@ pub fn run(registry: &Registry, resolved: &Resolved, a: &FitArgs) -> Result<()> 
         }
         let report = Report::new(
             &report,
-            data.points.nrows(),
-            data.points.ncols(),
+            data.shape().0,
+            data.shape().1,
             x.ncols(),
             resolved.count("k").ok(),
             notes,
@@ -140,7 +145,7 @@ pub fn run(registry: &Registry, resolved: &Resolved, a: &FitArgs) -> Result<()> 
     }
     if let Some(path) = &a.plot {
         let overlay = model.overlay().unwrap_or_default();
-        let (colouring, value_name) = match (&overlay.colour_by, &data.labels) {
+        let (colouring, value_name) = match (&overlay.colour_by, data.labels()) {
             (Some((name, values)), _) => (Colouring::Value(values), name.as_str()),
             (None, Some(l)) => (Colouring::Class(l), ""),
             (None, None) => (Colouring::None, ""),
@@ -161,8 +166,8 @@ pub fn run(registry: &Registry, resolved: &Resolved, a: &FitArgs) -> Result<()> 
     } else {
         eprintln!(
             "fitted {method} to {} points x {} features in {:.3} s; wrote {}",
-            data.points.nrows(),
-            data.points.ncols(),
+            data.shape().0,
+            data.shape().1,
             report.seconds,
             wrote.join(", ")
         );

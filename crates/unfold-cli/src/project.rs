@@ -23,15 +23,23 @@ pub fn run(registry: &Registry, a: &ProjectArgs) -> Result<()> {
             ),
         )
     })?;
-    let data = read_points(
-        &a.input,
-        &CsvOptions {
-            label_column: a.label_column.clone(),
-        },
-    )?;
+    // New points in a sparse matrix are read as their dense values (within the memory
+    // limit): they are few, and every projection reads them whole.
+    let points = match unfold_data::read_sparse(&a.input)? {
+        Some(csr) => {
+            unfold_models::traits::check_dense_copy(csr.nrows, csr.ncols)?;
+            csr.to_dense()?
+        }
+        None => {
+            let options = CsvOptions {
+                label_column: a.label_column.clone(),
+            };
+            read_points(&a.input, &options)?.points
+        }
+    };
     // A model fitted after `--preprocess` carries the fitted steps: new points go through
     // them first, as the training points did.
-    let points = saved.preprocessing.apply(data.points)?;
+    let points = saved.preprocessing.apply(points)?;
     let projection = rule.project(&points)?;
     let _writing = stop.writing();
     write_csv(

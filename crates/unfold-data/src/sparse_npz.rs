@@ -15,7 +15,7 @@ use crate::npz::{array_name, corrupt, member_error, open_archive, open_member, s
 use nalgebra::DMatrix;
 use std::io::{Read, Seek};
 use unfold_core::{Error, Result};
-use unfold_linalg::{PrincipalComponents, SparseRows};
+use unfold_linalg::{PrincipalComponents, SparsePoints, SparseRows};
 use zip::ZipArchive;
 
 /// The stored values of a [`SparseCsr`]: `float32` arrays stay single precision.
@@ -111,6 +111,50 @@ impl SparseCsr {
     /// What [`SparseRows::new`] refuses.
     pub fn check(&self) -> Result<()> {
         with_rows!(self, |_rows| Ok(()))
+    }
+
+    /// The rows as canonical sparse points (columns ascending, a column given twice in a
+    /// row summed, values in double precision), for the neighbour methods that take them.
+    ///
+    /// # Errors
+    /// Malformed arrays ([`SparseCsr::check`]); more columns than 32-bit indices hold.
+    pub fn to_points(&self) -> Result<SparsePoints<'static>> {
+        with_rows!(self, |rows| {
+            let n = self.nrows;
+            let mut indptr = Vec::with_capacity(n + 1);
+            let (mut indices, mut values) = (Vec::new(), Vec::new());
+            indptr.push(0);
+            let mut entries: Vec<(usize, f64)> = Vec::new();
+            for i in 0..n {
+                entries.clear();
+                entries.extend(rows.entries(i));
+                entries.sort_unstable_by_key(|&(c, _)| c);
+                for &(c, v) in &entries {
+                    match indices.last() {
+                        Some(&last) if values.len() > indptr[i] && last as usize == c => {
+                            *values.last_mut().expect("an entry of this row") += v;
+                        }
+                        _ => {
+                            let c = i32::try_from(c).map_err(|_| {
+                                unfold_core::Error::invalid(
+                                    "sparse matrix",
+                                    format!(
+                                        "{} columns; sparse points have at most {} (reduce them \
+                                         with --preprocess pca:Q)",
+                                        self.ncols,
+                                        i32::MAX
+                                    ),
+                                )
+                            })?;
+                            indices.push(c);
+                            values.push(v);
+                        }
+                    }
+                }
+                indptr.push(values.len());
+            }
+            SparsePoints::new(n, self.ncols, indptr, indices.into(), values.into())
+        })
     }
 
     /// The dense matrix (for tests and small inputs).

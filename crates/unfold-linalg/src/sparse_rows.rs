@@ -153,6 +153,14 @@ impl<'a, I: SparseIndex, T: SparseValue> SparseRows<'a, I, T> {
     }
 
     /// The columns and values of row `i`.
+    /// The entries of row `i` as `(column, value)`, in the order stored.
+    pub fn entries(&self, i: usize) -> impl Iterator<Item = (usize, f64)> + 'a {
+        let (cols, vals) = self.row(i);
+        cols.iter()
+            .zip(vals)
+            .map(|(&c, &v)| (c.position().unwrap_or(0), v.value()))
+    }
+
     fn row(&self, i: usize) -> (&'a [I], &'a [T]) {
         let start = self.indptr[i].position().unwrap_or(0);
         let end = self.indptr[i + 1].position().unwrap_or(start);
