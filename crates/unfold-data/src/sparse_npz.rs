@@ -542,6 +542,26 @@ mod tests {
         assert_eq!(parse_sparse_npz(&plain, "x.npz").unwrap(), None);
     }
 
+    /// Unsorted columns and a column given twice in a row become canonical sparse points
+    /// with the matrix's values (duplicates summed, as scipy sums them).
+    #[test]
+    fn sparse_points_are_canonical() {
+        let csr = SparseCsr {
+            nrows: 3,
+            ncols: 4,
+            index: CsrIndex::I64 {
+                indptr: vec![0, 4, 4, 6],
+                indices: vec![3, 0, 3, 1, 2, 0],
+            },
+            data: SparseValues::F32(vec![1.0, 2.0, 0.5, -1.0, 4.0, 3.0]),
+        };
+        let points = csr.to_points().unwrap();
+        assert_eq!(points.to_dense(), csr.to_dense().unwrap());
+        assert_eq!(points.row(0), (&[0, 1, 3][..], &[2.0, -1.0, 1.5][..]));
+        assert_eq!(points.row(1).0.len(), 0);
+        assert_eq!(points.row(2), (&[0, 2][..], &[3.0, 4.0][..]));
+    }
+
     /// Damaged members are refused with the reason: a fractional or negative index, a
     /// member shorter or longer than its header, a flipped byte (CRC-32), a column out of
     /// range, and a value type that is not read.

@@ -152,11 +152,6 @@ impl<'a> SparsePoints<'a> {
         (self.nrows, self.ncols)
     }
 
-    /// The arrays: row pointers, column indices and values.
-    pub fn arrays(&self) -> (&[usize], &[i32], &[f64]) {
-        (&self.indptr, &self.indices, &self.values)
-    }
-
     /// The number of stored entries.
     pub fn nnz(&self) -> usize {
         self.values.len()
