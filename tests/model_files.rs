@@ -281,11 +281,12 @@ fn as_version(bytes: &[u8], version: u32) -> Vec<u8> {
     out
 }
 
-/// The first format version with the current payload layout of `method`'s model: Isomap's
-/// training points became one of two layouts (dense or sparse) in version 5.
+/// The first format version with the current payload layout of `method`'s model: the
+/// training points of Isomap and LLE became one of two layouts (dense or sparse) in
+/// version 5.
 fn layout_since(method: &str) -> u32 {
     match method {
-        "isomap" => 5,
+        "isomap" | "lle" => 5,
         _ => OLDEST_MODEL_FORMAT_VERSION,
     }
 }

@@ -16,7 +16,7 @@ def _points(adata, use_rep, keep_sparse=False):
         use_rep = "X_pca" if "X_pca" in adata.obsm else "X"
     if use_rep == "X":
         if sp.issparse(adata.X):
-            # PCA and the neighbour methods (Isomap, Laplacian eigenmaps) read sparse
+            # PCA and the neighbour methods (Isomap, Laplacian eigenmaps, LLE) read sparse
             # counts where they lie; the other methods need a dense copy, checked against
             # the memory limit (the refusal names ``tl.pca``).
             return (adata.X if keep_sparse else _estimators._dense(adata.X)), use_rep

@@ -106,7 +106,7 @@ fn sparse_needs_pca(n: usize, p: usize) -> unfold_core::Error {
         format!(
             "the input is a sparse {n} x {p} matrix: reduce it with --preprocess pca:Q (after \
              log1p, if any), e.g. --preprocess log1p,pca:50; this command computes on dense \
-             points (unfold fit --method isomap or le takes the sparse matrix as it is)"
+             points (unfold fit --method isomap, le or lle takes the sparse matrix as it is)"
         ),
     )
 }

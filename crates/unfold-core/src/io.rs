@@ -13,7 +13,7 @@ const MODEL_MAGIC: &[u8; 8] = b"UNFOLDMD";
 /// the header also holds the payload's length and checksum ([`payload_checksum`]).
 /// Version 4: a transform block (the fitted preprocessing of the training data, empty when
 /// there was none) before the payload, under the same checksum. Version 5: the training
-/// points a model keeps for new points (Isomap's) may be sparse rows, so the payload of
+/// points a model keeps for new points (Isomap's, LLE's) may be sparse rows, so the payload of
 /// such a model holds them as one of two layouts; older payloads are read as dense.
 pub const MODEL_FORMAT_VERSION: u32 = 5;
 /// The oldest format version this build reads. Every released version from this one on

@@ -106,5 +106,5 @@ pub use selected_inverse::{FillOrdering, SelectedInverse, SparseFactor, SparseSy
 pub use simd::{exp, lane_sum, vectorize};
 pub use sparse::CsrMatrix;
 pub use sparse_cholesky::SparseCholesky;
-pub use sparse_points::{sparse_dot, sparse_sq_dist, SparsePoints, SparseRow};
+pub use sparse_points::{sparse_difference, sparse_dot, sparse_sq_dist, SparsePoints, SparseRow};
 pub use sparse_rows::{SparseIndex, SparseRows, SparseValue};

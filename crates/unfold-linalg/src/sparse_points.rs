@@ -262,6 +262,36 @@ pub fn sparse_sq_dist((ca, va): SparseRow<'_>, (cb, vb): SparseRow<'_>) -> f64 {
     sum
 }
 
+/// The difference `a - b` of two sparse rows, on the union of their columns (ascending).
+pub fn sparse_difference((ca, va): SparseRow<'_>, (cb, vb): SparseRow<'_>) -> (Vec<i32>, Vec<f64>) {
+    let (mut cols, mut vals) = (Vec::with_capacity(ca.len() + cb.len()), Vec::new());
+    let (mut s, mut t) = (0, 0);
+    loop {
+        let (c, v) = match (ca.get(s), cb.get(t)) {
+            (Some(&x), Some(&y)) if x == y => {
+                (s, t) = (s + 1, t + 1);
+                (x, va[s - 1] - vb[t - 1])
+            }
+            (Some(&x), Some(&y)) if x < y => {
+                s += 1;
+                (x, va[s - 1])
+            }
+            (Some(&x), None) => {
+                s += 1;
+                (x, va[s - 1])
+            }
+            (_, Some(&y)) => {
+                t += 1;
+                (y, -vb[t - 1])
+            }
+            (None, None) => break,
+        };
+        cols.push(c);
+        vals.push(v);
+    }
+    (cols, vals)
+}
+
 /// The dot product of two sparse rows.
 pub fn sparse_dot((ca, va): SparseRow<'_>, (cb, vb): SparseRow<'_>) -> f64 {
     let (mut s, mut t, mut sum) = (0, 0, 0.0);
@@ -311,6 +341,12 @@ mod tests {
                 let d = (y.row(i) - y.row(j)).norm_squared();
                 assert_eq!(sparse_sq_dist(s.row(i), s.row(j)), d);
                 assert_eq!(sparse_dot(s.row(i), s.row(j)), y.row(i).dot(&y.row(j)));
+                let (cols, vals) = sparse_difference(s.row(i), s.row(j));
+                let mut diff = DMatrix::zeros(1, 5);
+                cols.iter()
+                    .zip(&vals)
+                    .for_each(|(&c, &v)| diff[c as usize] = v);
+                assert_eq!(diff, y.row(i) - y.row(j));
             }
         }
         let picked = s.select_rows(&[3, 0, 3]);

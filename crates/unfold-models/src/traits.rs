@@ -155,7 +155,7 @@ pub fn check_dense_copy(n: usize, p: usize) -> Result<()> {
         alternative: "reduce the features first by PCA, which reads sparse points without a \
                       dense copy (--preprocess pca:50 on the command line; unfold.PCA, \
                       unfold.tl.pca or scanpy.pp.pca in Python, then use_rep='X_pca'); the \
-                      neighbour methods isomap and le also take sparse points as they are",
+                      neighbour methods isomap, le and lle also take sparse points as they are",
     })
 }
 

@@ -1,7 +1,7 @@
 //! Sparse points through the registry: the neighbour methods (Isomap, Laplacian
-//! eigenmaps) fit them as they are and give the fit of the same points dense; repeated
-//! rows are merged and separate components joined as for dense points; a sparse Isomap
-//! projects new points and survives its model file; the other methods fit a dense copy.
+//! eigenmaps, LLE) fit them as they are and give the fit of the same points dense; repeated
+//! rows are merged and separate components joined as for dense points; a sparse Isomap or
+//! LLE projects new points and survives its model file; the other methods fit a dense copy.
 
 use nalgebra::DMatrix;
 use std::path::Path;
@@ -59,15 +59,16 @@ fn fit(name: &str, data: &FitData<'_>, settings: &Settings) -> (Box<dyn Model>, 
     (fitted.model, warnings.0.into_inner().unwrap())
 }
 
-fn assert_close(a: &DMatrix<f64>, b: &DMatrix<f64>, what: &str) {
+fn assert_close(a: &DMatrix<f64>, b: &DMatrix<f64>, tol: f64, what: &str) {
     assert_eq!(a.shape(), b.shape(), "{what}");
     let err = (a - b).abs().max();
-    assert!(err <= 1e-9 * b.abs().max(), "{what}: max difference {err}");
+    assert!(err <= tol * b.abs().max(), "{what}: max difference {err}");
 }
 
 /// Each neighbour method on sparse points equals its fit of the dense points: embedding,
 /// evidence, warnings (the same copies merged, the same components joined) and, for
-/// Isomap, the projection of new points, also after a round trip through its model file.
+/// Isomap and LLE, the projection of new points, also after a round trip through the model
+/// file.
 #[test]
 fn neighbour_methods_fit_sparse_points_as_dense_ones() {
     let registry = Registry::builtin();
@@ -75,16 +76,21 @@ fn neighbour_methods_fit_sparse_points_as_dense_ones() {
         let y = bumps(240, split, 5);
         let sparse = SparsePoints::from_dense(&y).unwrap();
         assert!(sparse.nnz() < y.len() / 5, "the points are sparse");
-        for name in ["isomap", "le"] {
+        for name in ["isomap", "le", "lle"] {
             assert!(registry.get(name).unwrap().info().sparse_points);
             let settings = Settings::new().with("k", 6usize).with("dim", 2usize);
             let (dense_fit, dense_warnings) = fit(name, &FitData::points(&y), &settings);
             let (sparse_fit, sparse_warnings) =
                 fit(name, &FitData::view(Points::sparse(&sparse)), &settings);
             let what = format!("{name}, split {split}");
-            assert_close(sparse_fit.coords(), dense_fit.coords(), &what);
+            // LLE's bottom eigenvectors of M = (I - W)^T (I - W) magnify the rounding of
+            // the weights (their local Gram matrices are summed in another order) by about
+            // ||M|| / gap; its evidence, which reads the weights directly, is compared at
+            // 1e-9 below.
+            let tol = if name == "lle" { 1e-6 } else { 1e-9 };
+            assert_close(sparse_fit.coords(), dense_fit.coords(), tol, &what);
             assert_eq!(sparse_warnings, dense_warnings, "{what}");
-            // Isomap needs distinct points (Laplacian eigenmaps does not).
+            // Isomap needs distinct points (Laplacian eigenmaps and LLE do not).
             assert_eq!(
                 sparse_warnings
                     .iter()
@@ -104,7 +110,7 @@ fn neighbour_methods_fit_sparse_points_as_dense_ones() {
             assert_eq!(e_sparse.kind, e_dense.kind);
             assert_eq!(
                 e_dense.value.is_finite(),
-                name == "le",
+                name != "isomap",
                 "{what}: Isomap has none"
             );
             assert!(
@@ -114,7 +120,7 @@ fn neighbour_methods_fit_sparse_points_as_dense_ones() {
                 e_sparse.value,
                 e_dense.value
             );
-            if name == "isomap" {
+            if name != "le" {
                 let new = bumps(60, split, 6).rows(24, 12).into_owned();
                 let want = dense_fit
                     .out_of_sample()
@@ -128,7 +134,7 @@ fn neighbour_methods_fit_sparse_points_as_dense_ones() {
                     .project(&new)
                     .unwrap()
                     .mean;
-                assert_close(&got, &want, &what);
+                assert_close(&got, &want, tol, &what);
                 let bytes = Registry::to_bytes(sparse_fit.as_ref()).unwrap();
                 let loaded = registry.from_bytes(&bytes, Path::new("m.bin")).unwrap();
                 let again = loaded.out_of_sample().unwrap().project(&new).unwrap().mean;
@@ -147,8 +153,9 @@ fn other_methods_fit_a_dense_copy() {
     let y = bumps(120, false, 5);
     let sparse = SparsePoints::from_dense(&y).unwrap();
     let settings = Settings::new().with("k", 6usize);
-    let (dense_fit, _) = fit("lle", &FitData::points(&y), &settings);
-    let (sparse_fit, _) = fit("lle", &FitData::view(Points::sparse(&sparse)), &settings);
+    let (dense_fit, _) = fit("meu", &FitData::points(&y), &settings);
+    let (sparse_fit, _) = fit("meu", &FitData::view(Points::sparse(&sparse)), &settings);
+    assert!(!Registry::builtin().get("meu").unwrap().info().sparse_points);
     assert_eq!(sparse_fit.coords(), dense_fit.coords());
 }
 

@@ -8,6 +8,7 @@ use nalgebra::DMatrix;
 use rayon::prelude::*;
 use std::sync::OnceLock;
 use unfold_core::{interrupt, Error, Evidence, Result};
+use unfold_graph::PointRows;
 use unfold_linalg::{sparse_dot, CsrMatrix, SparsePoints, SparseSymbolic};
 
 /// A field at a fixed precision, without free parameters: the evidence of a model whose
@@ -169,6 +170,36 @@ pub fn fixed_shape_evidence(
     check_rows(&Precision::Sparse(shape.clone()), y)?;
     let spread = Precision::Sparse(shape.clone()).quadratic_trace(y);
     fixed_shape_evidence_of(shape, gamma, y.ncols(), (spread, y.norm_squared()), context)
+}
+
+/// [`fixed_shape_evidence`] of the data `y` as given (not centred), dense or sparse: dense
+/// points are centred, sparse ones centred implicitly ([`centred_traces`]).
+///
+/// # Errors
+/// As [`fixed_shape_evidence_of`].
+pub fn fixed_shape_evidence_on(
+    shape: &CsrMatrix,
+    gamma: f64,
+    y: PointRows<'_>,
+    context: &str,
+) -> Result<(f64, Evidence)> {
+    match y {
+        PointRows::Dense(y) => {
+            let (yc, _) = unfold_data::centre(y);
+            fixed_shape_evidence(shape, gamma, &yc, context)
+        }
+        PointRows::Sparse(y) => {
+            if shape.nrows() != y.shape().0 {
+                return Err(Error::DimensionMismatch(format!(
+                    "a precision of {} points for {} points",
+                    shape.nrows(),
+                    y.shape().0
+                )));
+            }
+            let traces = centred_traces(shape, y);
+            fixed_shape_evidence_of(shape, gamma, y.shape().1, traces, context)
+        }
+    }
 }
 
 /// `(tr(S Yc Yc^T), tr(Yc Yc^T))` of sparse points `Y`, `Yc = Y - 1 m^T` centred by their

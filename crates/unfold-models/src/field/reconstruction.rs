@@ -4,7 +4,7 @@
 
 use nalgebra::{DMatrix, DVector};
 use unfold_core::{Error, Result};
-use unfold_linalg::CsrMatrix;
+use unfold_linalg::{sparse_difference, sparse_dot, CsrMatrix, SparsePoints, SparseRow};
 
 /// Reconstruction weights of `y0` from the rows `nbrs` of `y` (sum to one). `who` names the
 /// point in error messages.
@@ -15,9 +15,39 @@ pub fn reconstruction_weights(
     reg: f64,
     who: usize,
 ) -> Result<Vec<f64>> {
+    let z = DMatrix::from_fn(nbrs.len(), y.ncols(), |a, j| y[(nbrs[a], j)] - y0[j]);
+    weights_from_gram(&z * z.transpose(), nbrs, reg, who)
+}
+
+/// [`reconstruction_weights`] of the sparse row `y0` from the rows `nbrs` of sparse points:
+/// the local Gram matrix from the differences `y_a - y0` on the union of their columns.
+pub fn reconstruction_weights_sparse(
+    y: &SparsePoints<'_>,
+    y0: SparseRow<'_>,
+    nbrs: &[usize],
+    reg: f64,
+    who: usize,
+) -> Result<Vec<f64>> {
+    let z: Vec<(Vec<i32>, Vec<f64>)> = nbrs
+        .iter()
+        .map(|&a| sparse_difference(y.row(a), y0))
+        .collect();
+    let row = |a: usize| (&z[a].0[..], &z[a].1[..]);
     let k = nbrs.len();
-    let z = DMatrix::from_fn(k, y.ncols(), |a, j| y[(nbrs[a], j)] - y0[j]);
-    let mut c = &z * z.transpose();
+    let c = DMatrix::from_fn(k, k, |a, b| sparse_dot(row(a), row(b)));
+    weights_from_gram(c, nbrs, reg, who)
+}
+
+/// The weights of [`reconstruction_weights`] from the local Gram matrix `C = Z Z^T` of the
+/// differences to the neighbours `nbrs`: `C + reg tr(C) I` solved against ones, scaled to
+/// sum to one.
+fn weights_from_gram(
+    mut c: DMatrix<f64>,
+    nbrs: &[usize],
+    reg: f64,
+    who: usize,
+) -> Result<Vec<f64>> {
+    let k = nbrs.len();
     let trace = c.trace();
     if trace == 0.0 {
         return Err(Error::DuplicatePoints {

@@ -252,18 +252,13 @@ impl LaplacianEigenmaps {
             .map(|d| d.sqrt().recip())
             .collect();
         let shape = self.graph.laplacian_sparse().scale_symmetric(&scale);
-        const CONTEXT: &str = "Laplacian eigenmaps as a field";
-        Ok(match y {
-            PointRows::Dense(y) => {
-                let (yc, _) = unfold_data::centre(y);
-                crate::field::fixed_shape_evidence(&shape, gamma, &yc, CONTEXT)?.1
-            }
-            PointRows::Sparse(y) => {
-                let traces = crate::field::centred_traces(&shape, y);
-                let p = y.shape().1;
-                crate::field::fixed_shape_evidence_of(&shape, gamma, p, traces, CONTEXT)?.1
-            }
-        })
+        Ok(crate::field::fixed_shape_evidence_on(
+            &shape,
+            gamma,
+            y,
+            "Laplacian eigenmaps as a field",
+        )?
+        .1)
     }
 }
 

@@ -6,17 +6,21 @@
 //! The embedding is given by the eigenvectors of the q smallest non-zero eigenvalues of
 //! `M = (I - W)^T (I - W)` (the constant vector is dropped), scaled so that
 //! `X^T X / n = I`. A new point is placed at `sum_j w_j x_j` with its weights computed the
-//! same way from its k nearest training points.
+//! same way from its k nearest training points. The data enter through neighbours and the
+//! dot products of their differences only, so sparse points are fitted as they are and
+//! kept sparse for new points.
 
-use crate::field::reconstruction::{cost_matrix, reconstruction_weights};
-use crate::method::{Checked, Declared, Interval, Rule};
-use crate::traits::{check_fit_points, check_new_points, Embedding, OutOfSample, Projection};
+use crate::field::reconstruction::{
+    cost_matrix, reconstruction_weights, reconstruction_weights_sparse,
+};
+use crate::method::{Checked, Declared, Interval, Rule, TrainingPoints};
+use crate::traits::{check_fit_rows, Embedding, OutOfSample, Projection};
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use unfold_core::{Observer, Result, Silent};
-use unfold_graph::{knn_query, GraphSpec, NeighbourGraph, Weighting};
-use unfold_linalg::{fix_signs, smallest_eigenpairs, SymMatrix};
+use unfold_graph::{GraphSpec, NeighbourGraph, PointRows, Weighting};
+use unfold_linalg::{fix_signs, smallest_eigenpairs, SparsePoints, SymMatrix};
 
 crate::params! {
     /// Settings of [`Lle`]. `reg` is the Tikhonov regulariser relative to the trace of the
@@ -49,20 +53,21 @@ impl LleParams {
 }
 
 impl Checked<LleParams> {
-    /// [`LleParams::fit`] with the parameters checked.
-    pub fn fit(&self, y: &DMatrix<f64>, observer: &dyn Observer) -> Result<Lle> {
-        check_fit_points(y, self.dim, "LLE")?;
+    /// [`LleParams::fit`] with the parameters checked, on dense or sparse points.
+    pub fn fit<'p>(&self, y: impl Into<PointRows<'p>>, observer: &dyn Observer) -> Result<Lle> {
+        let y = y.into();
+        check_fit_rows(y, self.dim, "LLE")?;
         let (nn, graph) = self.graph.build(y, Weighting::Binary, "LLE", observer)?;
         let weights = all_weights(y, &nn.indices, self.reg)?;
         let m = cost_matrix(&nn.indices, &weights, None);
         let eig = smallest_eigenpairs(SymMatrix::Sparse(&m), self.dim + 1)?;
-        let mut coords = eig.vectors.columns(1, self.dim) * (y.nrows() as f64).sqrt();
+        let mut coords = eig.vectors.columns(1, self.dim) * (y.n() as f64).sqrt();
         fix_signs(&mut coords);
         Ok(Lle {
             eigenvalues: eig.values.rows(1, self.dim).into_owned(),
             k: self.graph.k,
             reg: self.reg,
-            train: y.clone(),
+            train: TrainingPoints::of(y),
             graph,
             coords,
         })
@@ -70,10 +75,15 @@ impl Checked<LleParams> {
 }
 
 /// Reconstruction weights of every row of `y` from its neighbours `nbrs[i]`.
-fn all_weights(y: &DMatrix<f64>, nbrs: &[Vec<usize>], reg: f64) -> Result<Vec<Vec<f64>>> {
-    (0..y.nrows())
+fn all_weights(y: PointRows<'_>, nbrs: &[Vec<usize>], reg: f64) -> Result<Vec<Vec<f64>>> {
+    (0..y.n())
         .into_par_iter()
-        .map(|i| reconstruction_weights(y, &y.row(i).transpose(), &nbrs[i], reg, i))
+        .map(|i| match y {
+            PointRows::Dense(y) => {
+                reconstruction_weights(y, &y.row(i).transpose(), &nbrs[i], reg, i)
+            }
+            PointRows::Sparse(y) => reconstruction_weights_sparse(y, y.row(i), &nbrs[i], reg, i),
+        })
         .collect()
 }
 
@@ -84,6 +94,17 @@ pub struct Lle {
     pub eigenvalues: DVector<f64>,
     pub k: usize,
     pub reg: f64,
+    train: TrainingPoints,
+    graph: NeighbourGraph,
+    coords: DMatrix<f64>,
+}
+
+/// [`Lle`] as files before format version 5 hold it, with dense training points.
+#[derive(Deserialize)]
+struct LleV4 {
+    eigenvalues: DVector<f64>,
+    k: usize,
+    reg: f64,
     train: DMatrix<f64>,
     graph: NeighbourGraph,
     coords: DMatrix<f64>,
@@ -97,11 +118,11 @@ impl Lle {
     /// The neighbour lists are the fit's: the kNN lists with the edges that joined the
     /// graph's components, if any.
     pub fn field_evidence(&self, gamma: f64) -> Result<unfold_core::Evidence> {
-        let (nn, ..) = GraphSpec::knn(self.k).neighbours(&self.train, Weighting::Binary, "LLE")?;
-        let weights = all_weights(&self.train, &nn.indices, self.reg)?;
+        let y = self.train.rows();
+        let (nn, ..) = GraphSpec::knn(self.k).neighbours(y, Weighting::Binary, "LLE")?;
+        let weights = all_weights(y, &nn.indices, self.reg)?;
         let shape = cost_matrix(&nn.indices, &weights, None);
-        let (yc, _) = unfold_data::centre(&self.train);
-        Ok(crate::field::fixed_shape_evidence(&shape, gamma, &yc, "LLE as a field")?.1)
+        Ok(crate::field::fixed_shape_evidence_on(&shape, gamma, y, "LLE as a field")?.1)
     }
 }
 
@@ -117,17 +138,19 @@ impl Embedding for Lle {
 
 impl OutOfSample for Lle {
     fn project(&self, y_new: &DMatrix<f64>) -> Result<Projection> {
-        check_new_points(y_new, self.train.ncols())?;
-        let nn = knn_query(&self.train, y_new, self.k)?;
+        let nn = self.train.knn_query(y_new, self.k)?;
         let mut mean = DMatrix::zeros(y_new.nrows(), self.coords.ncols());
         for i in 0..y_new.nrows() {
-            let w = reconstruction_weights(
-                &self.train,
-                &y_new.row(i).transpose(),
-                &nn.indices[i],
-                self.reg,
-                i,
-            )?;
+            let (nbrs, reg) = (&nn.indices[i], self.reg);
+            let w = match &self.train {
+                TrainingPoints::Dense(t) => {
+                    reconstruction_weights(t, &y_new.row(i).transpose(), nbrs, reg, i)?
+                }
+                TrainingPoints::Sparse(t) => {
+                    let point = SparsePoints::from_dense(&y_new.rows(i, 1).into_owned())?;
+                    reconstruction_weights_sparse(t, point.row(0), nbrs, reg, i)?
+                }
+            };
             for (&a, &wa) in nn.indices[i].iter().zip(&w) {
                 let xa = self.coords.row(a) * wa;
                 let mut row = mean.row_mut(i);
@@ -141,7 +164,7 @@ impl OutOfSample for Lle {
 /// LLE in the method registry ([`crate::registry`]).
 mod registration {
     use super::*;
-    use crate::method::{Family, FitData, MethodInfo, Model, Points, Registered};
+    use crate::method::{decode_whole, Family, FitData, MethodInfo, Model, Points, Registered};
     use unfold_core::EvidenceKind;
     use unfold_core::Observer;
 
@@ -155,10 +178,30 @@ mod registration {
             MethodInfo::new("lle", Family::Spectral, ABOUT)
                 .evidence(EvidenceKind::LogLikelihood)
                 .projects()
+                .sparse_points()
         }
 
         fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
-            p.fit(&data.y.matrix(), observer)
+            match data.y.as_sparse() {
+                Some(sparse) => p.fit(sparse, observer),
+                None => p.fit(&*data.y.matrix(), observer),
+            }
+        }
+
+        /// Files before format version 5 hold the training points dense.
+        fn from_payload(payload: &[u8], version: u32) -> Result<Self> {
+            if version >= 5 {
+                return decode_whole(payload, "model");
+            }
+            let old: LleV4 = decode_whole(payload, "model")?;
+            Ok(Lle {
+                eigenvalues: old.eigenvalues,
+                k: old.k,
+                reg: old.reg,
+                train: TrainingPoints::Dense(old.train),
+                graph: old.graph,
+                coords: old.coords,
+            })
         }
     }
 
@@ -168,7 +211,7 @@ mod registration {
             matrix("the embedding", &self.coords, None, None)?;
             let (n, q) = self.coords.shape();
             vector("the eigenvalues", &self.eigenvalues, Some(q))?;
-            matrix("the training points", &self.train, Some(n), None)?;
+            self.train.validate("the training points", n)?;
             graph("the graph", &self.graph, n)?;
             neighbours(self.k, n)?;
             non_negative("reg", self.reg)
