@@ -1,6 +1,8 @@
-"""Neighbour methods on sparse points without a dense copy: unfold's Isomap and Laplacian
-eigenmaps on a scipy CSR matrix, against the same fits of its dense copy and against
-scikit-learn's Isomap and SpectralEmbedding on the same CSR matrix.
+"""Neighbour methods on sparse points without a dense copy: unfold's Isomap, Laplacian
+eigenmaps and LLE on a scipy CSR matrix, against the same fits of its dense copy and
+against scikit-learn's Isomap and SpectralEmbedding on the same CSR matrix (its
+LocallyLinearEmbedding does not take sparse input, so it gets the dense copy, made inside
+its timed fit).
 
 Each fit runs in a fresh process on the same matrix (saved once, read with
 scipy.sparse.load_npz, the libraries imported first), timed fit only. Memory: the process's peak resident memory is
@@ -16,6 +18,7 @@ uniform on the unit square; every feature has a centre on the square):
 - counts: log1p of Poisson counts with mean 4 exp(-d^2 / (2 w^2)) within r.
 
     python bench/sparse_neighbours/run.py > bench/results/sparse_neighbours.md
+    python bench/sparse_neighbours/run.py lle    # the LLE rows
 """
 
 import json
@@ -34,17 +37,19 @@ def rss(field):
 
 method, tool, path = sys.argv[1], sys.argv[2], sys.argv[3]
 import unfold
-from sklearn.manifold import Isomap, SpectralEmbedding
+from sklearn.manifold import Isomap, LocallyLinearEmbedding, SpectralEmbedding
 X = sp.load_npz(path).tocsr()
 matrix_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")
 before = rss("VmRSS:")
 start = time.perf_counter()
-data = X.toarray() if tool == "unfold-dense" else X
+data = X.toarray() if tool == "unfold-dense" or (method, tool) == ("lle", "scikit-learn") else X
 if tool.startswith("unfold"):
-    cls = unfold.Isomap if method == "isomap" else unfold.LaplacianEigenmaps
+    cls = {"isomap": unfold.Isomap, "le": unfold.LaplacianEigenmaps, "lle": unfold.LLE}[method]
     emb = cls(n_components=2, n_neighbors=10).fit(data).embedding_
+elif method == "lle":
+    emb = LocallyLinearEmbedding(n_components=2, n_neighbors=10, random_state=0).fit_transform(data)
 elif method == "isomap":
     emb = Isomap(n_components=2, n_neighbors=10).fit_transform(data)
 else:
@@ -99,16 +104,23 @@ def main():
     import numpy as np
     from sklearn.manifold import trustworthiness
 
-    cells = [
+    if sys.argv[1:] == ["lle"]:
+        cells = [
+            ("bumps", 2000, 20000, 0.05, ("lle",), True),
+            ("counts", 2000, 20000, 0.01, ("lle",), True),
+            ("counts", 5000, 20000, 0.05, ("lle",), True),
+        ]
+    else:
+        cells = [
         # (generator, n, p, density, methods, with the dense copy)
-        ("bumps", 2000, 20000, 0.05, ("isomap", "le"), True),
-        ("counts", 2000, 20000, 0.05, ("isomap", "le"), True),
-        ("counts", 2000, 20000, 0.01, ("isomap", "le"), True),
-        ("bumps", 5000, 20000, 0.05, ("isomap", "le"), True),
-        ("counts", 5000, 20000, 0.01, ("isomap", "le"), True),
-        ("counts", 10000, 20000, 0.05, ("le",), True),
-        ("bumps", 20000, 20000, 0.01, ("le",), False),
-    ]
+            ("bumps", 2000, 20000, 0.05, ("isomap", "le"), True),
+            ("counts", 2000, 20000, 0.05, ("isomap", "le"), True),
+            ("counts", 2000, 20000, 0.01, ("isomap", "le"), True),
+            ("bumps", 5000, 20000, 0.05, ("isomap", "le"), True),
+            ("counts", 5000, 20000, 0.01, ("isomap", "le"), True),
+            ("counts", 10000, 20000, 0.05, ("le",), True),
+            ("bumps", 20000, 20000, 0.01, ("le",), False),
+        ]
     print("| generator | n | p | non-zeros | method | tool | fit s | matrix GB | fit peak GB | added GB | trustworthiness |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for kind, n, p, density, methods, dense in cells:
