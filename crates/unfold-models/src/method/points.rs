@@ -65,6 +65,15 @@ impl<'a> Points<'a> {
         }
     }
 
+    /// `f` of the points as [`PointRows`]: sparse rows as they are, dense points as a
+    /// column-major matrix ([`Points::matrix`]), for the methods that take either.
+    pub fn with_rows<T>(&self, f: impl FnOnce(PointRows<'_>) -> T) -> T {
+        match self.sparse {
+            Some(sparse) => f(PointRows::Sparse(sparse)),
+            None => f(PointRows::Dense(&self.matrix())),
+        }
+    }
+
     /// The sparse rows, when the points were given as such.
     pub fn as_sparse(&self) -> Option<&'a SparsePoints<'a>> {
         self.sparse

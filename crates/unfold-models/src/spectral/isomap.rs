@@ -156,10 +156,7 @@ mod registration {
         }
 
         fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
-            match data.y.as_sparse() {
-                Some(sparse) => p.fit(sparse, observer),
-                None => p.fit(&*data.y.matrix(), observer),
-            }
+            data.y.with_rows(|y| p.fit(y, observer))
         }
 
         /// Files before format version 5 hold the training points dense.

@@ -295,18 +295,10 @@ mod registration {
         }
 
         fn fit(p: &Checked<Self::Params>, data: &FitData, observer: &dyn Observer) -> Result<Self> {
-            let dense;
-            let y = match data.y.as_sparse() {
-                Some(sparse) => PointRows::Sparse(sparse),
-                None => {
-                    dense = data.y.matrix();
-                    PointRows::Dense(&dense)
-                }
-            };
-            match data.graph {
+            data.y.with_rows(|y| match data.graph {
                 None => p.fit(y, observer),
                 Some(g) => p.fit_graph(y, g),
-            }
+            })
         }
     }
 
@@ -322,10 +314,7 @@ mod registration {
         /// The exact likelihood of the field with the eigenmap's Laplacian and a fitted
         /// scale, with MEU's base precision.
         fn evidence_on(&self, y: Points<'_>) -> Result<unfold_core::Evidence> {
-            match y.as_sparse() {
-                Some(sparse) => self.field_evidence(sparse, crate::field::DEFAULT_GAMMA),
-                None => self.field_evidence(&*y.matrix(), crate::field::DEFAULT_GAMMA),
-            }
+            y.with_rows(|y| self.field_evidence(y, crate::field::DEFAULT_GAMMA))
         }
     }
 }
