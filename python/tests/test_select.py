@@ -26,6 +26,25 @@ def test_select_marks_the_best_setting_and_keeps_failures():
     assert (table["kind"] == "elbo").all()
 
 
+def test_select_takes_sparse_points_as_their_values_within_the_memory_limit():
+    """A sparse matrix is swept as its dense values (the same table), and a dense copy
+    above the memory limit is refused naming the PCA route, not with a TypeError."""
+    import scipy.sparse as sp
+
+    X = swiss_roll(120, seed=2)
+    X[X < 0] = 0.0
+    cols = ["k", "kind", "value", "best"]
+    dense = unfold.select("le", X, k=[6, 8])[cols]
+    for fmt in (sp.csr_matrix, sp.csc_matrix):
+        pd.testing.assert_frame_equal(unfold.select("le", fmt(X), k=[6, 8])[cols], dense)
+    unfold.set_max_memory("1K")
+    try:
+        with pytest.raises(MemoryError, match="unfold.PCA"):
+            unfold.select("le", sp.csr_matrix(X), k=[6, 8])
+    finally:
+        unfold.set_max_memory(None)
+
+
 def test_select_refuses_a_plan_the_method_cannot_run():
     X = swiss_roll(60, seed=6)
     with pytest.raises(ValueError, match="no neighbourhood graph"):

@@ -6,10 +6,11 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.utils import check_array
 
 from . import _native
-from ._estimators import RENAME, _graph_edges
+from ._estimators import RENAME, _dense, _graph_edges
 
 _FROM_PYTHON = {v: k for k, v in RENAME.items()}
 
@@ -87,7 +88,10 @@ def select(
     ----------
     method : str or estimator class
         A registered method (``"meu"``, ``"lllvm"``, ...) or its estimator class.
-    X : array-like of shape (n_samples, n_features)
+    X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
+        A sweep computes on dense points: sparse ones are copied dense within the memory
+        limit (``unfold.set_max_memory``; a copy that would not fit raises ``MemoryError``
+        naming the PCA route).
     k : int or iterable of int
         Neighbourhood sizes of the kNN graphs.
     n_components : int or iterable of int
@@ -136,6 +140,8 @@ def select(
         options, the score and the data that ``resume`` checks.
     """
     name = _method_name(method)
+    if sp.issparse(X):
+        X = _dense(X.tocsr())
     X = check_array(X, dtype=np.float64, order="C", ensure_min_samples=2)
     settings = {_FROM_PYTHON.get(key, key): value for key, value in params.items()}
     plan = _plan(X, k, n_components, graph, radius, graphs, restarts, random_state, score, holdout)
