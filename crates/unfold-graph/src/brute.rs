@@ -163,7 +163,9 @@ pub(crate) fn knn(
     exclude_self: bool,
 ) -> Result<Vec<Vec<(f64, usize)>>> {
     let ref_rows = Rows::new(reference);
-    let query_rows = Rows::new(queries);
+    // A search of the points among themselves reads one row-major copy.
+    let own_rows = (!std::ptr::eq(reference, queries)).then(|| Rows::new(queries));
+    let query_rows = own_rows.as_ref().unwrap_or(&ref_rows);
     for_each_query(reference, queries, |q, approx| {
         nearest(
             approx,
