@@ -312,6 +312,9 @@ def test_neighbour_methods_fit_sparse_points_without_a_dense_copy():
                 assert abs(est.evidence_.value - want.evidence_.value) <= 1e-9 * abs(want.evidence_.value)
         iso = unfold.Isomap(n_components=2, n_neighbors=8).fit(S)
         np.testing.assert_allclose(iso.transform(S[:5]), iso.embedding_[:5], atol=1e-8)
+        # The training points score as the fit's evidence, given sparse or dense.
+        le = unfold.LaplacianEigenmaps(n_components=2, n_neighbors=8).fit(S)
+        assert le.score(S) == le.score(Y) == le.evidence_.value
         # Every row's columns reversed and each given twice with half its value (summed,
         # as scipy does).
         indices, data, indptr = [], [], [0]

@@ -55,10 +55,10 @@ class NotProjectableError(NotImplementedError, AttributeError):
 
 def _same_points(X, Y):
     """Whether two point sets, dense or sparse, are the same."""
-    if X.shape != Y.shape or sp.issparse(X) != sp.issparse(Y):
+    if X.shape != Y.shape:
         return False
-    if sp.issparse(X):
-        return (X != Y).nnz == 0
+    if sp.issparse(X) or sp.issparse(Y):
+        return (sp.csr_matrix(X) != sp.csr_matrix(Y)).nnz == 0
     return np.array_equal(X, Y)
 
 

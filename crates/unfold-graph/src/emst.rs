@@ -9,11 +9,11 @@ use std::cmp::Ordering;
 use unfold_core::{check_points, Result};
 
 /// A candidate edge `(squared distance, smaller index, larger index)`.
-type Edge = (f64, usize, usize);
+pub(crate) type Edge = (f64, usize, usize);
 
 /// The strict total order on candidate edges: squared distance, then smaller index, then
 /// larger index. (Squared distances are never NaN: the coordinates are finite.)
-fn lighter(a: Edge, b: Edge) -> bool {
+pub(crate) fn lighter(a: Edge, b: Edge) -> bool {
     a.0 < b.0 || (a.0 == b.0 && (a.1, a.2) < (b.1, b.2))
 }
 

@@ -16,6 +16,7 @@
 //! Each query's sums run in a fixed order, so the bits do not depend on the thread count.
 
 use crate::brute::{nearest, Approx};
+use crate::emst::{lighter, Edge};
 use crate::knn::{check_query_k, into_knn, Knn};
 use crate::union_find::UnionFind;
 use crate::JoiningEdges;
@@ -33,8 +34,8 @@ const SLABS: usize = 4;
 const MIN_BLOCK_BYTES: usize = 16 << 20;
 
 /// The reference points with an entry in the columns `start..end`, column by column:
-/// column `start + c` holds the points `rows[colptr[c]..colptr[c + 1]]` (ascending) with
-/// the values `values[...]`.
+/// column `start + c` holds the points `rows[colptr[c]..colptr[c + 1]]` (ascending, 32-bit:
+/// [`for_each_query_within`] refuses more points) with the values `values[...]`.
 struct Slab {
     start: usize,
     end: usize,
@@ -145,6 +146,15 @@ fn for_each_query_within<T: Send>(
     per_query: impl Fn(usize, &Approx<'_>) -> T + Sync,
 ) -> Result<Vec<T>> {
     let n = reference.shape().0;
+    if u32::try_from(n).is_err() {
+        return Err(Error::invalid(
+            "sparse points",
+            format!(
+                "{n} points; the sparse search indexes at most {} (32-bit)",
+                u32::MAX
+            ),
+        ));
+    }
     let m = queries.shape().0;
     let terms = reference.max_row_nnz().max(queries.max_row_nnz());
     let c = (8.0 * terms as f64 + 32.0) * f64::EPSILON;
@@ -270,12 +280,12 @@ pub fn joining_edges_sparse(
                 |j| sparse_sq_dist(points.row(j), points.row(q)),
             )
         })?;
-        let mut lightest: Vec<Option<(f64, usize, usize)>> = vec![None; n];
+        let mut lightest: Vec<Option<Edge>> = vec![None; n];
         for (i, f) in found.iter().enumerate() {
             let Some(&(d2, j)) = f.first() else { continue };
             let e = (d2, i.min(j), i.max(j));
             let slot = &mut lightest[label[i]];
-            if slot.is_none_or(|s| e.0 < s.0 || (e.0 == s.0 && (e.1, e.2) < (s.1, s.2))) {
+            if slot.is_none_or(|s| lighter(e, s)) {
                 *slot = Some(e);
             }
         }

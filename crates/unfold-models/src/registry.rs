@@ -29,7 +29,7 @@ pub use crate::method::{
 };
 
 use crate::method::jitter;
-use crate::method::merged::{distinct, Merged};
+use crate::method::merged::{distinct, on_rows, Merged};
 use std::path::Path;
 use std::time::Instant;
 use unfold_core::Observer;
@@ -316,16 +316,9 @@ impl Registry {
                 }
                 Some((first, copy_of)) => {
                     observer.warn(&Merged::message(name, &first, &copy_of));
-                    let inner = match data.y.as_sparse() {
-                        Some(sparse) => {
-                            let rows = sparse.select_rows(&first);
-                            method.fit(&FitData::view(Points::sparse(&rows)), settings, observer)?
-                        }
-                        None => {
-                            let rows = data.y.matrix().select_rows(first.iter());
-                            method.fit(&FitData::points(&rows), settings, observer)?
-                        }
-                    };
+                    let inner = on_rows(data.y, &first, |rows| {
+                        method.fit(&FitData::view(rows), settings, observer)
+                    })??;
                     Box::new(Merged::new(inner, first, copy_of))
                 }
                 None => method.fit(&data, settings, observer)?,

@@ -49,13 +49,12 @@ impl GaussianRandomField for FixedField<'_> {
 /// The log-likelihood is concave in `s`; its maximum lies in `[1e-6 s0, s0]`,
 /// `s0 = p (n - 1) / tr(S Y Y^T)` (the optimum as `gamma -> 0`, an upper bound of it).
 pub struct ScaledShapeField<'a> {
-    shape: &'a CsrMatrix,
-    gamma: f64,
+    scaled: ScaledShape<'a>,
     y: &'a DMatrix<f64>,
     /// `tr(S Y Y^T)`.
     spread: f64,
-    /// The sparse analysis of `s S + gamma I`, whose pattern does not change with `s`.
-    analysis: OnceLock<SparseSymbolic>,
+    /// The scales searched, `[1e-6 s0, s0]` ([`scale_range`]).
+    range: (f64, f64),
 }
 
 impl<'a> ScaledShapeField<'a> {
@@ -69,32 +68,20 @@ impl<'a> ScaledShapeField<'a> {
         y: &'a DMatrix<f64>,
         context: &str,
     ) -> Result<Self> {
-        let n = y.nrows();
-        if shape.nrows() != n || !(gamma.is_finite() && gamma > 0.0) {
-            return Err(Error::invalid(
-                "shape",
-                format!("needs an {n} x {n} precision shape and gamma > 0 (got gamma = {gamma})"),
-            ));
-        }
+        let scaled = ScaledShape::new(shape, gamma, y.nrows())?;
         let spread = Precision::Sparse(shape.clone()).quadratic_trace(y);
-        if !(spread > 0.0 && spread.is_finite()) {
-            return Err(Error::numerical(
-                context,
-                "the data have no variance under this precision, so its scale cannot be fitted",
-            ));
-        }
+        let range = scale_range(y.shape(), spread, context)?;
         Ok(ScaledShapeField {
-            shape,
-            gamma,
+            scaled,
             y,
             spread,
-            analysis: OnceLock::new(),
+            range,
         })
     }
 
     /// `s0 = p (n - 1) / tr(S Y Y^T)`, the upper end of the search.
     pub fn upper_scale(&self) -> f64 {
-        self.y.ncols() as f64 * (self.y.nrows() as f64 - 1.0) / self.spread
+        self.range.1
     }
 }
 
@@ -103,20 +90,17 @@ impl GaussianRandomField for ScaledShapeField<'_> {
         self.y
     }
     fn bounds(&self) -> Vec<(f64, f64)> {
-        let s0 = self.upper_scale();
-        vec![(1e-6 * s0, s0)]
+        vec![self.range]
     }
     fn precision(&self, s: &[f64]) -> Result<Precision> {
-        let scaled = self
-            .shape
-            .scale_symmetric(&vec![s[0].sqrt(); self.y.nrows()]);
-        Ok(Precision::Sparse(scaled.add_to_diagonal(self.gamma)))
+        Ok(Precision::Sparse(self.scaled.precision(s[0])))
     }
     /// `dP/ds = S`.
     fn precision_derivatives(&self, _: &[f64]) -> Result<Vec<PrecisionDerivative>> {
-        let mut entries = Vec::with_capacity(self.shape.nnz());
-        for i in 0..self.shape.nrows() {
-            let (cols, vals) = self.shape.row(i);
+        let shape = self.scaled.shape;
+        let mut entries = Vec::with_capacity(shape.nnz());
+        for i in 0..shape.nrows() {
+            let (cols, vals) = shape.row(i);
             entries.extend(
                 cols.iter()
                     .zip(vals)
@@ -133,24 +117,75 @@ impl GaussianRandomField for ScaledShapeField<'_> {
     fn param_scale(&self) -> Option<Vec<f64>> {
         Some(vec![self.upper_scale()])
     }
-    /// On the sparse path, the analysis of the first factorisation serves every scale.
     fn factor(&self, s: &[f64]) -> Result<FieldFactor> {
-        const WHAT: &str = "the field's precision";
-        let prec = self.precision(s)?;
-        match &prec {
-            Precision::Sparse(m) if self.solver().sparse_for(m.nrows()) => {
-                let analysis = match self.analysis.get() {
-                    Some(a) => a,
-                    None => {
-                        let a = SparseSymbolic::analyse(m, WHAT)?;
-                        self.analysis.get_or_init(|| a)
-                    }
-                };
-                Ok(FieldFactor::sparse(analysis.factorise(m, WHAT)?))
-            }
-            _ => FieldFactor::new(&prec, self.solver(), WHAT),
-        }
+        self.scaled.factor(s[0], self.solver())
     }
+}
+
+/// `s S + gamma I` at every scale `s`, factorised on one symbolic analysis: the pattern
+/// does not change with `s`.
+struct ScaledShape<'a> {
+    shape: &'a CsrMatrix,
+    gamma: f64,
+    /// The sparse analysis of the first factorisation, for every later one.
+    analysis: OnceLock<SparseSymbolic>,
+}
+
+impl<'a> ScaledShape<'a> {
+    /// `shape` of `n` points and `gamma > 0`.
+    fn new(shape: &'a CsrMatrix, gamma: f64, n: usize) -> Result<Self> {
+        if shape.nrows() != n || shape.ncols() != n || !(gamma.is_finite() && gamma > 0.0) {
+            return Err(Error::invalid(
+                "shape",
+                format!("needs an {n} x {n} precision shape and gamma > 0 (got gamma = {gamma})"),
+            ));
+        }
+        Ok(ScaledShape {
+            shape,
+            gamma,
+            analysis: OnceLock::new(),
+        })
+    }
+
+    fn precision(&self, s: f64) -> CsrMatrix {
+        self.shape
+            .scale_symmetric(&vec![s.sqrt(); self.shape.nrows()])
+            .add_to_diagonal(self.gamma)
+    }
+
+    /// The factor of `s S + gamma I`; on the sparse path, the analysis of the first
+    /// factorisation serves every scale.
+    fn factor(&self, s: f64, solver: Solver) -> Result<FieldFactor> {
+        const WHAT: &str = "the field's precision";
+        let m = self.precision(s);
+        if !solver.sparse_for(m.nrows()) {
+            return FieldFactor::new(&Precision::Sparse(m), solver, WHAT);
+        }
+        let analysis = match self.analysis.get() {
+            Some(a) => a,
+            None => {
+                let a = SparseSymbolic::analyse(&m, WHAT)?;
+                self.analysis.get_or_init(|| a)
+            }
+        };
+        Ok(FieldFactor::sparse(analysis.factorise(&m, WHAT)?))
+    }
+}
+
+/// The scales `[1e-6 s0, s0]` that hold the maximum of the likelihood of `n x p` data
+/// whose spread under the shape is `spread = tr(S Y Y^T)`, `s0 = p (n - 1) / spread`.
+///
+/// # Errors
+/// Data without variance under the shape (`spread` not positive), named by `context`.
+fn scale_range((n, p): (usize, usize), spread: f64, context: &str) -> Result<(f64, f64)> {
+    if !(spread > 0.0 && spread.is_finite()) {
+        return Err(Error::numerical(
+            context,
+            "the data have no variance under this precision, so its scale cannot be fitted",
+        ));
+    }
+    let s0 = p as f64 * (n as f64 - 1.0) / spread;
+    Ok((1e-6 * s0, s0))
 }
 
 /// The exact log-likelihood of the centred data `y` under the field `s shape + gamma I`
@@ -262,46 +297,20 @@ pub fn fixed_shape_evidence_of(
     context: &str,
 ) -> Result<(f64, Evidence)> {
     let n = shape.nrows();
-    if shape.ncols() != n || !(gamma.is_finite() && gamma > 0.0) {
-        return Err(Error::invalid(
-            "shape",
-            format!("needs a square precision shape and gamma > 0 (got gamma = {gamma})"),
-        ));
-    }
-    if !(spread > 0.0 && spread.is_finite()) {
-        return Err(Error::numerical(
-            context,
-            "the data have no variance under this precision, so its scale cannot be fitted",
-        ));
-    }
-    const WHAT: &str = "the field's precision";
-    let precision = |s: f64| {
-        shape
-            .scale_symmetric(&vec![s.sqrt(); n])
-            .add_to_diagonal(gamma)
-    };
-    // The sparse analysis of `s S + gamma I`, whose pattern does not change with `s`.
-    let analysis = match Solver::Auto.sparse_for(n) {
-        true => Some(SparseSymbolic::analyse(&precision(1.0), WHAT)?),
-        false => None,
-    };
+    let scaled = ScaledShape::new(shape, gamma, n)?;
+    let (lo, hi) = scale_range((n, p), spread, context)?;
     // One evaluation (a factorisation) is the unit of work between checks of Ctrl-C.
     let at = |log_s: f64| -> Result<Evidence> {
         interrupt::check()?;
         let s = log_s.exp();
-        let m = precision(s);
-        let factor = match &analysis {
-            Some(a) => FieldFactor::sparse(a.factorise(&m, WHAT)?),
-            None => FieldFactor::new(&Precision::Sparse(m), Solver::Auto, WHAT)?,
-        };
+        let factor = scaled.factor(s, Solver::Auto)?;
         Ok(gaussian_terms(
             (n, p),
             factor.log_det(),
             s * spread + gamma * total,
         ))
     };
-    let s0 = p as f64 * (n as f64 - 1.0) / spread;
-    let (mut lo, mut hi) = ((1e-6 * s0).ln(), s0.ln());
+    let (mut lo, mut hi) = (lo.ln(), hi.ln());
     let ratio = (5f64.sqrt() - 1.0) / 2.0;
     let (mut a, mut b) = (hi - ratio * (hi - lo), lo + ratio * (hi - lo));
     let (mut fa, mut fb) = (at(a)?.value, at(b)?.value);

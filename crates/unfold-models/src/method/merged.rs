@@ -65,6 +65,26 @@ pub(crate) fn distinct(y: Points<'_>) -> Result<Option<(Vec<usize>, Vec<usize>)>
     }
 }
 
+/// `f` of the rows `rows` of `y`, sparse or dense as `y` is (dense rows are read from
+/// the view, without a copy of the whole matrix).
+///
+/// # Errors
+/// None for points made by [`Points`]' constructors; the view's error otherwise.
+pub(crate) fn on_rows<T>(
+    y: Points<'_>,
+    rows: &[usize],
+    f: impl FnOnce(Points<'_>) -> T,
+) -> Result<T> {
+    Ok(match y.as_sparse() {
+        Some(sparse) => f(Points::sparse(&sparse.select_rows(rows))),
+        None => {
+            let v = y.view()?;
+            let selected = DMatrix::from_fn(rows.len(), v.ncols(), |r, c| v[(rows[r], c)]);
+            f(Points::from(&selected))
+        }
+    })
+}
+
 /// How many rows are copies, and the first five as `copy = original` (0-based rows).
 pub(crate) fn repeated_rows(first: &[usize], copy_of: &[usize]) -> (usize, String) {
     let repeated: Vec<String> = (0..copy_of.len())
@@ -115,16 +135,9 @@ impl Model for Merged {
 
     /// The inner model's evidence on the distinct rows of `y`.
     fn evidence_on(&self, y: Points<'_>) -> Result<Evidence> {
-        match (distinct(y)?, y.as_sparse()) {
-            (None, _) => self.inner.evidence_on(y),
-            (Some((first, _)), Some(sparse)) => {
-                let rows = sparse.select_rows(&first);
-                self.inner.evidence_on(Points::sparse(&rows))
-            }
-            (Some((first, _)), None) => {
-                let rows = y.matrix().select_rows(first.iter());
-                self.inner.evidence_on(Points::from(&rows))
-            }
+        match distinct(y)? {
+            None => self.inner.evidence_on(y),
+            Some((first, _)) => on_rows(y, &first, |rows| self.inner.evidence_on(rows))?,
         }
     }
 
