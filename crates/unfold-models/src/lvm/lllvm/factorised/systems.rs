@@ -32,7 +32,7 @@
 //! analysis reads, and on every iteration adds its values straight into the lower
 //! triangle's slots of that analysis ([`Entries`]).
 
-use super::two_hop::TwoHop;
+use super::two_hop::grounded_root;
 use super::CHECK_EVERY;
 use nalgebra::DMatrix;
 use unfold_core::Result;
@@ -164,9 +164,9 @@ impl<'a> Entries<'a> {
     }
 }
 
-/// The point-to-point 2-hop part shared by `D_x` and `D_C`: for every point v,
-/// `sign` is -1 for `D_x` (coefficients `e_v - e_w`) and +1 for `D_C`, `block[v]` is
-/// `T_v` or `S_v`, all scaled by `scale`.
+/// The point-to-point 2-hop part shared by `D_x` and `D_C`: for every point v, with
+/// `p[v] = P^v`, `sign` is -1 for `D_x` (coefficients `e_v - e_w`) and +1 for `D_C`,
+/// `block[v]` is `T_v` or `S_v`, all scaled by `scale`.
 ///
 /// # Errors
 /// [`unfold_core::Error::Interrupted`] when a stop is requested (checked every
@@ -174,7 +174,7 @@ impl<'a> Entries<'a> {
 fn two_hop_blocks(
     out: &mut Entries,
     adj: &[Vec<usize>],
-    two: &TwoHop,
+    p: &[DMatrix<f64>],
     blocks: &[DMatrix<f64>],
     dx: usize,
     sign: f64,
@@ -184,7 +184,7 @@ fn two_hop_blocks(
         if v % CHECK_EVERY == 0 {
             unfold_core::interrupt::check()?;
         }
-        let p = &two.p[v];
+        let p = &p[v];
         let b = &blocks[v];
         out.block(v * dx, v * dx, b, scale * nb.len() as f64);
         for (a, &w) in nb.iter().enumerate() {
@@ -231,6 +231,15 @@ fn grounded_blocks(
     }
 }
 
+/// Blocks of the shape of every `P^v` (d_v x d_v ones): what the systems' patterns are
+/// analysed from before `P^v` is computed, so that a graph whose factors would not fit is
+/// refused before the selected inversion runs.
+pub(crate) fn stand_in_p(adj: &[Vec<usize>]) -> Vec<DMatrix<f64>> {
+    adj.iter()
+        .map(|nb| DMatrix::from_element(nb.len(), nb.len(), 1.0))
+        .collect()
+}
+
 /// The size of `K_x` for n points.
 pub(crate) fn k_x_size(n: usize, dx: usize, dy: usize) -> usize {
     n * dx + (n - 1) * dy
@@ -242,14 +251,15 @@ pub(crate) fn k_c_size(n: usize, dx: usize) -> usize {
 }
 
 /// `K_x` into `out` for the maps' means `mt` (n dx x dy, block v is `M_v^T`) and
-/// covariances `t`.
+/// covariances `t`, with `p[v] = P^v` ([`super::two_hop::TwoHop::p`], or blocks of its
+/// shape for the pattern alone: [`stand_in_p`]).
 ///
 /// # Errors
 /// [`unfold_core::Error::Interrupted`] when a stop is requested during the assembly.
 pub(crate) fn k_x(
     out: &mut Entries,
     adj: &[Vec<usize>],
-    two: &TwoHop,
+    p: &[DMatrix<f64>],
     mt: &DMatrix<f64>,
     t: &[DMatrix<f64>],
     alpha: f64,
@@ -259,11 +269,12 @@ pub(crate) fn k_x(
     let dy = mt.ncols();
     let dx = mt.nrows() / n;
     prior_blocks(out, adj, dx, alpha);
-    two_hop_blocks(out, adj, two, t, dx, -1.0, 0.5 * gamma * dy as f64)?;
+    two_hop_blocks(out, adj, p, t, dx, -1.0, 0.5 * gamma * dy as f64)?;
+    let root = grounded_root(n);
     // Abar_g and its transpose: row block p (dy) of the root-less points, column block q (dx).
     let at = n * dx;
     for (p, nb) in adj.iter().enumerate() {
-        if p == two.root {
+        if p == root {
             continue;
         }
         let mut diag = DMatrix::zeros(dy, dx);
@@ -274,19 +285,19 @@ pub(crate) fn k_x(
         }
         out.pair(at + p * dy, p * dx, &diag, 1.0);
     }
-    grounded_blocks(out, adj, two.root, at, dy, gamma);
+    grounded_blocks(out, adj, root, at, dy, gamma);
     Ok(())
 }
 
 /// `K_C` into `out` for the latent means `m` (n x dx) and covariances `s`, with the
-/// prior's `eps`.
+/// prior's `eps` and `p` as for [`k_x`].
 ///
 /// # Errors
 /// [`unfold_core::Error::Interrupted`] when a stop is requested during the assembly.
 pub(crate) fn k_c(
     out: &mut Entries,
     adj: &[Vec<usize>],
-    two: &TwoHop,
+    p: &[DMatrix<f64>],
     m: &DMatrix<f64>,
     s: &[DMatrix<f64>],
     epsilon: f64,
@@ -294,11 +305,12 @@ pub(crate) fn k_c(
 ) -> Result<()> {
     let (n, dx) = m.shape();
     prior_blocks(out, adj, dx, 0.0);
-    two_hop_blocks(out, adj, two, s, dx, 1.0, 0.5 * gamma)?;
+    two_hop_blocks(out, adj, p, s, dx, 1.0, 0.5 * gamma)?;
+    let root = grounded_root(n);
     // Qbar_g and its transpose: column q of the root-less points.
     let at = n * dx;
     for (q, nb) in adj.iter().enumerate() {
-        if q == two.root {
+        if q == root {
             continue;
         }
         let mut diag = DMatrix::zeros(dx, 1);
@@ -309,7 +321,7 @@ pub(crate) fn k_c(
         }
         out.pair(q * dx, at + q, &diag, 1.0);
     }
-    grounded_blocks(out, adj, two.root, at, 1, gamma);
+    grounded_blocks(out, adj, root, at, 1, gamma);
     let j0 = at + n - 1;
     let root_eps = epsilon.sqrt();
     for v in 0..n {

@@ -33,23 +33,23 @@ pub(crate) struct TwoHop {
     pub root: usize,
 }
 
-impl TwoHop {
-    /// `P^v` for every point of the connected graph `adj`, by a selected inversion of the
-    /// grounded Laplacian on its 2-hop-padded pattern (module docs).
-    pub fn new(adj: &[Vec<usize>]) -> Result<TwoHop> {
-        let n = adj.len();
-        if n < 2 {
-            return Err(Error::invalid(
-                "data",
-                format!("LL-LVM needs at least 2 points, got {n}"),
-            ));
-        }
-        let root = n - 1;
-        let lg = grounded_laplacian(adj, root, false);
-        let padded = grounded_laplacian(adj, root, true);
-        let context = "LL-LVM grounded graph Laplacian";
-        let symbolic = SparseSymbolic::analyse(&padded, context)?;
-        let factor = symbolic.factorise(&padded, context)?;
+/// The symbolic analysis of the padded `L_g` (module docs), before the factorisation and
+/// selected inversion of [`TwoHopAnalysis::compute`].
+#[derive(Debug)]
+pub(crate) struct TwoHopAnalysis {
+    padded: CsrMatrix,
+    symbolic: SparseSymbolic,
+}
+
+const CONTEXT: &str = "LL-LVM grounded graph Laplacian";
+
+impl TwoHopAnalysis {
+    /// `P^v` for every point of the connected graph `adj` (the one analysed), by a selected
+    /// inversion of the grounded Laplacian on its 2-hop-padded pattern (module docs).
+    pub fn compute(self, adj: &[Vec<usize>]) -> Result<TwoHop> {
+        let root = grounded_root(adj.len());
+        let factor = self.symbolic.factorise(&self.padded, CONTEXT)?;
+        drop(self.padded);
         let z = factor.selected_inverse()?;
         let zget = |i: usize, j: usize| -> f64 {
             if i == root || j == root {
@@ -74,9 +74,33 @@ impl TwoHop {
         Ok(TwoHop {
             p,
             log_det_lg: factor.log_det(),
-            lg: SparseCholesky::new(&lg, context)?,
+            lg: SparseCholesky::new(&grounded_laplacian(adj, root, false), CONTEXT)?,
             root,
         })
+    }
+}
+
+impl TwoHop {
+    /// The symbolic analysis of the padded `L_g` of the graph `adj`: refuses a graph whose
+    /// factor would overflow before any numerical work.
+    pub fn analyse(adj: &[Vec<usize>]) -> Result<TwoHopAnalysis> {
+        let n = adj.len();
+        if n < 2 {
+            return Err(Error::invalid(
+                "data",
+                format!("LL-LVM needs at least 2 points, got {n}"),
+            ));
+        }
+        let padded = grounded_laplacian(adj, grounded_root(n), true);
+        let symbolic = SparseSymbolic::analyse(&padded, CONTEXT)?;
+        Ok(TwoHopAnalysis { padded, symbolic })
+    }
+
+    /// `P^v` for every point of the connected graph `adj`: [`TwoHop::analyse`], then
+    /// [`TwoHopAnalysis::compute`].
+    #[cfg(test)]
+    pub fn new(adj: &[Vec<usize>]) -> Result<TwoHop> {
+        Self::analyse(adj)?.compute(adj)
     }
 
     /// The effective resistance of the edge from `v` to its `a`-th neighbour.
@@ -95,6 +119,11 @@ impl TwoHop {
         self.lg.solve_block_in_place(&mut grounded);
         grounded.dot(&rhs)
     }
+}
+
+/// The grounded point of n points: the last one.
+pub(super) fn grounded_root(n: usize) -> usize {
+    n - 1
 }
 
 /// The Laplacian of `adj` without the row and column of `root` (indices above `root` move
