@@ -115,13 +115,13 @@ impl FactorisedProblem {
         params: &Checked<LlLvmParams>,
     ) -> Result<Self> {
         let data = Prepared::new(y, graph, params)?;
-        let (n, dx, dy) = (data.n(), params.dim, data.dy());
+        let (dx, dy) = (params.dim, data.dy());
         check_memory(params, &data, Sizes::lower_bound(&data.adj, dx))?;
-        // Every sparse factor is analysed before any is computed, the smallest first, so
-        // that a graph whose factors would not fit (a kNN graph made random by noise) is
-        // refused before that work: on 50,000 image patches the refusal came after 136 s
-        // and 7.4 GiB when `L_g` was factorised and inverted first. The mean systems'
-        // patterns are fixed per graph and analysed from stand-in values.
+        // Every sparse factor is analysed before any is computed (the padded `L_g`'s, then
+        // the mean systems', whose patterns are fixed per graph and analysed from stand-in
+        // values), so that a graph whose factors would not fit (a kNN graph made random by
+        // noise) is refused before that work: on 50,000 image patches the refusal came
+        // after 136 s and 7.4 GiB when `L_g` was factorised and inverted first.
         let two_hop = TwoHop::analyse(&data.adj)?;
         let deg: Vec<f64> = data.adj.iter().map(|a| a.len() as f64).collect();
         let (kx, kc) = {
@@ -130,14 +130,7 @@ impl FactorisedProblem {
                 MeanSolve::Direct => Some(analyse_k_x(&data.adj, &stand_in, dx, dy)?),
                 MeanSolve::Cg => None,
             };
-            let ones = vec![DMatrix::identity(dx, dx); n];
-            let mut pattern = Entries::Triplets(Vec::new());
-            let zeros = DMatrix::zeros(n, dx);
-            systems::k_c(&mut pattern, &data.adj, &stand_in, &zeros, &ones, 1.0, 1.0)?;
-            let pattern = pattern.into_matrix(systems::k_c_size(n, dx))?;
-            let kc =
-                QuasiDefiniteSymbolic::analyse(&pattern, n * dx, FillOrdering::Amd, "LL-LVM K_C")?;
-            (kx, kc)
+            (kx, analyse_k_c(&data.adj, &stand_in, dx)?)
         };
         // The factor of L_g, and where conjugate gradients solve for q(x)'s means their
         // preconditioner's, on the kNN pattern with dx x dx blocks: about dx^2 times L_g's.
@@ -695,6 +688,16 @@ fn analyse_k_x(
     systems::k_x(&mut pattern, adj, p, &zeros, &ones, 1.0, 1.0)?;
     let pattern = pattern.into_matrix(systems::k_x_size(n, dx, dy))?;
     QuasiDefiniteSymbolic::analyse(&pattern, n * dx, FillOrdering::Amd, "LL-LVM K_x")
+}
+
+/// The analysis of `K_C` on the graph `adj`, as [`analyse_k_x`].
+fn analyse_k_c(adj: &[Vec<usize>], p: &[DMatrix<f64>], dx: usize) -> Result<QuasiDefiniteSymbolic> {
+    let n = adj.len();
+    let mut pattern = Entries::Triplets(Vec::new());
+    let (zeros, ones) = (DMatrix::zeros(n, dx), vec![DMatrix::identity(dx, dx); n]);
+    systems::k_c(&mut pattern, adj, p, &zeros, &ones, 1.0, 1.0)?;
+    let pattern = pattern.into_matrix(systems::k_c_size(n, dx))?;
+    QuasiDefiniteSymbolic::analyse(&pattern, n * dx, FillOrdering::Amd, "LL-LVM K_C")
 }
 
 /// `alpha I + 2 L` of the 0/1 graph `adj`.
