@@ -44,7 +44,7 @@ pub enum Error {
         advice: String,
     },
     /// The requested latent dimension is not below the limit the method allows.
-    #[error("latent dimension {dim} is too large: it must be less than {limit} ({reason})")]
+    #[error("{}", dimension_too_large(*dim, *limit, reason))]
     DimensionTooLarge {
         dim: usize,
         limit: usize,
@@ -97,6 +97,19 @@ pub enum Error {
         iterations: usize,
         advice: String,
     },
+}
+
+/// The message of [`Error::DimensionTooLarge`]: with a limit of 1 or less no latent
+/// dimension is possible, so the fix is in the data, not in the dimension.
+fn dimension_too_large(dim: usize, limit: usize, reason: &str) -> String {
+    if limit <= 1 {
+        format!(
+            "latent dimension {dim} is impossible: no dimension of at least 1 is below the \
+             limit {limit} ({reason}); the input needs more features (columns) or points"
+        )
+    } else {
+        format!("latent dimension {dim} is too large: it must be less than {limit} ({reason})")
+    }
 }
 
 impl Error {

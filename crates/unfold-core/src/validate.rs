@@ -236,5 +236,12 @@ mod tests {
             check_dim(3, 3, "dim < p"),
             Err(Error::DimensionTooLarge { .. })
         ));
+        let message = check_dim(3, 3, "dim < p").unwrap_err().to_string();
+        assert!(message.contains("must be less than 3"), "{message}");
+        // One feature leaves no dimension to choose: the message points at the data.
+        let message = check_dim(2, 1, "one feature").unwrap_err().to_string();
+        assert!(message.contains("impossible"), "{message}");
+        assert!(message.contains("needs more features"), "{message}");
+        assert!(!message.contains("less than 1"), "{message}");
     }
 }
