@@ -50,10 +50,12 @@ fn main() -> unfold::core::Result<()> {
         .ordering(TreeOrdering {
             root: Some(Root::Cell(root)),
             min_branch: Some(0),
+            neighbours: Some(1),
         });
         let defaults = DdrTreeParams::default().ordering(TreeOrdering {
             root: Some(Root::Cell(root)),
             min_branch: None,
+            neighbours: None,
         });
         // The defaults with the papers' hard assignments: what the chosen sigma changes.
         let hard = DdrTreeParams {

@@ -90,7 +90,7 @@ def test_ddrtree_reports_its_defaults_and_draws_its_trajectory():
     unfold.tl.ddrtree(adata, use_rep="X", ncenters=20)
     defaults = adata.uns["ddrtree"]["defaults"]
     # The number of centres was given; the rest were chosen from the data, with why.
-    assert set(defaults) == {"dim", "lambda", "sigma", "min_branch"}
+    assert set(defaults) == {"dim", "lambda", "sigma", "min_branch", "pseudotime_neighbours"}
     assert int(defaults["dim"]["value"]) == adata.obsm["X_ddrtree"].shape[1]
     # The bandwidth from the spectrum: a quarter of the variance beyond the plane, at most a
     # twentieth of the first axis's.
@@ -98,6 +98,7 @@ def test_ddrtree_reports_its_defaults_and_draws_its_trajectory():
     assert float(defaults["sigma"]["value"]) == pytest.approx(min(s[2] / 4, s[0] / 20), rel=1e-6)
     assert "noise" in defaults["sigma"]["reason"]
     assert "singular values" in defaults["dim"]["reason"]
+    assert defaults["pseudotime_neighbours"]["value"] == "30"
     assert float(defaults["lambda"]["value"]) == pytest.approx(10.0 * 200 / 20)
     ax = unfold.pl.trajectory(adata)
     # One line per edge of the tree over the 20 centres; one ringed dot per branch point.

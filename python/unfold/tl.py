@@ -99,8 +99,9 @@ def ddrtree(adata, use_rep=None, key_added="ddrtree", copy=False, order=True, **
     nearest centre, and ``adata.uns[key]["root_cell"]`` and ``["branch_points"]`` the root
     and the branch points (centres). ``adata.uns[key]["defaults"]`` names each setting the
     fit chose from the data (the latent dimension, ``lambda``, the number of centres, the
-    smallest branch) with its ``value`` and ``reason``. ``unfold.pl.trajectory(adata)``
-    draws the result.
+    smallest branch, the neighbours pseudotime is averaged over) with its ``value`` and
+    ``reason``; ``pseudotime_neighbours=1`` gives the distance along the tree itself.
+    ``unfold.pl.trajectory(adata)`` draws the result.
     """
     adata = adata.copy() if copy else adata
     if order and params.get("root_cell") is None and params.get("root_state") is None:

@@ -65,11 +65,17 @@
 //! choice among equal edges is not reproduced: there a cell's pseudotime can differ from
 //! the R package's by a few multiples of the smallest distance.
 //!
+//! [`Trajectory::smooth_over`] averages pseudotime over each cell's nearest cells in the
+//! data (DDRTree's default ordering does, over its latent projection): positions move along
+//! the tree with the noise across it, and the mean over a neighbourhood cancels much of it.
+//!
 //! Layout: this file holds the types and [`order_measured`]; `tree.rs` the tree over the
 //! centres (distances along it, the projection of a cell onto it), `cell_tree.rs` Monocle
-//! 2's tree over the cells, `states.rs` the numbering of states and the tips of states.
+//! 2's tree over the cells, `states.rs` the numbering of states and the tips of states,
+//! `smooth.rs` the averaging of pseudotime over neighbours.
 
 mod cell_tree;
+mod smooth;
 mod states;
 #[cfg(test)]
 mod tests;

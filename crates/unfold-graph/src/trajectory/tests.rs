@@ -464,3 +464,58 @@ fn branch_points_joined_by_fewer_than_min_branch_edges_are_one_junction() {
     assert!(none.branch_points.is_empty());
     assert_eq!(none.states, 1);
 }
+
+#[test]
+fn smoothing_averages_over_neighbours_from_zero_at_the_root() {
+    let k = 10;
+    let centres = DMatrix::from_fn(k, 2, |i, j| if j == 0 { i as f64 } else { 0.0 });
+    let edges: Vec<(usize, usize)> = (1..k).map(|c| (c - 1, c)).collect();
+    // One cell per centre, at x = i: pseudotime i from the cell at x = 0.
+    let mut fit = order(&centres, &centres, &edges, Root::Cell(0)).unwrap();
+    let exact = fit.clone();
+    // Neighbours along the line: the cells on either side.
+    let beside: Vec<Vec<usize>> = (0..k)
+        .map(|i| {
+            (i.saturating_sub(1)..(i + 2).min(k))
+                .filter(|&j| j != i)
+                .collect()
+        })
+        .collect();
+    fit.smooth_over(&beside).unwrap();
+    // Ends: (0 + 1) / 2 and (8 + 9) / 2; inside: (i - 1 + i + i + 1) / 3 = i; less the
+    // root's 0.5.
+    for i in 0..k {
+        let mean = match i {
+            0 => 0.5,
+            9 => 8.5,
+            _ => i as f64,
+        };
+        assert!(
+            (fit.pseudotime[i] - (mean - 0.5)).abs() < 1e-12,
+            "cell {i}: {}",
+            fit.pseudotime[i]
+        );
+    }
+    assert_eq!(fit.state, exact.state);
+    assert_eq!(fit.branch_points, exact.branch_points);
+    // A neighbourhood nearer the root than the root's own is raised to 0: the root
+    // averages cells 0 to 2 (1.0), cell 1 only cells 0 and 1 (0.5).
+    let mut fit = exact.clone();
+    let mut near = beside.clone();
+    near[0] = vec![1, 2];
+    near[1] = vec![0];
+    fit.smooth_over(&near).unwrap();
+    assert_eq!(fit.pseudotime[0], 0.0);
+    assert_eq!(fit.pseudotime[1], 0.0);
+    assert!((fit.pseudotime[5] - 4.0).abs() < 1e-12);
+    // No neighbours: the exact distance along the tree.
+    let mut fit = exact.clone();
+    fit.smooth_over(&vec![Vec::new(); k]).unwrap();
+    assert_eq!(fit.pseudotime, exact.pseudotime);
+    // Lists that do not fit the cells.
+    let mut fit = exact.clone();
+    assert!(fit.smooth_over(&beside[..5]).is_err());
+    let mut wrong = beside.clone();
+    wrong[3] = vec![k];
+    assert!(fit.smooth_over(&wrong).is_err());
+}

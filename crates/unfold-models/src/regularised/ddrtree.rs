@@ -144,15 +144,15 @@ crate::params! {
              conventions (and Monocle 2's pseudotime, along a tree over the cells)",
         ),
         /// Whether and from where the fit orders the points along its tree (the parameters
-        /// `order`, `min_branch`, `root_cell` and `root_state`).
+        /// `order`, `min_branch`, `pseudotime_neighbours`, `root_cell` and `root_state`).
         pub ordering: TreeOrdering = TreeOrdering::default() => Rule::group(),
     }
 }
 
 /// The ordering of the points along the learned tree that a fit adds
-/// ([`DdrTree::ordered`]), DDRTree's parameters `order`, `min_branch`, `root_cell` and
-/// `root_state`: `root_cell` or `root_state` (not both) gives the root and implies
-/// `order`, whose root is otherwise [`Root::Auto`].
+/// ([`DdrTree::ordered`]), DDRTree's parameters `order`, `min_branch`,
+/// `pseudotime_neighbours`, `root_cell` and `root_state`: `root_cell` or `root_state` (not
+/// both) gives the root and implies `order`, whose root is otherwise [`Root::Auto`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TreeOrdering {
     /// Where pseudotime starts; `None`: the points are not ordered.
@@ -161,6 +161,11 @@ pub struct TreeOrdering {
     /// ([`DdrTree::order_with`]); `None`: chosen from the fit (the noise's radius around
     /// the tree in edges, at least 3, `defaults.rs`), 0 with [`Compat::R`] (Monocle 2's).
     pub min_branch: Option<usize>,
+    /// Pseudotime is averaged over this many nearest points in the latent projection
+    /// `(Y - mean) W`, the point itself included ([`Trajectory::smooth_over`]); 0 or 1: the
+    /// distance along the tree. `None`: 30 ([`defaults::pseudotime_neighbours`]), 1 with
+    /// [`Compat::R`] (Monocle 2's).
+    pub neighbours: Option<usize>,
 }
 
 impl Field for TreeOrdering {
@@ -176,6 +181,12 @@ impl Field for TreeOrdering {
              point (Monocle 3's minimal branch length, 10 there; 0: every centre of degree \
              above 2, as Monocle 2)",
         );
+        let neighbours = Rule::auto(
+            "30 (1 with --compat r)",
+            "ddrtree: average each point's pseudotime over this many nearest points in the \
+             latent projection, itself included (0 or 1: the distance along the tree, as \
+             Monocle 2)",
+        );
         let root_cell = Rule::auto(
             "an end of the tree's diameter",
             "ddrtree: the cell (0-based row) pseudotime starts from; implies --order",
@@ -190,6 +201,7 @@ impl Field for TreeOrdering {
         [
             bool::field_specs("order", &order, &default.root.is_some()),
             Option::<usize>::field_specs("min_branch", &min_branch, &default.min_branch),
+            Option::<usize>::field_specs("pseudotime_neighbours", &neighbours, &default.neighbours),
             Option::<usize>::field_specs("root_cell", &root_cell, &cell),
             Option::<usize>::field_specs("root_state", &root_state, &state),
         ]
@@ -198,6 +210,8 @@ impl Field for TreeOrdering {
 
     fn read_into(&mut self, _: &'static str, settings: &Settings) -> Result<()> {
         self.min_branch.read_into("min_branch", settings)?;
+        self.neighbours
+            .read_into("pseudotime_neighbours", settings)?;
         let (mut order, (mut cell, mut state)) = (self.root.is_some(), self.roots());
         order.read_into("order", settings)?;
         let (given_cell, given_state) = (settings.get("root_cell"), settings.get("root_state"));
@@ -224,6 +238,7 @@ impl Field for TreeOrdering {
         let (cell, state) = self.roots();
         self.root.is_some().write("order", settings);
         self.min_branch.write("min_branch", settings);
+        self.neighbours.write("pseudotime_neighbours", settings);
         cell.write("root_cell", settings);
         state.write("root_state", settings);
     }
@@ -419,7 +434,24 @@ impl Checked<DdrTreeParams> {
             }
             None => 0,
         };
-        fit.ordered(root, min_branch)
+        let neighbours = match self.ordering.neighbours {
+            Some(m) => m,
+            None if self.compat == Compat::Paper => {
+                let (m, why) = defaults::pseudotime_neighbours();
+                fit.chosen.push(why);
+                m
+            }
+            None => 1,
+        };
+        let mut fit = fit.ordered(root, min_branch)?;
+        if neighbours > 1 && n > 1 {
+            let latent = problem.y_mul(&fit.w);
+            let near = unfold_graph::knn(&latent, (neighbours - 1).min(n - 1))?;
+            if let Some(t) = fit.trajectory.as_mut() {
+                t.smooth_over(&near.indices)?;
+            }
+        }
+        Ok(fit)
     }
 }
 
@@ -498,7 +530,9 @@ pub struct DdrTree {
 
 impl DdrTree {
     /// The points ordered along the learned tree from `root`: pseudotime, states and
-    /// branch points ([`unfold_graph::trajectory`], Monocle 2's `orderCells`).
+    /// branch points ([`unfold_graph::trajectory`], Monocle 2's `orderCells`). Pseudotime
+    /// is the distance along the tree; a fit with an ordering in its parameters averages it
+    /// over neighbours (`pseudotime_neighbours`), which needs the data.
     pub fn order(&self, root: Root) -> Result<Trajectory> {
         self.order_with(root, 0)
     }

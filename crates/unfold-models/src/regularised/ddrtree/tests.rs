@@ -506,6 +506,7 @@ fn settings_give_the_declared_parameters_and_the_ordering() {
         .with("compat", "r")
         .with("order", false)
         .with("min_branch", 2usize)
+        .with("pseudotime_neighbours", 5usize)
         .with("root_state", 2usize);
     let p = read(s).unwrap();
     assert_eq!((p.dim, p.lambda, p.compat), (Some(3), Some(4.0), Compat::R));
@@ -513,7 +514,8 @@ fn settings_give_the_declared_parameters_and_the_ordering() {
         p.ordering,
         TreeOrdering {
             root: Some(Root::State(2)),
-            min_branch: Some(2)
+            min_branch: Some(2),
+            neighbours: Some(5),
         }
     );
     assert_eq!(read(p.settings()).unwrap(), p);
@@ -534,6 +536,7 @@ fn settings_give_the_declared_parameters_and_the_ordering() {
     let state0 = DdrTreeParams::new(2).ordering(TreeOrdering {
         root: Some(Root::State(0)),
         min_branch: Some(0),
+        neighbours: None,
     });
     assert!(state0
         .check()
@@ -549,12 +552,72 @@ fn the_fit_orders_the_points_when_asked() {
     let root = TreeOrdering {
         root: Some(Root::Cell(3)),
         min_branch: Some(1),
+        neighbours: Some(1),
     };
     let ordered = DdrTreeParams::new(2).ordering(root).fit(&y).unwrap();
     let plain = DdrTreeParams::new(2).fit(&y).unwrap();
     assert!(plain.trajectory.is_none());
     let want = plain.order_with(Root::Cell(3), 1).unwrap();
     assert_eq!(ordered.trajectory.unwrap().pseudotime, want.pseudotime);
+}
+
+/// The default pseudotime is the distance along the tree averaged over each point and its
+/// 29 nearest points in the latent projection `(Y - mean) W`, from 0 at the root; the tree
+/// and the states are those of the distance along the tree, and the R package's
+/// conventions keep Monocle 2's pseudotime.
+#[test]
+fn the_default_pseudotime_averages_the_tree_distance_over_latent_neighbours() {
+    let y = branching(300, 5, 7);
+    let order = |neighbours| TreeOrdering {
+        root: Some(Root::Cell(0)),
+        min_branch: Some(3),
+        neighbours,
+    };
+    let smoothed = DdrTreeParams::new(2).ordering(order(None)).fit(&y).unwrap();
+    let exact = DdrTreeParams::new(2)
+        .ordering(order(Some(1)))
+        .fit(&y)
+        .unwrap();
+    assert_eq!(smoothed.centres, exact.centres);
+    let (s, t) = (
+        smoothed.trajectory.as_ref().unwrap(),
+        exact.trajectory.as_ref().unwrap(),
+    );
+    assert_eq!(s.state, t.state);
+    assert_eq!(s.branch_points, t.branch_points);
+    let centred = DMatrix::from_fn(y.nrows(), y.ncols(), |i, j| y[(i, j)] - exact.mean[j]);
+    let near = unfold_graph::knn(&(centred * &exact.w), 29).unwrap();
+    let mean: Vec<f64> = (0..y.nrows())
+        .map(|i| {
+            let sum: f64 = near.indices[i].iter().map(|&j| t.pseudotime[j]).sum();
+            (t.pseudotime[i] + sum) / 30.0
+        })
+        .collect();
+    for i in 0..y.nrows() {
+        let want = (mean[i] - mean[0]).max(0.0);
+        assert!(
+            (s.pseudotime[i] - want).abs() < 1e-9,
+            "{i}: {} vs {want}",
+            s.pseudotime[i]
+        );
+    }
+    assert_eq!(s.pseudotime[0], 0.0);
+    assert_ne!(s.pseudotime, t.pseudotime);
+    let notes = crate::method::Model::notes(&smoothed);
+    assert!(notes
+        .iter()
+        .any(|(n, v)| n == "pseudotime_neighbours" && v == "30"));
+    // Monocle 2's pseudotime with the R package's conventions.
+    let r = DdrTreeParams {
+        compat: Compat::R,
+        ..DdrTreeParams::new(2)
+    };
+    let r_default = r.clone().ordering(order(None)).fit(&y).unwrap();
+    let r_exact = r.ordering(order(Some(0))).fit(&y).unwrap();
+    assert_eq!(
+        r_default.trajectory.unwrap().pseudotime,
+        r_exact.trajectory.unwrap().pseudotime
+    );
 }
 
 /// A row-major view of the data (a C-order array, read where it lies) gives the fit of the
@@ -632,6 +695,7 @@ fn the_defaults_order_a_tree_of_three_branch_points() {
     let order = TreeOrdering {
         root: Some(Root::Cell(root)),
         min_branch: None,
+        neighbours: None,
     };
     let fit = DdrTreeParams::default()
         .ordering(order)
@@ -650,7 +714,7 @@ fn the_defaults_order_a_tree_of_three_branch_points() {
     assert!(note("dim_reason")
         .unwrap()
         .contains("7 principal components"));
-    for name in ["lambda", "ncenters", "min_branch"] {
+    for name in ["lambda", "ncenters", "min_branch", "pseudotime_neighbours"] {
         assert!(note(&format!("{name}_reason")).is_some(), "{name}");
     }
     // The papers' settings, for the record of what the defaults replace.
@@ -661,6 +725,7 @@ fn the_defaults_order_a_tree_of_three_branch_points() {
     .ordering(TreeOrdering {
         root: Some(Root::Cell(root)),
         min_branch: Some(0),
+        neighbours: Some(1),
     })
     .fit(&data.points)
     .unwrap();
