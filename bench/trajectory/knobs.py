@@ -15,11 +15,12 @@ Data sets (168):
 
 Every fit is ``unfold fit --method ddrtree --root-cell R`` (R the earliest cell) with one
 setting changed from the defaults: pseudotime as the distance along the tree
-(``--pseudotime-neighbours 1``; the default averages it over each cell's 30 nearest cells
-in the latent projection); lambda times 1/4, 4 or 16 (the default is gamma N / K); K = 50
-centres (Monocle 2's rule gives 125 to 129 here); d = 3 or 8 (the default counts the
-principal components above the noise); sigma = lambda_1 / 50 or / 100 (lambda_1 the
-variance along the first principal axis; the default is min((sd / 2)^2, lambda_1 / 20)).
+(``--pseudotime-neighbours 1``; the default averages it over each cell's nearest cells in
+the latent projection, as many as one centre stands for, at most 30); lambda times 1/4, 4
+or 16 (the default is gamma N / K); K = 50 centres (Monocle 2's rule gives 125 to 129
+here); d = 3 or 8 (the default counts the principal components above the noise); sigma =
+lambda_1 / 50 or / 100 (lambda_1 the variance along the first principal axis; the default
+is min((sd / 2)^2, lambda_1 / 20)).
 "input's neighbours" averages the distance along the tree over each cell's 30 nearest
 cells in the input instead (the cell included; as DPT and Palantir average over a kNN
 graph of the input), "input's top 10 PCs' neighbours" over those in its first 10

@@ -98,7 +98,8 @@ def test_ddrtree_reports_its_defaults_and_draws_its_trajectory():
     assert float(defaults["sigma"]["value"]) == pytest.approx(min(s[2] / 4, s[0] / 20), rel=1e-6)
     assert "noise" in defaults["sigma"]["reason"]
     assert "singular values" in defaults["dim"]["reason"]
-    assert defaults["pseudotime_neighbours"]["value"] == "30"
+    # As many neighbours as one centre stands for: 200 cells over 20 centres.
+    assert defaults["pseudotime_neighbours"]["value"] == "10"
     assert float(defaults["lambda"]["value"]) == pytest.approx(10.0 * 200 / 20)
     ax = unfold.pl.trajectory(adata)
     # One line per edge of the tree over the 20 centres; one ringed dot per branch point.

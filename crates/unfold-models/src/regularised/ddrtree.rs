@@ -163,8 +163,8 @@ pub struct TreeOrdering {
     pub min_branch: Option<usize>,
     /// Pseudotime is averaged over this many nearest points in the latent projection
     /// `(Y - mean) W`, the point itself included ([`Trajectory::smooth_over`]); 0 or 1: the
-    /// distance along the tree. `None`: 30 ([`defaults::pseudotime_neighbours`]), 1 with
-    /// [`Compat::R`] (Monocle 2's).
+    /// distance along the tree. `None`: the points one centre stands for, `N / K`, at most
+    /// 30 ([`defaults::pseudotime_neighbours`]), 1 with [`Compat::R`] (Monocle 2's).
     pub neighbours: Option<usize>,
 }
 
@@ -182,7 +182,7 @@ impl Field for TreeOrdering {
              above 2, as Monocle 2)",
         );
         let neighbours = Rule::auto(
-            "30 (1 with --compat r)",
+            "N / K (the points one centre stands for), at most 30 (1 with --compat r)",
             "ddrtree: average each point's pseudotime over this many nearest points in the \
              latent projection, itself included (0 or 1: the distance along the tree, as \
              Monocle 2)",
@@ -437,7 +437,7 @@ impl Checked<DdrTreeParams> {
         let neighbours = match self.ordering.neighbours {
             Some(m) => m,
             None if self.compat == Compat::Paper => {
-                let (m, why) = defaults::pseudotime_neighbours();
+                let (m, why) = defaults::pseudotime_neighbours(n, fit.centres.nrows());
                 fit.chosen.push(why);
                 m
             }

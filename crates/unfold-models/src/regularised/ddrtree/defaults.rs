@@ -185,27 +185,40 @@ pub(crate) fn balanced_lambda(n: usize, k: usize, gamma: f64) -> (f64, Chosen) {
     (lambda, Chosen::new("lambda", lambda, reason))
 }
 
-/// The points a pseudotime is averaged over by default, the point itself included.
+/// The most points a pseudotime is averaged over by default, the point itself included
+/// (Palantir's neighbourhood size).
 const PSEUDOTIME_NEIGHBOURS: usize = 30;
 
 /// How many nearest points (in the latent projection `(Y - mean) W`) each point's
-/// pseudotime is averaged over when not given: [`PSEUDOTIME_NEIGHBOURS`], Palantir's
-/// neighbourhood size. A point's position on the tree moves along it with the noise
-/// across it; the mean over its neighbourhood cancels much of that
-/// (`unfold_graph::trajectory::Trajectory::smooth_over`). Measured in
+/// pseudotime is averaged over when not given: the points one centre stands for,
+/// `round(N / K)`, at most [`PSEUDOTIME_NEIGHBOURS`]; 1 (the distance along the tree) where
+/// every point is its own centre. A point's position on the tree moves along it with the
+/// noise across it; the mean over its neighbourhood cancels much of that
+/// (`unfold_graph::trajectory::Trajectory::smooth_over`), and a neighbourhood no larger
+/// than a centre's share keeps the average local to the tree's resolution. Measured in
 /// `bench/results/trajectory_knobs.md`: on 168 simulated data sets of two generator
 /// families, against the distance along the tree, Spearman's correlation with the true
-/// time was more than 0.01 higher on 15 and more than 0.01 lower on 2 (at high noise with
+/// time was more than 0.01 higher on 13 and more than 0.01 lower on 1 (at high noise with
 /// 200 genes, where the ordering has little signal). Neighbours in the latent projection,
 /// not the input: a kd-tree finds them in the latent dimensions, and those of the input's
 /// 50 principal components lost more often at high noise.
-pub(crate) fn pseudotime_neighbours() -> (usize, Chosen) {
-    let m = PSEUDOTIME_NEIGHBOURS;
-    let reason = format!(
-        "{m} (Palantir's neighbourhood): each point's distance along the tree averaged over \
-         the {m} nearest points in the latent projection, itself included, which cancels \
-         much of the noise that moves positions along the tree"
-    );
+pub(crate) fn pseudotime_neighbours(n: usize, k: usize) -> (usize, Chosen) {
+    let share = (n as f64 / k.max(1) as f64).round() as usize;
+    let m = share.clamp(1, PSEUDOTIME_NEIGHBOURS);
+    let reason = if m > 1 {
+        format!(
+            "min(round(N / K), {PSEUDOTIME_NEIGHBOURS}) with N / K = {n} / {k}: each point's \
+             distance along the tree averaged over the {m} nearest points in the latent \
+             projection, itself included (the points one centre stands for, at most \
+             Palantir's neighbourhood), which cancels much of the noise that moves positions \
+             along the tree"
+        )
+    } else {
+        format!(
+            "round(N / K) = 1 with N / K = {n} / {k}: every point is its own centre, so \
+             pseudotime is the distance along the tree"
+        )
+    };
     (m, Chosen::new("pseudotime_neighbours", m, reason))
 }
 

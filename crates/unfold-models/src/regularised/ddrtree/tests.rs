@@ -562,22 +562,24 @@ fn the_fit_orders_the_points_when_asked() {
 }
 
 /// The default pseudotime is the distance along the tree averaged over each point and its
-/// 29 nearest points in the latent projection `(Y - mean) W`, from 0 at the root; the tree
-/// and the states are those of the distance along the tree, and the R package's
-/// conventions keep Monocle 2's pseudotime.
+/// nearest points in the latent projection `(Y - mean) W`, as many as one centre stands
+/// for (`N / K`, at most 30), from 0 at the root; the tree and the states are those of the
+/// distance along the tree, and the R package's conventions keep Monocle 2's pseudotime.
 #[test]
 fn the_default_pseudotime_averages_the_tree_distance_over_latent_neighbours() {
-    let y = branching(300, 5, 7);
+    // 400 points over 40 centres: 10 points each.
+    let y = branching(400, 5, 7);
     let order = |neighbours| TreeOrdering {
         root: Some(Root::Cell(0)),
         min_branch: Some(3),
         neighbours,
     };
-    let smoothed = DdrTreeParams::new(2).ordering(order(None)).fit(&y).unwrap();
-    let exact = DdrTreeParams::new(2)
-        .ordering(order(Some(1)))
-        .fit(&y)
-        .unwrap();
+    let params = DdrTreeParams {
+        ncenters: Some(40),
+        ..DdrTreeParams::new(2)
+    };
+    let smoothed = params.clone().ordering(order(None)).fit(&y).unwrap();
+    let exact = params.clone().ordering(order(Some(1))).fit(&y).unwrap();
     assert_eq!(smoothed.centres, exact.centres);
     let (s, t) = (
         smoothed.trajectory.as_ref().unwrap(),
@@ -586,11 +588,11 @@ fn the_default_pseudotime_averages_the_tree_distance_over_latent_neighbours() {
     assert_eq!(s.state, t.state);
     assert_eq!(s.branch_points, t.branch_points);
     let centred = DMatrix::from_fn(y.nrows(), y.ncols(), |i, j| y[(i, j)] - exact.mean[j]);
-    let near = unfold_graph::knn(&(centred * &exact.w), 29).unwrap();
+    let near = unfold_graph::knn(&(centred * &exact.w), 9).unwrap();
     let mean: Vec<f64> = (0..y.nrows())
         .map(|i| {
             let sum: f64 = near.indices[i].iter().map(|&j| t.pseudotime[j]).sum();
-            (t.pseudotime[i] + sum) / 30.0
+            (t.pseudotime[i] + sum) / 10.0
         })
         .collect();
     for i in 0..y.nrows() {
@@ -606,11 +608,25 @@ fn the_default_pseudotime_averages_the_tree_distance_over_latent_neighbours() {
     let notes = crate::method::Model::notes(&smoothed);
     assert!(notes
         .iter()
-        .any(|(n, v)| n == "pseudotime_neighbours" && v == "30"));
+        .any(|(n, v)| n == "pseudotime_neighbours" && v == "10"));
+    // Every point its own centre (below 100 points): the distance along the tree.
+    let few = y.rows(0, 60).into_owned();
+    let own = DdrTreeParams::new(2)
+        .ordering(order(None))
+        .fit(&few)
+        .unwrap();
+    let own_exact = DdrTreeParams::new(2)
+        .ordering(order(Some(1)))
+        .fit(&few)
+        .unwrap();
+    assert_eq!(
+        own.trajectory.unwrap().pseudotime,
+        own_exact.trajectory.unwrap().pseudotime
+    );
     // Monocle 2's pseudotime with the R package's conventions.
     let r = DdrTreeParams {
         compat: Compat::R,
-        ..DdrTreeParams::new(2)
+        ..params
     };
     let r_default = r.clone().ordering(order(None)).fit(&y).unwrap();
     let r_exact = r.ordering(order(Some(0))).fit(&y).unwrap();
