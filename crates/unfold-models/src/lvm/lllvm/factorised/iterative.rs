@@ -24,6 +24,7 @@
 //! step raises the bound and the energy error is what the solve leaves of it
 //! ([`unfold_linalg::conjugate_gradients`]).
 
+use super::two_hop::grounded_root;
 use super::FactorisedProblem;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
@@ -135,9 +136,9 @@ impl LamX<'_> {
         two.lg.solve_block_in_place(&mut z);
         let zt = z.transpose();
         interrupt::check()?;
-        let zeros = vec![0.0; dy];
+        let (zeros, root) = (vec![0.0; dy], grounded_root(n));
         let zcol = |p: usize| {
-            if p == two.root {
+            if p == root {
                 &zeros[..]
             } else {
                 &zt.as_slice()[p * dy..(p + 1) * dy]

@@ -29,8 +29,6 @@ pub(crate) struct TwoHop {
     pub lg: SparseCholesky,
     /// `log det L_g`; `sum_{k >= 2} log lambda_k = log n + log det L_g` (matrix-tree theorem).
     pub log_det_lg: f64,
-    /// The grounded point: the last one.
-    pub root: usize,
 }
 
 /// The symbolic analysis of the padded `L_g` (module docs), before the factorisation and
@@ -75,7 +73,6 @@ impl TwoHopAnalysis {
             p,
             log_det_lg: factor.log_det(),
             lg: SparseCholesky::new(&grounded_laplacian(adj, root, false), CONTEXT)?,
-            root,
         })
     }
 }
@@ -114,7 +111,7 @@ impl TwoHop {
         debug_assert!(e
             .column_iter()
             .all(|c| c.sum().abs() <= 1e-8 * (1.0 + c.amax()) * c.len() as f64));
-        let mut grounded = e.clone().remove_row(self.root);
+        let mut grounded = e.clone().remove_row(grounded_root(e.nrows()));
         let rhs = grounded.clone();
         self.lg.solve_block_in_place(&mut grounded);
         grounded.dot(&rhs)
