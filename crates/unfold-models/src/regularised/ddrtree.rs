@@ -59,7 +59,7 @@ use nalgebra::{DMatrix, DVector};
 use problem::{gram, Problem, State};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use start::kmeans_evenly_started;
+use start::{kmeans_evenly_started, kmeans_plus_plus_started};
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Observer, Result, Silent};
 use unfold_graph::trajectory::{Measure, Root, Trajectory};
 use unfold_graph::NeighbourGraph;
@@ -133,6 +133,17 @@ crate::params! {
         .min(1),
         /// Maximum number of iterations.
         pub max_iter: usize = 20 => Rule::at_least(1, "ddrtree: the most iterations of Algorithm 2"),
+        /// Starts of the centres, each fitted by Algorithm 2; the fit of the lowest final
+        /// objective is kept. The first is the R package's k-means start, the others
+        /// k-means++ seeded from `seed + r` (`bench/results/trajectory_starts.md` measures
+        /// what they change).
+        pub restarts: usize = 1 => Rule::at_least(
+            1,
+            "ddrtree: starts of the centres (the R package's k-means start, then k-means++ \
+             from seeds seed + 1, ...); the fit of the lowest objective is kept",
+        ),
+        /// The seed of the k-means++ starts of restarts after the first.
+        pub seed: u64 = 0 => Rule::help(ParamSpec::seed().help),
         /// Relative-change tolerance of the stopping rule.
         pub tol: f64 = 1e-3 => Rule::within(
             Interval::NON_NEGATIVE,
@@ -399,13 +410,28 @@ impl Checked<DdrTreeParams> {
         let problem = Problem::with_gram(y, centre, yty, lambda, sigma, self.gamma, dim);
         let w = top_eigenvectors(&problem.yty, dim)?;
         let z = problem.y_mul(&w);
-        let c = if k == n {
-            z.clone()
-        } else {
-            kmeans_evenly_started(&z, k)?
-        };
-        let state = State { w, z, c };
-        let run = problem.run(state, self.compat, self.max_iter, self.tol, observer)?;
+        // Every point its own centre has one start.
+        let restarts = if k == n { 1 } else { self.restarts };
+        let mut best: Option<(f64, iterate::Run)> = None;
+        for r in 0..restarts {
+            let c = match r {
+                _ if k == n => z.clone(),
+                0 => kmeans_evenly_started(&z, k)?,
+                _ => kmeans_plus_plus_started(&z, k, self.seed.wrapping_add(r as u64))?,
+            };
+            let state = State {
+                w: w.clone(),
+                z: z.clone(),
+                c,
+            };
+            let run = problem.run(state, self.compat, self.max_iter, self.tol, observer)?;
+            let value = iterate::sum_terms(&run.terms);
+            // The first of equal objectives is kept.
+            if best.as_ref().is_none_or(|(b, _)| value < *b) {
+                best = Some((value, run));
+            }
+        }
+        let (_, run) = best.expect("at least one start");
         let mut fit = DdrTree {
             mean: match self.compat {
                 Compat::Paper => mean.clone(),

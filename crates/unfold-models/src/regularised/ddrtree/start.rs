@@ -1,5 +1,6 @@
 //! The start of a fit: the top eigenvectors that give `W` (also the `W` step of every
-//! update), and the R package's k-means start of the centres.
+//! update), and the k-means starts of the centres: the R package's, and seeded k-means++
+//! ones for further restarts.
 
 use nalgebra::DMatrix;
 use unfold_core::Result;
@@ -19,12 +20,29 @@ pub(crate) fn top_eigenvectors(a: &DMatrix<f64>, dim: usize) -> Result<DMatrix<f
 /// most [`KMEANS_TOL`] times the mean per-column variance. An empty cluster keeps its
 /// previous centre. The labels come from the vectorised [`nearest_centres`].
 pub(crate) fn kmeans_evenly_started(z: &DMatrix<f64>, k: usize) -> Result<DMatrix<f64>> {
+    kmeans_started(z, k, KMeansInit::EvenlySpaced, 0)
+}
+
+/// The centres of a further restart: the same rounds of Lloyd's k-means as
+/// [`kmeans_evenly_started`], started by k-means++ seeding (Arthur and Vassilvitskii 2007)
+/// drawn from `seed`: a start whose distribution does not depend on the order of the
+/// rows.
+pub(crate) fn kmeans_plus_plus_started(
+    z: &DMatrix<f64>,
+    k: usize,
+    seed: u64,
+) -> Result<DMatrix<f64>> {
+    kmeans_started(z, k, KMeansInit::PlusPlus, seed)
+}
+
+fn kmeans_started(z: &DMatrix<f64>, k: usize, init: KMeansInit, seed: u64) -> Result<DMatrix<f64>> {
     let opts = KMeansOptions {
+        restarts: 1,
         max_iter: KMEANS_ROUNDS,
         tol: KMEANS_TOL,
-        init: KMeansInit::EvenlySpaced,
+        seed,
+        init,
         empty: EmptyClusters::KeepCentre,
-        ..KMeansOptions::default()
     };
     Ok(kmeans_with(z, k, &opts, &nearest_centres)?.centres)
 }

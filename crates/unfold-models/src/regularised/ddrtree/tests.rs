@@ -750,6 +750,31 @@ fn the_defaults_order_a_tree_of_three_branch_points() {
     assert!(t2.branch_points.len() < 3);
 }
 
+/// Restarts keep the fit of the lowest objective: the starts of fewer restarts are among
+/// those of more, so more never end higher, and here the further starts find a lower
+/// minimum than the R package's start alone, which is the default's one start.
+#[test]
+fn restarts_keep_the_fit_of_the_lowest_objective() {
+    let y = branching(1200, 5, 9) + noise(1200, 5, 10) * 0.3;
+    let params = |restarts| DdrTreeParams {
+        ncenters: Some(40),
+        restarts,
+        seed: 4,
+        ..DdrTreeParams::new(2)
+    };
+    let values: Vec<f64> = (1..=4)
+        .map(|r| params(r).fit(&y).unwrap().evidence().value)
+        .collect();
+    assert!(values.windows(2).all(|w| w[1] <= w[0]), "{values:?}");
+    assert!(values[3] < values[0], "{values:?}");
+    let default = DdrTreeParams {
+        ncenters: Some(40),
+        ..DdrTreeParams::new(2)
+    };
+    assert_eq!(default.fit(&y).unwrap().evidence().value, values[0]);
+    assert!(DdrTreeParams::default().restarts(0).check().is_err());
+}
+
 /// Where the dimension rule cannot read the spectrum (three features), the fit falls back
 /// to the papers' plane and says so; a given dimension is not reported as chosen; with the
 /// R package's conventions `lambda` is its `5 N`.
