@@ -1,13 +1,14 @@
 """How much DDRTree's fit depends on the start of its centres, and what restarts recover.
 
-    python starts.py OUT UNFOLD_BIN
+    python starts.py OUT UNFOLD_BIN [GENES ...]
 
 Data: the peers bench's simulated counts (``peers.simulate``): six tree shapes, N = 2000
-and 4000, 200 and 2000 genes, low and high noise, seeds 1 and 2 (96 data sets), 50
-principal components, the earliest cell as root. For each, unfold's defaults with
+and 4000, 20, 200 and 2000 genes (or the numbers of genes given), low and high noise,
+seeds 1 and 2 (144 data sets), 50 principal components (19 with 20 genes), the earliest
+cell as root. For each, unfold's defaults with
 ``--restarts 1`` (one start: the R package's k-means start from evenly spaced rows), the
 same on the rows in two seeded random orders (the start then takes other rows: the spread
-is what the start alone changes), ``--restarts 3`` (the default) on the same three orders,
+is what the start alone changes), ``--restarts 3`` on the same three orders,
 and ``--restarts 6`` on the first. A user's row order is arbitrary, so each setting is
 scored by its mean over the three orders.
 Scores: Spearman's correlation of pseudotime with the true time, dyneval's F1 of the
@@ -47,12 +48,13 @@ def fit(binary, work, x, root, order, extra):
 
 def main():
     out, binary = Path(sys.argv[1]), sys.argv[2]
+    gene_counts = [int(g) for g in sys.argv[3:]] or [20, 200, 2000]
     work = out / "work"
     work.mkdir(parents=True, exist_ok=True)
     rows = []
     for seed in [1, 2]:
         for n in [2000, 4000]:
-            for genes in [200, 2000]:
+            for genes in gene_counts:
                 for noise in ["low", "high"]:
                     for shape in SHAPES:
                         adata, t, seg = simulate(shape, n, genes, noise, seed)
@@ -86,12 +88,13 @@ HEADER = """# What the start of DDRTree's centres changes, and what restarts rec
 
 `bench/trajectory/starts.py OUT target/release/unfold` (module docs: the protocol). Data:
 the peers bench's simulated counts (`bench/results/trajectory_peers.md`), six shapes,
-N = 2000 and 4000, 200 and 2000 genes, low and high noise, seeds 1 and 2: 96 data sets.
+N = 2000 and 4000, 20, 200 and 2000 genes, low and high noise, seeds 1 and 2: 144 data
+sets.
 Every fit is unfold's defaults with the true root cell and the number of starts given.
 
-- "1 start": `--restarts 1`, whose start is Lloyd's k-means from evenly spaced rows (the
-  R package's).
-- "3 starts" (the default): the fit of the lowest objective (31) of that start and 2
+- "1 start": `--restarts 1` (the default), whose start is Lloyd's k-means from evenly
+  spaced rows (the R package's).
+- "3 starts": the fit of the lowest objective (31) of that start and 2
   seeded k-means++ starts; "6 starts": of 5.
 - Each data set is fitted with its rows as simulated and in two seeded random orders:
   only the start's rows change. A user's row order is arbitrary, so a setting's score on

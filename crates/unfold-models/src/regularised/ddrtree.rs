@@ -135,14 +135,13 @@ crate::params! {
         pub max_iter: usize = 20 => Rule::at_least(1, "ddrtree: the most iterations of Algorithm 2"),
         /// Starts of the centres, each fitted by Algorithm 2; the fit of the lowest final
         /// objective is kept. The first is the R package's k-means start, the others
-        /// k-means++ seeded from `seed + r`. `None`: [`defaults::restarts`] (3), 1 with
-        /// [`Compat::R`].
-        pub restarts: Option<usize> = None => Rule::auto(
-            "3 (1 with --compat r)",
+        /// k-means++ seeded from `seed + r` (`bench/results/trajectory_starts.md` measures
+        /// what they change).
+        pub restarts: usize = 1 => Rule::at_least(
+            1,
             "ddrtree: starts of the centres (the R package's k-means start, then k-means++ \
              from seeds seed + 1, ...); the fit of the lowest objective is kept",
-        )
-        .min(1),
+        ),
         /// The seed of the k-means++ starts of restarts after the first.
         pub seed: u64 = 0 => Rule::help(ParamSpec::seed().help),
         /// Relative-change tolerance of the stopping rule.
@@ -412,16 +411,7 @@ impl Checked<DdrTreeParams> {
         let w = top_eigenvectors(&problem.yty, dim)?;
         let z = problem.y_mul(&w);
         // Every point its own centre has one start.
-        let restarts = match (self.restarts, self.compat) {
-            _ if k == n => 1,
-            (Some(r), _) => r,
-            (None, Compat::Paper) => {
-                let (r, why) = defaults::restarts();
-                chosen.push(why);
-                r
-            }
-            (None, Compat::R) => 1,
-        };
+        let restarts = if k == n { 1 } else { self.restarts };
         let mut best: Option<(f64, iterate::Run)> = None;
         for r in 0..restarts {
             let c = match r {

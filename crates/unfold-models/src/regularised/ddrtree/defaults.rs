@@ -172,27 +172,6 @@ pub(crate) fn centres(n: usize) -> (usize, Chosen) {
     (k, Chosen::new("ncenters", k, reason.to_string()))
 }
 
-/// The starts of the centres when not given, for the paper's conventions.
-const RESTARTS: usize = 3;
-
-/// The number of starts of the centres when not given, for the paper's conventions:
-/// [`RESTARTS`], the fit of the lowest objective (31) kept. Algorithm 2 ends at a local
-/// minimum that depends on the start, and the R package's start (evenly spaced rows) on the
-/// order of the rows. Measured in `bench/results/trajectory_starts.md` on 96 simulated
-/// count data sets, each with its rows in three orders: against one start, three raised
-/// the mean Spearman correlation of pseudotime with the true time in every regime of
-/// genes and noise (over the three orders: more than 0.01 higher on 15 data sets, lower on
-/// 8), and cut the spread between the orders from 0.054 to 0.039 on average, for about
-/// 1.5 times the fit's time.
-pub(crate) fn restarts() -> (usize, Chosen) {
-    let reason = format!(
-        "{RESTARTS} starts of the centres (the R package's k-means start, then k-means++ from \
-         seeds seed + 1, ...), the fit of the lowest objective kept: the fit ends at a local \
-         minimum that depends on its start"
-    );
-    (RESTARTS, Chosen::new("restarts", RESTARTS, reason))
-}
-
 /// `lambda` when not given, for the paper's conventions: `gamma N / K`, so that the tree
 /// term's pull on a centre (`lambda` times its squared edge lengths) weighs as much as the
 /// clustering term's pull of the `N / K` cells it stands for (`gamma` times their squared

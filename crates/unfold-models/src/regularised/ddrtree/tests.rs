@@ -374,7 +374,6 @@ fn the_loop_has_the_bits_of_each_convention_written_out() {
                 sigma: Some(0.05),
                 tol,
                 max_iter,
-                restarts: Some(1),
                 ..DdrTreeParams::new(2)
             };
             let fit = params.fit(&y).unwrap();
@@ -753,43 +752,27 @@ fn the_defaults_order_a_tree_of_three_branch_points() {
 
 /// Restarts keep the fit of the lowest objective: the starts of fewer restarts are among
 /// those of more, so more never end higher, and here the further starts find a lower
-/// minimum than the R package's start alone. The default is three starts, reported with
-/// its reason; the R package's conventions keep its one start.
+/// minimum than the R package's start alone, which is the default's one start.
 #[test]
 fn restarts_keep_the_fit_of_the_lowest_objective() {
     let y = branching(1200, 5, 9) + noise(1200, 5, 10) * 0.3;
-    let params = |restarts, compat| DdrTreeParams {
+    let params = |restarts| DdrTreeParams {
         ncenters: Some(40),
         restarts,
         seed: 4,
-        compat,
         ..DdrTreeParams::new(2)
     };
-    let value = |p: DdrTreeParams| p.fit(&y).unwrap().evidence().value;
     let values: Vec<f64> = (1..=4)
-        .map(|r| value(params(Some(r), Compat::Paper)))
+        .map(|r| params(r).fit(&y).unwrap().evidence().value)
         .collect();
     assert!(values.windows(2).all(|w| w[1] <= w[0]), "{values:?}");
     assert!(values[3] < values[0], "{values:?}");
-    let default = params(None, Compat::Paper).fit(&y).unwrap();
-    assert_eq!(default.evidence().value, values[2]);
-    let chosen = default
-        .chosen
-        .iter()
-        .find(|c| c.name == "restarts")
-        .unwrap();
-    assert!(
-        chosen.reason.contains("lowest objective"),
-        "{}",
-        chosen.reason
-    );
-    let r = params(None, Compat::R).fit(&y).unwrap();
-    assert_eq!(
-        r.centres,
-        params(Some(1), Compat::R).fit(&y).unwrap().centres
-    );
-    assert!(r.chosen.iter().all(|c| c.name != "restarts"));
-    assert!(DdrTreeParams::default().restarts(Some(0)).check().is_err());
+    let default = DdrTreeParams {
+        ncenters: Some(40),
+        ..DdrTreeParams::new(2)
+    };
+    assert_eq!(default.fit(&y).unwrap().evidence().value, values[0]);
+    assert!(DdrTreeParams::default().restarts(0).check().is_err());
 }
 
 /// Where the dimension rule cannot read the spectrum (three features), the fit falls back
