@@ -94,8 +94,8 @@ Every fit is unfold's defaults with the true root cell and the number of starts 
 
 - "1 start": `--restarts 1` (the default), whose start is Lloyd's k-means from evenly
   spaced rows (the R package's).
-- "3 starts": the fit of the lowest objective (31) of that start and 2
-  seeded k-means++ starts; "6 starts": of 5.
+- "3 starts": the fit of the lowest objective (31) of that start and the
+  same on the rows shuffled from 2 seeds; "6 starts": 5 seeds.
 - Each data set is fitted with its rows as simulated and in two seeded random orders:
   only the start's rows change. A user's row order is arbitrary, so a setting's score on
   a data set is its mean over the three orders; "spread" is the largest minus the

@@ -59,7 +59,7 @@ use nalgebra::{DMatrix, DVector};
 use problem::{gram, Problem, State};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use start::{kmeans_evenly_started, kmeans_plus_plus_started};
+use start::{kmeans_evenly_started, kmeans_shuffled_started};
 use unfold_core::{Convergence, Error, Evidence, EvidenceKind, Observer, Result, Silent};
 use unfold_graph::trajectory::{Measure, Root, Trajectory};
 use unfold_graph::NeighbourGraph;
@@ -134,15 +134,15 @@ crate::params! {
         /// Maximum number of iterations.
         pub max_iter: usize = 20 => Rule::at_least(1, "ddrtree: the most iterations of Algorithm 2"),
         /// Starts of the centres, each fitted by Algorithm 2; the fit of the lowest final
-        /// objective is kept. The first is the R package's k-means start, the others
-        /// k-means++ seeded from `seed + r` (`bench/results/trajectory_starts.md` measures
-        /// what they change).
+        /// objective is kept. The first is the R package's k-means start, the others the
+        /// same on the rows shuffled from `seed + r` (`bench/results/trajectory_starts.md`
+        /// measures what they change).
         pub restarts: usize = 1 => Rule::at_least(
             1,
-            "ddrtree: starts of the centres (the R package's k-means start, then k-means++ \
-             from seeds seed + 1, ...); the fit of the lowest objective is kept",
+            "ddrtree: starts of the centres (the R package's k-means start, then the same on \
+             rows shuffled from seeds seed + 1, ...); the fit of the lowest objective is kept",
         ),
-        /// The seed of the k-means++ starts of restarts after the first.
+        /// The seed of the shuffled rows of restarts after the first.
         pub seed: u64 = 0 => Rule::help(ParamSpec::seed().help),
         /// Relative-change tolerance of the stopping rule.
         pub tol: f64 = 1e-3 => Rule::within(
@@ -417,7 +417,7 @@ impl Checked<DdrTreeParams> {
             let c = match r {
                 _ if k == n => z.clone(),
                 0 => kmeans_evenly_started(&z, k)?,
-                _ => kmeans_plus_plus_started(&z, k, self.seed.wrapping_add(r as u64))?,
+                _ => kmeans_shuffled_started(&z, k, self.seed.wrapping_add(r as u64))?,
             };
             let state = State {
                 w: w.clone(),

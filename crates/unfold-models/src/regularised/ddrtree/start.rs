@@ -1,9 +1,10 @@
 //! The start of a fit: the top eigenvectors that give `W` (also the `W` step of every
-//! update), and the k-means starts of the centres: the R package's, and seeded k-means++
-//! ones for further restarts.
+//! update), and the k-means starts of the centres: the R package's, and the same on
+//! shuffled rows for further restarts.
 
 use nalgebra::DMatrix;
-use unfold_core::Result;
+use rand::seq::SliceRandom;
+use unfold_core::{seeded_rng, Result};
 use unfold_eval::{kmeans_with, EmptyClusters, KMeansInit, KMeansOptions};
 use unfold_linalg::soft_assign::nearest_centres;
 use unfold_linalg::{largest_eigenpairs, SymMatrix};
@@ -20,31 +21,29 @@ pub(crate) fn top_eigenvectors(a: &DMatrix<f64>, dim: usize) -> Result<DMatrix<f
 /// most [`KMEANS_TOL`] times the mean per-column variance. An empty cluster keeps its
 /// previous centre. The labels come from the vectorised [`nearest_centres`].
 pub(crate) fn kmeans_evenly_started(z: &DMatrix<f64>, k: usize) -> Result<DMatrix<f64>> {
-    kmeans_started(z, k, KMeansInit::EvenlySpaced, 0)
+    let opts = KMeansOptions {
+        max_iter: KMEANS_ROUNDS,
+        tol: KMEANS_TOL,
+        init: KMeansInit::EvenlySpaced,
+        empty: EmptyClusters::KeepCentre,
+        ..KMeansOptions::default()
+    };
+    Ok(kmeans_with(z, k, &opts, &nearest_centres)?.centres)
 }
 
-/// The centres of a further restart: the same rounds of Lloyd's k-means as
-/// [`kmeans_evenly_started`], started by k-means++ seeding (Arthur and Vassilvitskii 2007)
-/// drawn from `seed`: a start whose distribution does not depend on the order of the
-/// rows.
-pub(crate) fn kmeans_plus_plus_started(
+/// The centres of a further restart: the R package's start on the rows of `z` in an order
+/// shuffled from `seed`, so that its evenly spaced rows are `K` rows drawn at random (a
+/// start whose distribution does not depend on the order of the rows). k-means++ seeding
+/// was measured first and chose worse trees with 20 genes
+/// (`bench/results/trajectory_starts.md`).
+pub(crate) fn kmeans_shuffled_started(
     z: &DMatrix<f64>,
     k: usize,
     seed: u64,
 ) -> Result<DMatrix<f64>> {
-    kmeans_started(z, k, KMeansInit::PlusPlus, seed)
-}
-
-fn kmeans_started(z: &DMatrix<f64>, k: usize, init: KMeansInit, seed: u64) -> Result<DMatrix<f64>> {
-    let opts = KMeansOptions {
-        restarts: 1,
-        max_iter: KMEANS_ROUNDS,
-        tol: KMEANS_TOL,
-        seed,
-        init,
-        empty: EmptyClusters::KeepCentre,
-    };
-    Ok(kmeans_with(z, k, &opts, &nearest_centres)?.centres)
+    let mut order: Vec<usize> = (0..z.nrows()).collect();
+    order.shuffle(&mut seeded_rng(seed));
+    kmeans_evenly_started(&z.select_rows(&order), k)
 }
 
 /// Rounds of Lloyd's k-means in the centre initialisation (the R port's `max_iter = 10`).
