@@ -91,8 +91,8 @@ crate::params! {
     /// the data when not given (`defaults.rs`: the principal components above the noise,
     /// `gamma N / K` and a quarter of the noise's variance per dimension, or the R
     /// package's `5 N` and `1e-3` with [`Compat::R`]); the rest follow the R package:
-    /// `gamma = 10`, `K` by Monocle 2's rule, at most 20 iterations, `tol = 1e-3`; the
-    /// points are not ordered.
+    /// `gamma = 10`, `K` by Monocle 2's rule, one k-means start of the centres, at most 20
+    /// iterations, `tol = 1e-3`; the points are not ordered.
     #[derive(Clone, Debug, PartialEq)]
     pub struct DdrTreeParams {
         /// Latent dimension `d`; `None`: the number of principal components above the
