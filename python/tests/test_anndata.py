@@ -90,7 +90,11 @@ def test_ddrtree_reports_its_defaults_and_draws_its_trajectory():
     unfold.tl.ddrtree(adata, use_rep="X", ncenters=20)
     defaults = adata.uns["ddrtree"]["defaults"]
     # The number of centres was given; the rest were chosen from the data, with why.
-    assert set(defaults) == {"dim", "lambda", "sigma", "min_branch", "pseudotime_neighbours"}
+    assert set(defaults) == {
+        "dim", "lambda", "sigma", "restarts", "min_branch", "pseudotime_neighbours"
+    }
+    assert defaults["restarts"]["value"] == "5"
+    assert "consensus" in defaults["restarts"]["reason"]
     assert int(defaults["dim"]["value"]) == adata.obsm["X_ddrtree"].shape[1]
     # The bandwidth from the spectrum: a quarter of the variance beyond the plane, at most a
     # twentieth of the first axis's.

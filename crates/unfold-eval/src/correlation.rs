@@ -3,7 +3,7 @@
 use unfold_core::{Error, Result};
 
 /// The ranks of `v` (0-based, ties given the mean of the ranks they span).
-fn ranks(v: &[f64]) -> Vec<f64> {
+pub(crate) fn ranks(v: &[f64]) -> Vec<f64> {
     // Sorting (value, index) pairs in place reads memory in order, several times faster
     // than sorting indices by the values they point at once v no longer fits in cache.
     let mut order: Vec<(f64, usize)> = v.iter().copied().zip(0..).collect();

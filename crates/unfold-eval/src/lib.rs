@@ -77,7 +77,7 @@ pub use neighbourhood::{continuity, trustworthiness};
 pub use procrustes::{procrustes, procrustes_error, Procrustes};
 pub use residual::residual_variance;
 pub use trajectory::{
-    branches, f1_branches, f1_labels, geodesic_correlation, geodesic_distances, him, pseudotime,
-    pseudotime_correlation, waypoint_cells, BranchF1, Him, HimOptions, Root, TrajectoryLayout,
-    Waypoints, TIE_PRECISION,
+    branches, f1_branches, f1_labels, geodesic_agreement, geodesic_correlation, geodesic_distances,
+    him, pseudotime, pseudotime_correlation, waypoint_cells, BranchF1, Him, HimOptions, Root,
+    TrajectoryLayout, Waypoints, TIE_PRECISION,
 };

@@ -44,7 +44,7 @@ pub use lvm::lllvm::{
     AlphaRule, FactorisedProblem, LlLvm, LlLvmInit, LlLvmParams, LlLvmProblem, MeanSolve,
     Posterior, Preprocess,
 };
-pub use regularised::ddrtree::{Compat, DdrTree, DdrTreeParams};
+pub use regularised::ddrtree::{Compat, DdrTree, DdrTreeParams, Keep};
 pub use regularised::drtree::{DrTree, DrTreeParams};
 pub use regularised::mpme::{DistanceScale, Mpme, MpmeDual, MpmeEmbedding, MpmeParams};
 pub use regularised::spl::{Spl, SplDual, SplParams, SplSolver};

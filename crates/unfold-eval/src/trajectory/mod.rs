@@ -11,6 +11,9 @@
 //! * [`geodesic_correlation`]: Spearman's correlation between the distances along each
 //!   tree from a set of waypoint cells ([`waypoint_cells`]) to every cell (dyneval's
 //!   `correlation`); [`geodesic_distances`] gives those distances.
+//! * [`geodesic_agreement`]: the same correlation between every pair of several
+//!   trajectories over the same cells, from the distances between sampled cells (DDRTree
+//!   keeps the start that agrees most with the others).
 //! * [`pseudotime`] (the distance along the tree from a root) and [`pseudotime_correlation`].
 //! * [`branches`], [`f1_branches`], [`f1_labels`]: the cells grouped by the branch they lie
 //!   on, and the F1 of the best Jaccard matches between the two groupings (dyneval's
@@ -21,11 +24,13 @@
 //! See `docs/trajectory_metrics.md` for the definitions, and where they follow or depart
 //! from dyneval's.
 
+mod agreement;
 mod branches;
 mod him;
 #[cfg(test)]
 mod tests;
 
+pub use agreement::geodesic_agreement;
 pub use branches::{branches, f1_branches, f1_labels, BranchF1};
 pub use him::{him, Him, HimOptions};
 
@@ -278,7 +283,7 @@ impl Checked {
     /// Distances in units of [`TIE_PRECISION`] times the tree's total length, rounded: a
     /// distance computed along different paths (or from either end) can differ in its last
     /// bits, and ranks would split what are ties.
-    fn snapped(&self, mut d: Vec<f64>) -> Vec<f64> {
+    pub(crate) fn snapped(&self, mut d: Vec<f64>) -> Vec<f64> {
         let total: f64 = self.tree.edges.iter().map(|e| e.2).sum();
         let unit = if total > 0.0 {
             TIE_PRECISION * total
@@ -303,7 +308,7 @@ impl Checked {
     /// The distance along the tree from cell `i` to every cell: the path leaves the edge of
     /// `i` through one of its ends and enters the other cell's edge through one of its
     /// ends (the shortest of the four is the path in a tree), or stays on a shared edge.
-    fn distances_from_cell(&self, i: usize) -> Vec<f64> {
+    pub(crate) fn distances_from_cell(&self, i: usize) -> Vec<f64> {
         let p = self.places[i];
         let da = self.tree.distances_from(p.a);
         let db = self.tree.distances_from(p.b);

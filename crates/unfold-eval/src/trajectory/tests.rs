@@ -515,3 +515,50 @@ fn bad_input_is_an_error_with_a_message() {
         assert!(him(&good.edges, &good.edges, &bad).is_err());
     }
 }
+
+#[test]
+fn geodesic_agreement_is_spearman_of_the_brute_force_pair_distances() {
+    let a = bushy();
+    // The same cells on a path through the nodes in another order, and a relabelled copy.
+    let mut b = bushy();
+    b.edges = (0..8).map(|v| (v, v + 1, 1.0 + 0.1 * v as f64)).collect();
+    b.cells = (0..a.cells.len())
+        .map(|i| ((i * 5) % 8, (i * 5) % 8 + 1, 0.1 * (i % 10) as f64))
+        .collect();
+    let c = relabel(&a, &[3, 8, 0, 1, 7, 2, 6, 4, 5]);
+    let cells = [0, 3, 4, 7, 11, 15, 16, 19];
+    let got = geodesic_agreement(&[a.clone(), b.clone(), c], &cells).unwrap();
+    // Every unordered pair of the cells once, in units of 1e-9 of the tree's total length.
+    let pairs = |layout: &TrajectoryLayout| -> Vec<f64> {
+        let d = brute_distances(layout);
+        let unit = TIE_PRECISION * layout.edges.iter().map(|e| e.2).sum::<f64>();
+        let mut out = Vec::new();
+        for (r, &i) in cells.iter().enumerate() {
+            out.extend(cells[r + 1..].iter().map(|&j| (d[i][j] / unit).round()));
+        }
+        out
+    };
+    let want = crate::spearman(&pairs(&a), &pairs(&b)).unwrap();
+    assert!((got[(0, 1)] - want).abs() < 1e-12, "{} {want}", got[(0, 1)]);
+    assert_eq!(got[(0, 1)], got[(1, 0)]);
+    assert!(want < 0.9, "{want}");
+    // A relabelled copy agrees exactly; the diagonal is 1.
+    assert!((got[(0, 2)] - 1.0).abs() < 1e-12);
+    assert!((got[(1, 2)] - want).abs() < 1e-12);
+    assert_eq!(got[(1, 1)], 1.0);
+    // Every cell at one node: constant distances, 0.
+    let mut collapsed = a.clone();
+    collapsed.cells = vec![(1, 2, 0.0); a.cells.len()];
+    let r = geodesic_agreement(&[a.clone(), collapsed], &cells).unwrap();
+    assert_eq!(r[(0, 1)], 0.0);
+    // Bad input.
+    assert!(geodesic_agreement(&[], &cells).is_err());
+    assert!(geodesic_agreement(std::slice::from_ref(&a), &[0]).is_err());
+    let e = geodesic_agreement(std::slice::from_ref(&a), &[0, 99])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("out of range"), "{e}");
+    let mut fewer = a.clone();
+    fewer.cells.pop();
+    assert!(geodesic_agreement(&[a, fewer], &cells).is_err());
+}

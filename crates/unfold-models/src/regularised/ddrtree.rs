@@ -33,10 +33,12 @@
 //! `ddrtree/iterate.rs` the one loop of Algorithm 2 and the two conventions' stopping
 //! rules, `problem.rs` the data and the `{W, Z, C}` step (Proposition 5) with the paper's
 //! objective, `residual.rs` the R package's residual term, `tree.rs` the tree step and term,
-//! `start.rs` the start. The soft assignments and their products are
+//! `start.rs` the starts, `consensus.rs` the choice among them, `defaults.rs` the settings
+//! chosen from the data. The soft assignments and their products are
 //! [`unfold_linalg::soft_assign`], the centres' order [`unfold_graph::tree_order`], the
 //! ordering of the cells [`unfold_graph::trajectory`].
 
+mod consensus;
 mod defaults;
 mod iterate;
 mod problem;
@@ -86,13 +88,27 @@ pub enum Compat {
 
 crate::choice!(Compat { Paper = "paper", R = "r" });
 
+/// Which fit of several starts ([`DdrTreeParams::restarts`]) is kept.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Keep {
+    /// The medoid of the starts: the fit whose tree places the cells most as the others'
+    /// do (`ddrtree/consensus.rs`); of equal ones, the lower objective.
+    #[default]
+    Consensus,
+    /// The fit of the lowest objective (31).
+    Objective,
+}
+
+crate::choice!(Keep { Consensus = "consensus", Objective = "objective" });
+
 crate::params! {
     /// Settings of [`DdrTree`]. The latent dimension, `lambda` and `sigma` are chosen from
     /// the data when not given (`defaults.rs`: the principal components above the noise,
     /// `gamma N / K` and a quarter of the noise's variance per dimension, or the R
-    /// package's `5 N` and `1e-3` with [`Compat::R`]); the rest follow the R package:
-    /// `gamma = 10`, `K` by Monocle 2's rule, one k-means start of the centres, at most 20
-    /// iterations, `tol = 1e-3`; the points are not ordered.
+    /// package's `5 N` and `1e-3` with [`Compat::R`]); the centres start five times, the
+    /// consensus kept (once, the R package's start, with [`Compat::R`]); the rest follow
+    /// the R package: `gamma = 10`, `K` by Monocle 2's rule, at most 20 iterations,
+    /// `tol = 1e-3`; the points are not ordered.
     #[derive(Clone, Debug, PartialEq)]
     pub struct DdrTreeParams {
         /// Latent dimension `d`; `None`: the number of principal components above the
@@ -133,14 +149,21 @@ crate::params! {
         .min(1),
         /// Maximum number of iterations.
         pub max_iter: usize = 20 => Rule::at_least(1, "ddrtree: the most iterations of Algorithm 2"),
-        /// Starts of the centres, each fitted by Algorithm 2; the fit of the lowest final
-        /// objective is kept. The first is the R package's k-means start, the others the
-        /// same on the rows shuffled from `seed + r` (`bench/results/trajectory_starts.md`
-        /// measures what they change).
-        pub restarts: usize = 1 => Rule::at_least(
-            1,
+        /// Starts of the centres, each fitted by Algorithm 2; [`DdrTreeParams::keep`] says
+        /// which fit is kept. The first is the R package's k-means start, the others the
+        /// same on the rows shuffled from `seed + r`. `None`: five, their consensus kept
+        /// ([`Compat::Paper`]; `defaults.rs`), or the R package's one ([`Compat::R`])
+        /// (`bench/results/trajectory_starts.md` measures what they change).
+        pub restarts: Option<usize> = None => Rule::auto(
+            "5 (1 with --compat r, the R package's one start)",
             "ddrtree: starts of the centres (the R package's k-means start, then the same on \
-             rows shuffled from seeds seed + 1, ...); the fit of the lowest objective is kept",
+             rows shuffled from seeds seed + 1, ...); --keep says which fit is kept",
+        )
+        .min(1),
+        /// Which start's fit is kept: the consensus of the starts, or the lowest objective.
+        pub keep: Keep = Keep::Consensus => Rule::help(
+            "ddrtree: which start's fit is kept: the consensus (the fit whose tree places the \
+             cells most as the other starts' trees do) or the lowest objective",
         ),
         /// The seed of the shuffled rows of restarts after the first.
         pub seed: u64 = 0 => Rule::help(ParamSpec::seed().help),
@@ -411,8 +434,17 @@ impl Checked<DdrTreeParams> {
         let w = top_eigenvectors(&problem.yty, dim)?;
         let z = problem.y_mul(&w);
         // Every point its own centre has one start.
-        let restarts = if k == n { 1 } else { self.restarts };
-        let mut best: Option<(f64, iterate::Run)> = None;
+        let restarts = match (self.restarts, self.compat) {
+            _ if k == n => 1,
+            (Some(r), _) => r,
+            (None, Compat::Paper) => {
+                let (r, why) = defaults::starts();
+                chosen.push(why);
+                r
+            }
+            (None, Compat::R) => 1,
+        };
+        let mut runs = Vec::with_capacity(restarts);
         for r in 0..restarts {
             let c = match r {
                 _ if k == n => z.clone(),
@@ -424,14 +456,15 @@ impl Checked<DdrTreeParams> {
                 z: z.clone(),
                 c,
             };
-            let run = problem.run(state, self.compat, self.max_iter, self.tol, observer)?;
-            let value = iterate::sum_terms(&run.terms);
-            // The first of equal objectives is kept.
-            if best.as_ref().is_none_or(|(b, _)| value < *b) {
-                best = Some((value, run));
-            }
+            runs.push(problem.run(state, self.compat, self.max_iter, self.tol, observer)?);
         }
-        let (_, run) = best.expect("at least one start");
+        let objectives: Vec<f64> = runs.iter().map(|r| iterate::sum_terms(&r.terms)).collect();
+        let kept = match self.keep {
+            Keep::Consensus if runs.len() > 1 && k > 1 => consensus::medoid(&runs, &objectives)?,
+            // The first of equal objectives.
+            _ => (0..runs.len()).fold(0, |b, r| if objectives[r] < objectives[b] { r } else { b }),
+        };
+        let run = runs.swap_remove(kept);
         let mut fit = DdrTree {
             mean: match self.compat {
                 Compat::Paper => mean.clone(),

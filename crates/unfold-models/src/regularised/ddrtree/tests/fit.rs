@@ -114,7 +114,8 @@ fn convergence_reports_every_iteration() {
 /// (no buffers handed on): the fit, whose one loop hands each iteration's assignment
 /// buffers to the next, has their bits (latent points, projection, centres, tree,
 /// objective history and terms) in both conventions, on narrow and wide data (both
-/// layouts of `R^T Y`), stopped by the rule and by the iteration limit.
+/// layouts of `R^T Y`), stopped by the rule and by the iteration limit (one start, the
+/// R package's).
 #[test]
 fn the_loop_has_the_bits_of_each_convention_written_out() {
     let (k, max_iter) = (30, 12);
@@ -130,6 +131,7 @@ fn the_loop_has_the_bits_of_each_convention_written_out() {
                 sigma: Some(0.05),
                 tol,
                 max_iter,
+                restarts: Some(1),
                 ..DdrTreeParams::new(2)
             };
             let fit = params.fit(&y).unwrap();
@@ -258,27 +260,34 @@ fn a_row_major_view_gives_the_fit_of_the_matrix() {
     }
 }
 
-/// Restarts keep the fit of the lowest objective: the starts of fewer restarts are among
-/// those of more, so more never end higher, and here the further starts find a lower
-/// minimum than the R package's start alone, which is the default's one start.
+/// With `keep = objective`, restarts keep the fit of the lowest objective: the starts of
+/// fewer restarts are among those of more, so more never end higher, and here the further
+/// starts find a lower minimum than the R package's start alone. The default is the
+/// consensus of five starts; `--compat r`'s is the R package's one start.
 #[test]
 fn restarts_keep_the_fit_of_the_lowest_objective() {
     let y = branching(1200, 5, 9) + noise(1200, 5, 10) * 0.3;
-    let params = |restarts| DdrTreeParams {
+    let params = |restarts, keep| DdrTreeParams {
         ncenters: Some(40),
         restarts,
+        keep,
         seed: 4,
         ..DdrTreeParams::new(2)
     };
+    let value = |p: DdrTreeParams| p.fit(&y).unwrap().evidence().value;
     let values: Vec<f64> = (1..=4)
-        .map(|r| params(r).fit(&y).unwrap().evidence().value)
+        .map(|r| value(params(Some(r), Keep::Objective)))
         .collect();
     assert!(values.windows(2).all(|w| w[1] <= w[0]), "{values:?}");
     assert!(values[3] < values[0], "{values:?}");
-    let default = DdrTreeParams {
+    let default = params(None, Keep::default());
+    assert_eq!(value(default), value(params(Some(5), Keep::Consensus)));
+    let r = |restarts| DdrTreeParams {
         ncenters: Some(40),
+        restarts,
+        compat: Compat::R,
         ..DdrTreeParams::new(2)
     };
-    assert_eq!(default.fit(&y).unwrap().evidence().value, values[0]);
-    assert!(DdrTreeParams::default().restarts(0).check().is_err());
+    assert_eq!(value(r(None)), value(r(Some(1))));
+    assert!(DdrTreeParams::default().restarts(Some(0)).check().is_err());
 }

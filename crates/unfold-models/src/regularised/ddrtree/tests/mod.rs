@@ -1,7 +1,8 @@
 //! Tests of DDRTree, split as the math is: the update (`update`), the loop of Algorithm 2
-//! as a fit (`fit`), the settings chosen from the data (`defaults`) and the ordering
+//! as a fit (`fit`), the consensus of starts (`consensus`), the settings chosen from the data (`defaults`) and the ordering
 //! (`ordering`); the data and first steps they share are here.
 
+mod consensus;
 mod defaults;
 mod fit;
 mod ordering;
