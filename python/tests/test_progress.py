@@ -28,19 +28,29 @@ ENDLESS = {
 
 
 def test_verbose_2_prints_a_line_per_iteration(roll, capsys):
-    est = unfold.DDRTree(n_components=2, verbose=2).fit(roll)
+    est = unfold.DDRTree(n_components=2, verbose=2, restarts=1).fit(roll)
     err = capsys.readouterr().err
     lines = [l for l in err.splitlines() if ", iteration " in l]
     assert len(lines) == est.n_iter_ > 1
-    assert lines[0].startswith("unfold ddrtree: restart 1, iteration 1: objective ")
+    assert lines[0].startswith("unfold ddrtree: restart 0, iteration 1: objective ")
     assert "fitted 200 points" in err
+    # The default's five starts (run in parallel) each report their iterations, numbered
+    # from 0.
+    unfold.DDRTree(n_components=2, verbose=2).fit(roll)
+    lines = [l for l in capsys.readouterr().err.splitlines() if ", iteration 1:" in l]
+    assert sorted(l.split(",")[0] for l in lines) == [f"unfold ddrtree: restart {r}" for r in range(5)]
 
 
 def test_the_callback_hears_each_iteration_of_the_trace_and_false_ends_the_fit(roll):
     heard = []
-    est = unfold.DDRTree(n_components=2, callback=lambda i, v: heard.append((i, v))).fit(roll)
+    est = unfold.DDRTree(n_components=2, restarts=1, callback=lambda i, v: heard.append((i, v)))
+    est.fit(roll)
     assert [i for i, _ in heard] == list(range(1, est.n_iter_ + 1))
     np.testing.assert_array_equal([v for _, v in heard], est.trace_)
+    # With the default's five starts it hears each start's iterations from 1.
+    heard.clear()
+    unfold.DDRTree(n_components=2, callback=lambda i, v: heard.append((i, v))).fit(roll)
+    assert [i for i, _ in heard].count(1) == 5
     # LL-LVM: one bound per EM iteration, as in its trace.
     heard.clear()
     lllvm = unfold.LLLVM(n_components=2, n_neighbors=8, max_iter=6, callback=lambda i, v: heard.append(v))
@@ -55,7 +65,8 @@ def test_the_callback_hears_each_iteration_of_the_trace_and_false_ends_the_fit(r
         calls.append(i)
         return i < 3
 
-    est = unfold.DDRTree(n_components=2, callback=enough, tol=0.0, max_iter=10**8).fit(roll)
+    est = unfold.DDRTree(n_components=2, restarts=1, callback=enough, tol=0.0, max_iter=10**8)
+    est.fit(roll)
     assert calls[:3] == [1, 2, 3]
     assert est.stopped_by_ == "caller" and not est.converged_
     assert 3 <= est.n_iter_ < 10**8

@@ -444,20 +444,24 @@ impl Checked<DdrTreeParams> {
             }
             (None, Compat::R) => 1,
         };
-        let mut runs = Vec::with_capacity(restarts);
-        for r in 0..restarts {
-            let c = match r {
-                _ if k == n => z.clone(),
-                0 => kmeans_evenly_started(&z, k)?,
-                _ => kmeans_shuffled_started(&z, k, self.seed.wrapping_add(r as u64))?,
-            };
-            let state = State {
-                w: w.clone(),
-                z: z.clone(),
-                c,
-            };
-            runs.push(problem.run(state, self.compat, self.max_iter, self.tol, observer)?);
-        }
+        // The starts run in parallel, each on its own shuffled rows: their fits do not
+        // depend on the schedule. A caller's end ends every start at its next iteration.
+        let mut runs = (0..restarts)
+            .into_par_iter()
+            .map(|r| {
+                let c = match r {
+                    _ if k == n => z.clone(),
+                    0 => kmeans_evenly_started(&z, k)?,
+                    _ => kmeans_shuffled_started(&z, k, self.seed.wrapping_add(r as u64))?,
+                };
+                let state = State {
+                    w: w.clone(),
+                    z: z.clone(),
+                    c,
+                };
+                problem.run(state, self.compat, self.max_iter, self.tol, r, observer)
+            })
+            .collect::<Result<Vec<_>>>()?;
         let objectives: Vec<f64> = runs.iter().map(|r| iterate::sum_terms(&r.terms)).collect();
         let kept = match self.keep {
             Keep::Consensus if runs.len() > 1 && k > 1 => consensus::medoid(&runs, &objectives)?,

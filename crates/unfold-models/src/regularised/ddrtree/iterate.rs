@@ -48,7 +48,8 @@ enum Objective {
 impl Problem<'_> {
     /// Algorithm 2 from `state` (the PCA start and the initial centres) under the
     /// conventions `compat`, for at most `max_iter` iterations, each recorded objective
-    /// reported to `observer`, whose stop ends the loop with [`Error::Interrupted`].
+    /// reported to `observer` as start `restart`'s, whose stop ends the loop with
+    /// [`Error::Interrupted`].
     ///
     /// Each iteration's assignments hand their buffers to the next iteration's
     /// ([`Assignment::from_points`]), so the row storage of `R` is allocated once per fit.
@@ -58,6 +59,7 @@ impl Problem<'_> {
         compat: Compat,
         max_iter: usize,
         tol: f64,
+        restart: usize,
         observer: &dyn Observer,
     ) -> Result<Run> {
         let mut objective = match compat {
@@ -67,7 +69,7 @@ impl Problem<'_> {
                 residual: self.r_residual_term(&state.z, &state.w, &(&self.yty * &state.w))?,
             },
         };
-        let mut trace = Trace::new(compat, tol, observer);
+        let mut trace = Trace::new(compat, tol, restart, observer);
         let mut spare = None;
         let mut edges = Vec::new();
         for _ in 0..max_iter {
@@ -127,16 +129,19 @@ struct Trace<'o> {
     /// Whether the objective is the paper's `f`, which exact block minimisation cannot
     /// increase (the R package's can).
     monotone: bool,
+    /// The start this loop fits, as the observer hears it.
+    restart: usize,
     observer: &'o dyn Observer,
 }
 
 impl<'o> Trace<'o> {
-    fn new(compat: Compat, tol: f64, observer: &'o dyn Observer) -> Trace<'o> {
+    fn new(compat: Compat, tol: f64, restart: usize, observer: &'o dyn Observer) -> Trace<'o> {
         Trace {
             history: Vec::new(),
             terms: Vec::new(),
             tol,
             monotone: compat == Compat::Paper,
+            restart,
             observer,
         }
     }
@@ -167,7 +172,7 @@ impl<'o> Trace<'o> {
         self.history.push(f);
         self.terms = terms;
         self.observer.step(
-            1,
+            self.restart,
             self.history.len(),
             &Evidence::new(EvidenceKind::Objective, f),
         )?;
