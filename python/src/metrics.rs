@@ -15,6 +15,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trajectory_geodesic_distances, m)?)?;
     m.add_function(wrap_pyfunction!(trajectory_waypoints, m)?)?;
     m.add_function(wrap_pyfunction!(trajectory_correlation, m)?)?;
+    m.add_function(wrap_pyfunction!(trajectory_agreement, m)?)?;
     m.add_function(wrap_pyfunction!(trajectory_pseudotime, m)?)?;
     m.add_function(wrap_pyfunction!(rank_correlation, m)?)?;
     m.add_function(wrap_pyfunction!(trajectory_branches, m)?)?;
@@ -102,6 +103,25 @@ pub(crate) fn trajectory_correlation(
     let (p, r) = pair(&pred_edges, &pred_cells, &ref_edges, &ref_cells)?;
     let waypoints = waypoints.map_or(Waypoints::All, Waypoints::PerTrajectory);
     compute(py, || unfold_eval::geodesic_correlation(&p, &r, waypoints))
+}
+
+/// Spearman's correlation of the distances along the trees between every pair of the
+/// cells `cells`, for every pair of the trajectories (each an `(edges, cells)` pair), as a
+/// symmetric `(m, m)` array.
+#[pyfunction]
+pub(crate) fn trajectory_agreement<'py>(
+    py: Python<'py>,
+    trajectories: Vec<(PyReadonlyArray2<'py, f64>, PyReadonlyArray2<'py, f64>)>,
+    cells: Vec<usize>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let layouts = trajectories
+        .iter()
+        .enumerate()
+        .map(|(i, (e, c))| layout(e, c, &format!("trajectory {i}")))
+        .collect::<Result<Vec<_>>>()
+        .map_err(crate::conversion::to_py)?;
+    let a = compute(py, || unfold_eval::geodesic_agreement(&layouts, &cells))?;
+    Ok(array(py, a))
 }
 
 fn pair(

@@ -83,6 +83,32 @@ def test_identical_and_relabelled_trajectories_are_perfect():
         assert h.distance < 1e-12 and h.exact_matching and h.similarity == pytest.approx(1.0)
 
 
+def test_agreement_of_several_trajectories_is_spearman_of_pair_distances():
+    from scipy.stats import spearmanr
+
+    # The bifurcation, a relabelled copy, and the same cells on a path of three edges.
+    path = Trajectory(np.array([[0, 1, 1.0], [1, 2, 1.0], [2, 3, 1.0]]),
+                      np.c_[np.arange(10) % 3, np.arange(10) % 3 + 1, 0.05 * np.arange(10)])
+    cells = [0, 2, 4, 5, 7, 9]
+    a = metrics.trajectory_agreement([BIF, relabel(BIF, [2, 0, 3, 1]), path], cells)
+    assert a.shape == (3, 3)
+    np.testing.assert_array_equal(a, a.T)
+    np.testing.assert_array_equal(np.diag(a), 1.0)
+    assert a[0, 1] == pytest.approx(1.0, abs=1e-12)
+    iu = np.triu_indices(len(cells), 1)
+    # In units of 1e-9 of each tree's total length, rounded (the metrics' tie precision).
+    pairs = lambda t: np.round(brute_distances(t)[np.ix_(cells, cells)][iu] / (1e-9 * t.edges[:, 2].sum()))
+    want = spearmanr(pairs(BIF), pairs(path))[0]
+    assert a[0, 2] == pytest.approx(want, abs=1e-12)
+    assert a[0, 2] < 0.9
+    # Every cell by default; bad input.
+    assert metrics.trajectory_agreement([BIF, path]).shape == (2, 2)
+    with pytest.raises(ValueError, match="out of range"):
+        metrics.trajectory_agreement([BIF, path], [0, 99])
+    with pytest.raises(ValueError):
+        metrics.trajectory_agreement([])
+
+
 def test_a_linear_prediction_of_a_bifurcation_has_f1_four_elevenths():
     # One group of 10 against groups of 4, 3 and 3: recovery (4 + 3 + 3) / 10 / 3 = 1/3,
     # relevance 4/10, F1 = 2 (1/3)(2/5) / (1/3 + 2/5) = 4/11.

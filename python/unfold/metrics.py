@@ -119,6 +119,23 @@ def trajectory_correlation(pred, ref, waypoints=100):
     return _native.trajectory_correlation(pe, pc, re, rc, waypoints)
 
 
+def trajectory_agreement(trajectories, cells=None):
+    """How far several trajectories over the same cells agree: Spearman's correlation of
+    the distances along each tree between every pair of ``cells`` (default: every cell),
+    for every pair of the trajectories, as a symmetric ``(m, m)`` array with 1 on the
+    diagonal (0 where a tree puts all the cells at one point). DDRTree keeps the start
+    whose tree agrees most with the others' by this measure.
+    """
+    parts = [_trajectory(t, f"trajectory {i}") for i, t in enumerate(trajectories)]
+    if not parts:
+        raise ValueError("give at least one trajectory")
+    cells = range(len(parts[0][1])) if cells is None else cells
+    cells = [int(i) for i in np.asarray(cells, dtype=np.int64).ravel()]
+    if any(i < 0 for i in cells):
+        raise ValueError("cells must be cell indices >= 0")
+    return _native.trajectory_agreement(parts, cells)
+
+
 def pseudotime(trajectory, root_node=None, root_cell=None):
     """The distance along the tree from the root, a node (``root_node``) or a cell's
     position (``root_cell``), to every cell."""
@@ -201,6 +218,7 @@ __all__ = [
     "him",
     "pseudotime",
     "pseudotime_correlation",
+    "trajectory_agreement",
     "trajectory_correlation",
     "waypoint_cells",
 ]

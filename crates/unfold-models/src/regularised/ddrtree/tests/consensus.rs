@@ -4,7 +4,7 @@
 use super::super::consensus::medoid;
 use super::super::iterate::Run;
 use super::*;
-use unfold_core::Stop;
+use unfold_core::{Evidence, Stop};
 
 /// A fit of the cells `z` with the tree `edges` over `centres`.
 fn run(z: &DMatrix<f64>, centres: &DMatrix<f64>, edges: &[(usize, usize)]) -> Run {
@@ -86,4 +86,59 @@ fn consensus_in_a_fit_keeps_one_of_the_starts() {
     // The further starts reach a lower objective than the first (the objective test).
     assert!(value(2, Keep::Objective) < value(1, Keep::Objective));
     assert!(value(4, Keep::Consensus) >= value(4, Keep::Objective));
+}
+
+/// Once the observer has heard `after` iterations it stops the fit or, with `end`, ends it.
+struct After {
+    after: usize,
+    end: bool,
+    heard: std::sync::atomic::AtomicUsize,
+}
+
+impl Observer for After {
+    fn iteration(&self, _: usize, _: usize, _: &Evidence) {
+        self.heard
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn stopped(&self) -> bool {
+        !self.end && self.heard.load(std::sync::atomic::Ordering::Relaxed) >= self.after
+    }
+    fn ended(&self) -> bool {
+        self.end && self.heard.load(std::sync::atomic::Ordering::Relaxed) >= self.after
+    }
+}
+
+/// The starts run in parallel and stop together: a stop asked after the first iteration
+/// interrupts the fit, an end keeps a fit of one iteration, and no start runs a second
+/// iteration (each hears the request after its own first).
+#[test]
+fn ddrtree_starts_stop_together() {
+    let y = branching(1200, 5, 9) + noise(1200, 5, 10) * 0.3;
+    let params = DdrTreeParams {
+        ncenters: Some(40),
+        tol: 0.0,
+        max_iter: 1000,
+        ..DdrTreeParams::new(2)
+    }
+    .check()
+    .unwrap();
+    let stop = After {
+        after: 1,
+        end: false,
+        heard: Default::default(),
+    };
+    assert!(matches!(
+        params.fit_view_observed(as_faer(&y), &stop),
+        Err(Error::Interrupted)
+    ));
+    assert!((1..=5).contains(&stop.heard.into_inner()));
+    let end = After {
+        after: 1,
+        end: true,
+        heard: Default::default(),
+    };
+    let fit = params.fit_view_observed(as_faer(&y), &end).unwrap();
+    assert_eq!(fit.convergence.trace.len(), 1);
+    assert!(!fit.convergence.converged);
+    assert!((1..=5).contains(&end.heard.into_inner()));
 }
