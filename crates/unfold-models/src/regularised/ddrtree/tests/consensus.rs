@@ -63,7 +63,8 @@ fn the_medoid_is_a_tree_the_others_agree_with_and_objectives_break_ties() {
 }
 
 /// In a fit: two starts tie, so consensus keeps the lower objective; with more starts it
-/// keeps one of them, never below the lowest; one start has nothing to choose.
+/// keeps one of the starts' fits (its objective is one a start reached), never below the
+/// lowest; one start has nothing to choose.
 #[test]
 fn consensus_in_a_fit_keeps_one_of_the_starts() {
     let y = branching(1200, 5, 9) + noise(1200, 5, 10) * 0.3;
@@ -86,6 +87,34 @@ fn consensus_in_a_fit_keeps_one_of_the_starts() {
     // The further starts reach a lower objective than the first (the objective test).
     assert!(value(2, Keep::Objective) < value(1, Keep::Objective));
     assert!(value(4, Keep::Consensus) >= value(4, Keep::Objective));
+    // Each start's own final objective, as the observer hears it: the lowest is the
+    // objective rule's fit, and the consensus keeps one of them.
+    let finals = Finals(Default::default());
+    let params = DdrTreeParams {
+        ncenters: Some(40),
+        restarts: Some(4),
+        seed: 4,
+        ..DdrTreeParams::new(2)
+    }
+    .check()
+    .unwrap();
+    let kept = params.fit_view_observed(as_faer(&y), &finals).unwrap();
+    let finals = finals.0.into_inner().unwrap();
+    assert_eq!(finals.len(), 4);
+    let lowest = finals.values().copied().fold(f64::INFINITY, f64::min);
+    assert_eq!(lowest, value(4, Keep::Objective));
+    let kept = kept.evidence().value;
+    assert_eq!(kept, value(4, Keep::Consensus));
+    assert!(finals.values().any(|&v| v == kept), "{kept} {finals:?}");
+}
+
+/// The last objective each start reported.
+struct Finals(std::sync::Mutex<std::collections::BTreeMap<usize, f64>>);
+
+impl Observer for Finals {
+    fn iteration(&self, restart: usize, _: usize, evidence: &Evidence) {
+        self.0.lock().unwrap().insert(restart, evidence.value);
+    }
 }
 
 /// Once the observer has heard `after` iterations it stops the fit or, with `end`, ends it.
