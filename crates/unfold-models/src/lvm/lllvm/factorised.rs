@@ -83,7 +83,7 @@ struct Stats {
 #[derive(Debug)]
 enum MeanX {
     Direct(QuasiDefiniteSymbolic),
-    Iterative(iterative::Mirror),
+    Iterative(iterative::Setup),
 }
 
 /// LL-LVM with the per-point family: data, graph, settings and what depends only on the
@@ -91,6 +91,8 @@ enum MeanX {
 #[derive(Debug)]
 pub struct FactorisedProblem {
     data: Prepared,
+    /// The data's rows as columns (dy x n), read point by point.
+    yt: DMatrix<f64>,
     deg: Vec<f64>,
     dx: usize,
     epsilon: f64,
@@ -124,32 +126,28 @@ impl FactorisedProblem {
         // after 136 s and 7.4 GiB when `L_g` was factorised and inverted first.
         let two_hop = TwoHop::analyse(&data.adj)?;
         let deg: Vec<f64> = data.adj.iter().map(|a| a.len() as f64).collect();
-        let (kx, kc) = {
+        let (mean_x, kc) = {
             let stand_in = systems::stand_in_p(&data.adj);
-            let kx = match params.mean_solve {
-                MeanSolve::Direct => Some(analyse_k_x(&data.adj, &stand_in, dx, dy)?),
-                MeanSolve::Cg => None,
+            let mean_x = match params.mean_solve {
+                MeanSolve::Direct => MeanX::Direct(analyse_k_x(&data.adj, &stand_in, dx, dy)?),
+                MeanSolve::Cg => MeanX::Iterative(iterative::Setup::new(&data.adj, dx)?),
             };
-            (kx, analyse_k_c(&data.adj, &stand_in, dx)?)
+            (mean_x, analyse_k_c(&data.adj, &stand_in, dx)?)
         };
-        // The factor of L_g, and where conjugate gradients solve for q(x)'s means their
-        // preconditioner's, on the kNN pattern with dx x dx blocks: about dx^2 times L_g's.
-        let others = |lg: u64| match kx {
-            Some(_) => lg,
-            None => lg * (1 + (dx * dx) as u64),
+        let (kx, preconditioner) = match &mean_x {
+            MeanX::Direct(kx) => (Some(kx), 0),
+            MeanX::Iterative(setup) => (None, setup.factor_len() as u64),
         };
-        // The mean systems' factors alone: a lower bound of the check below.
-        check_memory(params, &data, Sizes::analysed(kx.as_ref(), &kc, 0))?;
+        // The mean systems' factors and the preconditioner's: a lower bound of the check below.
+        check_memory(params, &data, Sizes::analysed(kx, &kc, preconditioner))?;
         let two = two_hop.compute(&data.adj)?;
-        let lg = two.lg.factor_nnz() as u64;
-        check_memory(params, &data, Sizes::analysed(kx.as_ref(), &kc, others(lg)))?;
-        let mean_x = match kx {
-            Some(kx) => MeanX::Direct(kx),
-            None => MeanX::Iterative(iterative::Mirror::new(&data.adj)),
-        };
+        // With the factor of L_g, which the 2-hop step keeps.
+        let others = preconditioner + two.lg.factor_nnz() as u64;
+        check_memory(params, &data, Sizes::analysed(kx, &kc, others))?;
         let prior_x =
             SparseSymbolic::analyse(&prior_x_matrix(&data.adj, 1.0), "LL-LVM prior of x")?;
         let mut problem = FactorisedProblem {
+            yt: data.y.transpose(),
             data,
             deg,
             dx,
@@ -177,27 +175,49 @@ impl FactorisedProblem {
         self.data.dy()
     }
 
-    /// `M_v^T + M_w^T` (dx x dy) for the neighbours `w` of `v`.
-    fn map_sums(&self, mt: &DMatrix<f64>, v: usize) -> Vec<DMatrix<f64>> {
-        let dx = self.dx;
-        let mv = mt.rows(v * dx, dx);
-        self.data.adj[v]
-            .iter()
-            .map(|&w| mv + mt.rows(w * dx, dx))
-            .collect()
+    /// `M_v + M_w` for the neighbours `w` of `v`, from the maps' columns ([`map_columns`]),
+    /// which are contiguous there (the rows of `mt` would be `dy` strided reads each).
+    fn map_sums(&self, maps: &DMatrix<f64>, v: usize) -> MapSums {
+        let (dx, dy) = (self.dx, self.dy());
+        let nb = &self.data.adj[v];
+        let mut sums = vec![0.0; nb.len() * dx * dy];
+        for (a, &w) in nb.iter().enumerate() {
+            for r in 0..dx {
+                let out = &mut sums[(a * dx + r) * dy..(a * dx + r + 1) * dy];
+                let (mv, mw) = (map_column(maps, v * dx + r), map_column(maps, w * dx + r));
+                for ((o, x), y) in out.iter_mut().zip(mv).zip(mw) {
+                    *o = x + y;
+                }
+            }
+        }
+        MapSums { sums, dx, dy }
     }
 
-    /// `A_v = sum_{w, w'} P^v[w, w'] (M_v + M_w)^T (M_v + M_w')` (§3.1).
-    fn a_block(&self, mt: &DMatrix<f64>, v: usize) -> DMatrix<f64> {
-        let u = self.map_sums(mt, v);
+    /// `A_v = sum_{w, w'} P^v[w, w'] (M_v + M_w)^T (M_v + M_w')` (§3.1), from the maps'
+    /// columns ([`map_columns`]).
+    fn a_block(&self, maps: &DMatrix<f64>, v: usize) -> DMatrix<f64> {
+        let (dx, dy) = (self.dx, self.dy());
+        let u = self.map_sums(maps, v);
         let p = &self.two.p[v];
-        let mut a = DMatrix::zeros(self.dx, self.dx);
-        for (b, ub) in u.iter().enumerate() {
-            let mut wb = DMatrix::zeros(self.dx, self.dy());
-            for (i, ui) in u.iter().enumerate() {
-                wb += ui * p[(i, b)];
+        let d = self.data.adj[v].len();
+        let mut a = DMatrix::zeros(dx, dx);
+        // wb[r dy + k] = (sum_i P^v[i, b] (M_v + M_i))[k, r]
+        let mut wb = vec![0.0; dx * dy];
+        for b in 0..d {
+            wb.fill(0.0);
+            for i in 0..d {
+                let pib = p[(i, b)];
+                for r in 0..dx {
+                    for (o, x) in wb[r * dy..(r + 1) * dy].iter_mut().zip(u.column(i, r)) {
+                        *o += pib * x;
+                    }
+                }
             }
-            a += wb * ub.transpose();
+            for r in 0..dx {
+                for c in 0..dx {
+                    a[(r, c)] += dot(&wb[r * dy..(r + 1) * dy], u.column(b, c));
+                }
+            }
         }
         a
     }
@@ -233,12 +253,13 @@ impl FactorisedProblem {
     ) -> Result<Option<f64>> {
         let (n, dx, dy) = (self.n(), self.dx, self.dy() as f64);
         let g2 = 0.5 * h.gamma;
+        let maps = map_columns(&q.mt, dx);
         // The diagonal blocks (Lam_x)_vv; S_v are their inverses.
         let lam: Vec<DMatrix<f64>> = (0..n)
             .into_par_iter()
             .map(|v| {
                 interrupt::check()?;
-                let mut lam = self.a_block(&q.mt, v);
+                let mut lam = self.a_block(&maps, v);
                 lam += (self.resistance_sum(&q.t, v) + &q.t[v] * self.deg[v]) * dy;
                 lam *= g2;
                 for r in 0..dx {
@@ -251,20 +272,24 @@ impl FactorisedProblem {
             .par_iter()
             .map(|l| spd_inverse(l, "LL-LVM precision of q(x_v)"))
             .collect::<Result<_>>()?;
+        // <b>_v = gamma sum_w (M_v + M_w)^T (y_v - y_w)
         let mut b = vec![0.0; n * dx];
-        for v in 0..n {
-            if v % CHECK_EVERY == 0 {
-                interrupt::check()?;
-            }
-            let u = self.map_sums(&q.mt, v);
+        b.par_chunks_mut(dx).enumerate().for_each(|(v, bv)| {
+            let u = self.map_sums(&maps, v);
+            let yv = self.y_row(v);
             for (a, &w) in self.data.adj[v].iter().enumerate() {
-                let dyvw = (self.data.y.row(v) - self.data.y.row(w)).transpose();
-                let bv = &u[a] * dyvw;
-                for r in 0..dx {
-                    b[v * dx + r] += h.gamma * bv[r];
+                let yw = self.y_row(w);
+                for (r, br) in bv.iter_mut().enumerate() {
+                    let sum: f64 = u
+                        .column(a, r)
+                        .iter()
+                        .zip(yv.iter().zip(yw))
+                        .map(|(m, (p, q))| m * (p - q))
+                        .sum();
+                    *br += h.gamma * sum;
                 }
             }
-        }
+        });
         let mut log_abs_det_k = None;
         let m = match mean_x {
             MeanX::Direct(kx) => {
@@ -285,11 +310,11 @@ impl FactorisedProblem {
                 let rhs = factor.solve_abandonable(rhs)?;
                 rhs.as_slice()[..n * dx].to_vec()
             }
-            MeanX::Iterative(mirror) => {
+            MeanX::Iterative(setup) => {
                 let solver = iterative::LamX {
                     problem: self,
-                    mirror,
-                    maps: q.mt.transpose(),
+                    setup,
+                    maps,
                     t: &q.t,
                     alpha: h.alpha,
                     gamma: h.gamma,
@@ -347,17 +372,18 @@ impl FactorisedProblem {
     /// `H^T` (n dx x dy): block v is `H_v^T = sum_w (m_w - m_v)(y_w - y_v)^T`.
     fn h_transposed(&self, m: &DMatrix<f64>) -> DMatrix<f64> {
         let (n, dx, dy) = (self.n(), self.dx, self.dy());
-        let y = &self.data.y;
         // blocks[v][a dx + r] = (H_v^T)_{r a}.
         let blocks: Vec<Vec<f64>> = (0..n)
             .into_par_iter()
             .map(|v| {
                 let mut b = vec![0.0; dx * dy];
+                let yv = self.y_row(v);
                 for &w in &self.data.adj[v] {
-                    for a in 0..dy {
-                        let dya = y[(w, a)] - y[(v, a)];
-                        for r in 0..dx {
-                            b[a * dx + r] += (m[(w, r)] - m[(v, r)]) * dya;
+                    let dm: Vec<f64> = (0..dx).map(|r| m[(w, r)] - m[(v, r)]).collect();
+                    for ((ba, yw), yv) in b.chunks_exact_mut(dx).zip(self.y_row(w)).zip(yv) {
+                        let dya = yw - yv;
+                        for (o, d) in ba.iter_mut().zip(&dm) {
+                            *o += d * dya;
                         }
                     }
                 }
@@ -365,6 +391,12 @@ impl FactorisedProblem {
             })
             .collect();
         DMatrix::from_fn(n * dx, dy, |i, a| blocks[i / dx][a * dx + i % dx])
+    }
+
+    /// Row v of the data, contiguous (a column of `yt`).
+    fn y_row(&self, v: usize) -> &[f64] {
+        let dy = self.dy();
+        &self.yt.as_slice()[v * dy..(v + 1) * dy]
     }
 
     /// `Equad` and `sum_v Tr(M_v^T H_v)` of the current posterior (§3.1).
@@ -381,41 +413,42 @@ impl FactorisedProblem {
     /// # Errors
     /// [`Error::Interrupted`] if a stop is requested (checked in its loops over the points).
     fn refresh_stats_at(&self, q: &mut FactorisedPosterior, ht: &DMatrix<f64>) -> Result<()> {
-        let (n, dy) = (self.n(), self.dy());
-        // ebar_v = sum_w (M_v + M_w)(m_v - m_w), rows of an n x dy matrix.
-        let mut ebar = DMatrix::zeros(n, dy);
-        let local: Vec<(f64, f64, f64)> = (0..n)
-            .into_par_iter()
-            .map(|v| {
+        let (n, dx, dy) = (self.n(), self.dx, self.dy());
+        let maps = map_columns(&q.mt, dx);
+        // ebar_v = sum_w (M_v + M_w)(m_v - m_w), the columns of a dy x n matrix, beside
+        // each point's terms: T1, T2, T3's own and T3's edges (v, w > v).
+        let mut ebar_t = DMatrix::zeros(dy, n);
+        let local: Vec<[f64; 4]> = ebar_t
+            .as_mut_slice()
+            .par_chunks_mut(dy)
+            .enumerate()
+            .map(|(v, ebar_v)| {
                 interrupt::check()?;
                 let t1 = (&q.t[v] * self.x_block(&q.m, v)).trace();
-                let t2 = (&q.s[v] * self.a_block(&q.mt, v)).trace();
+                let t2 = (&q.s[v] * self.a_block(&maps, v)).trace();
                 let t3 = self.deg[v] * (&q.t[v] * &q.s[v]).trace();
-                Ok((t1, t2, t3))
+                let u = self.map_sums(&maps, v);
+                let mut t3_edges = 0.0;
+                for (a, &w) in self.data.adj[v].iter().enumerate() {
+                    for r in 0..dx {
+                        let dm = q.m[(v, r)] - q.m[(w, r)];
+                        for (e, x) in ebar_v.iter_mut().zip(u.column(a, r)) {
+                            *e += x * dm;
+                        }
+                    }
+                    if v < w {
+                        let r = self.two.resistance(v, a);
+                        t3_edges += r * ((&q.t[v] * &q.s[w]).trace() + (&q.t[w] * &q.s[v]).trace());
+                    }
+                }
+                Ok([t1, t2, t3, t3_edges])
             })
             .collect::<Result<_>>()?;
-        let mut t3_edges = 0.0;
-        for v in 0..n {
-            if v % CHECK_EVERY == 0 {
-                interrupt::check()?;
-            }
-            let u = self.map_sums(&q.mt, v);
-            for (a, &w) in self.data.adj[v].iter().enumerate() {
-                let dm = (q.m.row(v) - q.m.row(w)).transpose();
-                let e = u[a].transpose() * dm;
-                let mut row = ebar.row_mut(v);
-                row += e.transpose();
-                if v < w {
-                    let r = self.two.resistance(v, a);
-                    t3_edges += r * ((&q.t[v] * &q.s[w]).trace() + (&q.t[w] * &q.s[v]).trace());
-                }
-            }
-        }
-        let (t1, t2, t3): (f64, f64, f64) = local
-            .iter()
-            .fold((0.0, 0.0, 0.0), |s, l| (s.0 + l.0, s.1 + l.1, s.2 + l.2));
+        let [t1, t2, t3, t3_edges] = local.iter().fold([0.0; 4], |s, l| {
+            [s[0] + l[0], s[1] + l[1], s[2] + l[2], s[3] + l[3]]
+        });
         interrupt::check()?;
-        let q0 = self.two.pinv_quadratic(&ebar);
+        let q0 = self.two.pinv_quadratic(&ebar_t.transpose());
         let dyf = dy as f64;
         q.stats.equad = q0 + dyf * t1 + t2 + dyf * (t3 + t3_edges);
         q.stats.tr_c_h = q.mt.dot(ht);
@@ -654,9 +687,13 @@ fn check_memory(params: &Checked<LlLvmParams>, data: &Prepared, sizes: Sizes) ->
     let (n, dx, dy) = (data.n() as u64, params.dim as u64, data.dy() as u64);
     let running = (params.restarts.max(1) as u64).min(rayon::current_num_threads().max(1) as u64);
     let two_hop: u64 = data.adj.iter().map(|a| (a.len() * a.len()) as u64).sum();
-    let posterior = n * (2 * dx * dx + dx + dx * dy);
-    let bytes =
-        8 * running * (sizes.factors + posterior) + (24 + 16 + 8) * sizes.pattern + 8 * two_hop;
+    // The covariances and means, and the maps' means again as columns during an update.
+    let posterior = n * (2 * dx * dx + dx + 2 * dx * dy);
+    // The data's rows as columns, shared.
+    let data_columns = n * dy;
+    let bytes = 8 * running * (sizes.factors + posterior)
+        + (24 + 16 + 8) * sizes.pattern
+        + 8 * (two_hop + data_columns);
     unfold_core::MemoryLimit::resolve(params.memory_limit.as_ref())?.check(
         &unfold_core::Footprint {
             method: "LL-LVM (per-point family)",
@@ -713,6 +750,39 @@ fn prior_x_matrix(adj: &[Vec<usize>], alpha: f64) -> CsrMatrix {
 }
 
 /// The inverse of a small symmetric positive definite block (symmetrised first).
+/// `M_v + M_w` for the neighbours of one point v ([`FactorisedProblem::map_sums`]).
+struct MapSums {
+    /// `sums[(a dx + r) dy + k]` is entry `(k, r)` for the `a`-th neighbour.
+    sums: Vec<f64>,
+    dx: usize,
+    dy: usize,
+}
+
+impl MapSums {
+    /// Column r of `M_v + M_w` for the `a`-th neighbour w.
+    fn column(&self, a: usize, r: usize) -> &[f64] {
+        let at = (a * self.dx + r) * self.dy;
+        &self.sums[at..at + self.dy]
+    }
+}
+
+/// The maps' means as columns, `maps = mt^T` (dy x n dx): column `v dx + r` is column r
+/// of `M_v`, contiguous.
+fn map_columns(mt: &DMatrix<f64>, dx: usize) -> DMatrix<f64> {
+    debug_assert_eq!(mt.nrows() % dx, 0);
+    mt.transpose()
+}
+
+/// Column `c` of [`map_columns`]' result.
+fn map_column(maps: &DMatrix<f64>, c: usize) -> &[f64] {
+    let dy = maps.nrows();
+    &maps.as_slice()[c * dy..(c + 1) * dy]
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
 fn spd_inverse(a: &DMatrix<f64>, context: &str) -> Result<DMatrix<f64>> {
     Cholesky::new(&symmetrised(a.clone()), context)?.inverse()
 }

@@ -17,19 +17,24 @@
 //! ```
 //!
 //! The preconditioner is a block Laplacian of the graph whose diagonal blocks match
-//! `(Lam_x)_vv` ([`LamX::block_laplacian`]): with it the solves took 12 to 14 iterations on
+//! `(Lam_x)_vv` ([`block_laplacian`]): with it the solves took 12 to 14 iterations on
 //! the roll and a sheet at 10^4 points and on the roll at 10^5, against 40 to 230 with the
-//! block diagonal alone (`docs/architecture.md`). The solve starts from the current means: q(x)'s update maximises
+//! block diagonal alone (`docs/architecture.md`). Its pattern is fixed per graph, so it is
+//! analysed once ([`Setup`]) and each EM iteration fills and factorises it (`L D L^T` with
+//! positive pivots, as for the mean systems). The solve starts from the current means: q(x)'s update maximises
 //! the bound, which is `-E(m)` plus a constant in the energy `E` of `Lam_x m = b`, so every
 //! step raises the bound and the energy error is what the solve leaves of it
 //! ([`unfold_linalg::conjugate_gradients`]).
 
+use super::systems::Entries;
 use super::two_hop::grounded_root;
 use super::FactorisedProblem;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use unfold_core::{interrupt, Result};
-use unfold_linalg::{conjugate_gradients, CgOptions, CgOutcome, CsrMatrix, SparseCholesky};
+use unfold_linalg::{
+    conjugate_gradients, CgOptions, CgOutcome, FillOrdering, QuasiDefiniteSymbolic,
+};
 
 /// The bound the q(x) mean solve may leave unclaimed, in nats: far below the digits any
 /// report prints.
@@ -38,34 +43,108 @@ pub(crate) const ENERGY_TOLERANCE: f64 = 1e-6;
 /// The later energy decreases the solve's error estimate sums.
 const DELAY: usize = 10;
 
-/// `mirror[u][a]`: the position of `u` in the neighbour list of its `a`-th neighbour.
+/// What the q(x) mean solve keeps per graph: where each point sits in its neighbours'
+/// lists, and the analysis of the preconditioner's pattern (the kNN pattern in dx x dx
+/// blocks), so that each EM iteration only fills and factorises it.
 #[derive(Debug)]
-pub(crate) struct Mirror(Vec<Vec<usize>>);
+pub(crate) struct Setup {
+    /// `mirror[u][a]`: the position of `u` in the neighbour list of its `a`-th neighbour.
+    mirror: Vec<Vec<usize>>,
+    preconditioner: QuasiDefiniteSymbolic,
+}
 
-impl Mirror {
-    pub fn new(adj: &[Vec<usize>]) -> Mirror {
-        Mirror(
-            adj.iter()
-                .enumerate()
-                .map(|(u, nb)| {
-                    nb.iter()
-                        .map(|&v| {
-                            adj[v]
-                                .iter()
-                                .position(|&w| w == u)
-                                .expect("the graph is symmetric")
-                        })
-                        .collect()
-                })
-                .collect(),
-        )
+const PRECONDITIONER: &str = "LL-LVM preconditioner of q(x)'s mean";
+
+impl Setup {
+    /// The setup on the graph `adj` for latent dimension `dx`.
+    ///
+    /// # Errors
+    /// [`unfold_core::Error::Interrupted`] on a stop requested during the assembly, and the
+    /// analysis' errors.
+    pub fn new(adj: &[Vec<usize>], dx: usize) -> Result<Setup> {
+        let mirror = adj
+            .iter()
+            .enumerate()
+            .map(|(u, nb)| {
+                nb.iter()
+                    .map(|&v| {
+                        adj[v]
+                            .iter()
+                            .position(|&w| w == u)
+                            .expect("the graph is symmetric")
+                    })
+                    .collect()
+            })
+            .collect();
+        // Any positive definite blocks give the pattern: the assembly emits every entry.
+        let stand_in = vec![DMatrix::identity(dx, dx); adj.len()];
+        let mut pattern = Entries::Triplets(Vec::new());
+        block_laplacian(&mut pattern, adj, &stand_in, 0.5, dx)?;
+        let size = adj.len() * dx;
+        let preconditioner = QuasiDefiniteSymbolic::analyse(
+            &pattern.into_matrix(size)?,
+            size,
+            FillOrdering::Amd,
+            PRECONDITIONER,
+        )?;
+        Ok(Setup {
+            mirror,
+            preconditioner,
+        })
     }
+
+    /// The values the preconditioner's factor holds.
+    pub fn factor_len(&self) -> usize {
+        self.preconditioner.factor_len()
+    }
+}
+
+/// The preconditioner: the block Laplacian `alpha I + sum_{v ~ w} (e_v - e_w)(e_v - e_w)^T
+/// (x) W_vw` whose diagonal blocks approximate those of `Lam_x`, with
+/// `W_vw = [(Lam_vv - alpha I) / d_v + (Lam_ww - alpha I) / d_w] / 2` from the diagonal
+/// blocks `lam` of `Lam_x` (each term positive semi-definite), into `out`. It keeps the
+/// graph's smooth modes, which a block diagonal preconditioner leaves to many iterations;
+/// its translations have the eigenvalue alpha, as `Lam_x`'s do.
+///
+/// # Errors
+/// [`unfold_core::Error::Interrupted`] when a stop is requested during the assembly.
+fn block_laplacian(
+    out: &mut Entries,
+    adj: &[Vec<usize>],
+    lam: &[DMatrix<f64>],
+    alpha: f64,
+    dx: usize,
+) -> Result<()> {
+    let excess: Vec<DMatrix<f64>> = lam
+        .iter()
+        .zip(adj)
+        .map(|(lv, nb)| {
+            let mut e = lv.clone();
+            for r in 0..dx {
+                e[(r, r)] -= alpha;
+            }
+            e / (2.0 * nb.len() as f64)
+        })
+        .collect();
+    for (v, nb) in adj.iter().enumerate() {
+        if v % super::CHECK_EVERY == 0 {
+            interrupt::check()?;
+        }
+        let mut diag = DMatrix::identity(dx, dx) * alpha;
+        for &w in nb {
+            let weight = &excess[v] + &excess[w];
+            out.block(v * dx, w * dx, &weight, -1.0);
+            diag += weight;
+        }
+        out.block(v * dx, v * dx, &diag, 1.0);
+    }
+    Ok(())
 }
 
 /// `Lam_x` at the maps' means and column covariances `t`.
 pub(crate) struct LamX<'a> {
     pub problem: &'a FactorisedProblem,
-    pub mirror: &'a Mirror,
+    pub setup: &'a Setup,
     /// The maps' means as columns: column `v dx + r` is column r of `M_v` (dy x n dx).
     pub maps: DMatrix<f64>,
     pub t: &'a [DMatrix<f64>],
@@ -76,8 +155,7 @@ pub(crate) struct LamX<'a> {
 impl LamX<'_> {
     /// Column r of `M_v`.
     fn map(&self, v: usize, r: usize) -> &[f64] {
-        let (dy, c) = (self.maps.nrows(), v * self.problem.dx + r);
-        &self.maps.as_slice()[c * dy..(c + 1) * dy]
+        super::map_column(&self.maps, v * self.problem.dx + r)
     }
 
     /// `out = Lam_x m` for `m` point-major (`m[v dx + r]`).
@@ -173,7 +251,7 @@ impl LamX<'_> {
                 }
                 acc += c * (0..nb.len()).map(|a| s[u][a * dx + r]).sum::<f64>();
                 for (a, &v) in nb.iter().enumerate() {
-                    acc -= c * s[v][self.mirror.0[u][a] * dx + r];
+                    acc -= c * s[v][self.setup.mirror[u][a] * dx + r];
                 }
                 let mu = self.map(u, r);
                 let own: f64 = mu.iter().zip(&dz_sum).map(|(m, d)| m * d).sum();
@@ -183,56 +261,7 @@ impl LamX<'_> {
         Ok(())
     }
 
-    /// The preconditioner: the block Laplacian `alpha I + sum_{v ~ w} (e_v - e_w)(e_v - e_w)^T
-    /// (x) W_vw` whose diagonal blocks approximate those of `Lam_x`, with
-    /// `W_vw = [(Lam_vv - alpha I) / d_v + (Lam_ww - alpha I) / d_w] / 2` from the diagonal
-    /// blocks `lam` of `Lam_x` (each term positive semi-definite), factorised by sparse
-    /// Cholesky. It keeps the graph's smooth modes, which a block diagonal preconditioner
-    /// leaves to many iterations; its translations have the eigenvalue alpha, as
-    /// `Lam_x`'s do.
-    fn block_laplacian(&self, lam: &[DMatrix<f64>]) -> Result<SparseCholesky> {
-        let adj = &self.problem.data.adj;
-        let dx = self.problem.dx;
-        let excess: Vec<DMatrix<f64>> = lam
-            .iter()
-            .zip(adj)
-            .map(|(lv, nb)| {
-                let mut e = lv.clone();
-                for r in 0..dx {
-                    e[(r, r)] -= self.alpha;
-                }
-                e / (2.0 * nb.len() as f64)
-            })
-            .collect();
-        let mut t = Vec::with_capacity(adj.iter().map(|nb| (nb.len() + 1) * dx * dx).sum());
-        for (v, nb) in adj.iter().enumerate() {
-            if v % super::CHECK_EVERY == 0 {
-                interrupt::check()?;
-            }
-            let mut diag = DMatrix::identity(dx, dx) * self.alpha;
-            for &w in nb {
-                let weight = &excess[v] + &excess[w];
-                for i in 0..dx {
-                    for j in 0..dx {
-                        t.push((v * dx + i, w * dx + j, -weight[(i, j)]));
-                    }
-                }
-                diag += weight;
-            }
-            for i in 0..dx {
-                for j in 0..dx {
-                    t.push((v * dx + i, v * dx + j, diag[(i, j)]));
-                }
-            }
-        }
-        let size = adj.len() * dx;
-        SparseCholesky::new(
-            &CsrMatrix::from_triplets(size, size, &t),
-            "LL-LVM preconditioner of q(x)'s mean",
-        )
-    }
-
-    /// Solves `Lam_x m = b` from the start in `m`, preconditioned by [`Self::block_laplacian`].
+    /// Solves `Lam_x m = b` from the start in `m`, preconditioned by [`block_laplacian`].
     ///
     /// The translations `1 (x) e_r` are eigenvectors of `Lam_x` with the eigenvalue alpha
     /// (`L`, `D_x` and `Abar` annihilate them), far below the rest of the spectrum; a
@@ -254,7 +283,12 @@ impl LamX<'_> {
             .collect();
         let mut b = b.to_vec();
         centre(&mut b);
-        let preconditioner = self.block_laplacian(lam)?;
+        let preconditioner = {
+            let analysis = &self.setup.preconditioner;
+            let mut values = Entries::lower(analysis);
+            block_laplacian(&mut values, &self.problem.data.adj, lam, self.alpha, dx)?;
+            analysis.factorise_lower(&values.into_lower(), PRECONDITIONER)?
+        };
         centre(m);
         let outcome = conjugate_gradients(
             |v, out| {
@@ -264,7 +298,7 @@ impl LamX<'_> {
             },
             |r, out| {
                 let mut x = DMatrix::from_column_slice(r.len(), 1, r);
-                preconditioner.solve_block_in_place(&mut x);
+                preconditioner.solve_in_place(&mut x);
                 out.copy_from_slice(x.as_slice());
                 centre(out);
             },

@@ -144,7 +144,7 @@ impl<'a> Entries<'a> {
     }
 
     /// Adds `scale * block` at `(row0, col0)`.
-    fn block(&mut self, row0: usize, col0: usize, block: &DMatrix<f64>, scale: f64) {
+    pub fn block(&mut self, row0: usize, col0: usize, block: &DMatrix<f64>, scale: f64) {
         let (r, c) = block.shape();
         self.dense(row0, col0, r, c, |i, j| scale * block[(i, j)]);
     }
