@@ -79,7 +79,7 @@ struct Stats {
 }
 
 /// The q(x) mean solve: `K_x` factorised on its analysed pattern, or conjugate gradients on
-/// `Lam_x` ([`iterative`]).
+/// `Lam_x` with their preconditioner's pattern analysed ([`iterative`]).
 #[derive(Debug)]
 enum MeanX {
     Direct(QuasiDefiniteSymbolic),
@@ -87,7 +87,8 @@ enum MeanX {
 }
 
 /// LL-LVM with the per-point family: data, graph, settings and what depends only on the
-/// graph (`P^v`, the factor of `L_g`, the analyses of the two mean systems).
+/// graph (`P^v`, the factor of `L_g`, the analyses of `K_C` and of `K_x` or, for conjugate
+/// gradients, of their preconditioner).
 #[derive(Debug)]
 pub struct FactorisedProblem {
     data: Prepared,
