@@ -234,7 +234,8 @@ impl FactorisedProblem {
     fn resistance_sum(&self, b: &[DMatrix<f64>], v: usize) -> DMatrix<f64> {
         let mut sum = DMatrix::zeros(self.dx, self.dx);
         for (a, &w) in self.data.adj[v].iter().enumerate() {
-            sum += &b[w] * self.two.resistance(v, a);
+            let r = self.two.resistance(v, a);
+            sum.zip_apply(&b[w], |s, x| *s += x * r);
         }
         sum
     }
@@ -378,9 +379,12 @@ impl FactorisedProblem {
             .into_par_iter()
             .map(|v| {
                 let mut b = vec![0.0; dx * dy];
+                let mut dm = vec![0.0; dx];
                 let yv = self.y_row(v);
                 for &w in &self.data.adj[v] {
-                    let dm: Vec<f64> = (0..dx).map(|r| m[(w, r)] - m[(v, r)]).collect();
+                    for (r, d) in dm.iter_mut().enumerate() {
+                        *d = m[(w, r)] - m[(v, r)];
+                    }
                     for ((ba, yw), yv) in b.chunks_exact_mut(dx).zip(self.y_row(w)).zip(yv) {
                         let dya = yw - yv;
                         for (o, d) in ba.iter_mut().zip(&dm) {
@@ -427,7 +431,7 @@ impl FactorisedProblem {
                 interrupt::check()?;
                 let t1 = (&q.t[v] * self.x_block(&q.m, v)).trace();
                 let t2 = (&q.s[v] * self.a_block(&maps, v)).trace();
-                let t3 = self.deg[v] * (&q.t[v] * &q.s[v]).trace();
+                let t3 = self.deg[v] * trace_of_product(&q.t[v], &q.s[v]);
                 let u = self.map_sums(&maps, v);
                 let mut t3_edges = 0.0;
                 for (a, &w) in self.data.adj[v].iter().enumerate() {
@@ -439,7 +443,9 @@ impl FactorisedProblem {
                     }
                     if v < w {
                         let r = self.two.resistance(v, a);
-                        t3_edges += r * ((&q.t[v] * &q.s[w]).trace() + (&q.t[w] * &q.s[v]).trace());
+                        t3_edges += r
+                            * (trace_of_product(&q.t[v], &q.s[w])
+                                + trace_of_product(&q.t[w], &q.s[v]));
                     }
                 }
                 Ok([t1, t2, t3, t3_edges])
@@ -778,6 +784,14 @@ fn map_columns(mt: &DMatrix<f64>, dx: usize) -> DMatrix<f64> {
 fn map_column(maps: &DMatrix<f64>, c: usize) -> &[f64] {
     let dy = maps.nrows();
     &maps.as_slice()[c * dy..(c + 1) * dy]
+}
+
+/// `tr(A B)` of two square blocks, without forming `A B`.
+fn trace_of_product(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
+    let n = a.nrows();
+    (0..n)
+        .map(|i| (0..n).map(|k| a[(i, k)] * b[(k, i)]).sum::<f64>())
+        .sum()
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
