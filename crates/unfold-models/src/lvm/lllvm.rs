@@ -112,6 +112,8 @@ pub(crate) struct Prepared {
     pub scale: f64,
     /// Neighbours of each point (symmetric).
     pub adj: Vec<Vec<usize>>,
+    /// The caller's graph, on the caller's points in the caller's order, which a
+    /// [`Prepared::reordered`] copy keeps.
     pub source_graph: NeighbourGraph,
     /// `Tr(Y L Y^T) = 1/2 sum_ij eta_ij |y_i - y_j|^2`.
     pub tr_yly: f64,
@@ -176,6 +178,30 @@ impl Prepared {
             tr_yly,
             sum_y_sq,
         })
+    }
+
+    /// The same data with the points in `order`: point `a` of the result is point
+    /// `order[a]` of `self` (the rows of `y`, and the adjacency relabelled, each list
+    /// ascending). The caller's graph and the sums, which no order changes, are kept.
+    pub fn reordered(self, order: &[usize]) -> Prepared {
+        let n = self.n();
+        let mut position = vec![0; n];
+        for (a, &i) in order.iter().enumerate() {
+            position[i] = a;
+        }
+        let adj = order
+            .iter()
+            .map(|&i| {
+                let mut nb: Vec<usize> = self.adj[i].iter().map(|&j| position[j]).collect();
+                nb.sort_unstable();
+                nb
+            })
+            .collect();
+        Prepared {
+            y: self.y.select_rows(order),
+            adj,
+            ..self
+        }
     }
 
     pub fn n(&self) -> usize {
@@ -534,7 +560,7 @@ impl LlLvmProblem {
         let (n, dx) = (self.n(), self.dx);
         let h = self.initial_hyper();
         let mut q = LlLvmPosterior {
-            mu_x: spectral_latent_start(&self.data, dx, rng)?,
+            mu_x: spectral_latent_start(&self.data, &(0..n).collect::<Vec<_>>(), dx, rng)?,
             sigma_x: DMatrix::zeros(n * dx, n * dx),
             mu_c: DMatrix::zeros(self.dy(), n * dx),
             sigma_c: DMatrix::zeros(0, 0),
@@ -652,10 +678,18 @@ fn convergence_of<P, H>(run: &unfold_vem::Run<P, H>) -> Convergence {
 
 /// The latent means of the spectral start ([`LlLvmInit::Spectral`]): Laplacian eigenmaps
 /// on the same graph, scaled so that neighbour distances match those in y, plus a small
-/// seeded jitter.
-fn spectral_latent_start(data: &Prepared, dx: usize, rng: &mut Rng) -> Result<DMatrix<f64>> {
+/// seeded jitter. Point `a` of `data` is point `order[a]` of the caller's graph
+/// ([`Prepared::reordered`]); the eigenmaps and the jitter's draws are taken in the
+/// caller's order, so that a seed gives the same start in any order of the points.
+fn spectral_latent_start(
+    data: &Prepared,
+    order: &[usize],
+    dx: usize,
+    rng: &mut Rng,
+) -> Result<DMatrix<f64>> {
     let n = data.n();
-    let (mut x0, _) = crate::LaplacianEigenmapsParams::embed(&data.source_graph, dx)?;
+    let (x_caller, _) = crate::LaplacianEigenmapsParams::embed(&data.source_graph, dx)?;
+    let mut x0 = x_caller.select_rows(order);
     let (mut dy2, mut dx2) = (0.0, 0.0);
     for i in 0..n {
         for &j in &data.adj[i] {
@@ -665,9 +699,11 @@ fn spectral_latent_start(data: &Prepared, dx: usize, rng: &mut Rng) -> Result<DM
     }
     x0 *= (dy2 / dx2).sqrt();
     let jitter = 0.01 * x0.column_iter().map(|c| c.norm()).sum::<f64>() / (n as f64).sqrt();
-    for v in x0.iter_mut() {
-        let z: f64 = StandardNormal.sample(rng);
-        *v += jitter * z;
+    let draws = DMatrix::<f64>::from_fn(n, dx, |_, _| StandardNormal.sample(rng));
+    for (a, &i) in order.iter().enumerate() {
+        for r in 0..dx {
+            x0[(a, r)] += jitter * draws[(i, r)];
+        }
     }
     Ok(x0)
 }

@@ -32,11 +32,19 @@
 //!
 //! Layout: the latent means are `m` (n x dx), the maps' means `mt` (n dx x dy) with the
 //! rows `v dx .. (v + 1) dx` equal to `M_v^T` (the solution of `K_C`).
+//!
+//! **The points' order.** The problem keeps the points in a locality order of the graph
+//! (reverse Cuthill–McKee, [`locality_order`]), so that the neighbours' rows and columns
+//! that every per-point loop and every sparse product read sit close in memory; in the
+//! caller's order (as the generators and most files give them) they sit anywhere. The
+//! starts draw in the caller's order and the fitted model is given back in it, so the order
+//! changes only rounding (test `the_points_order_changes_only_rounding`).
 
 mod iterative;
 mod systems;
 mod two_hop;
 
+use super::moments::locality_order;
 use super::params::{AlphaRule, LlLvmInit, LlLvmParams, MeanSolve};
 use super::{Covariance, LlLvm, LlLvmHyper, Prepared};
 use crate::method::Checked;
@@ -55,7 +63,8 @@ use unfold_vem::LatentVariableModel;
 /// the points (each point costs microseconds).
 pub(super) const CHECK_EVERY: usize = 1024;
 
-/// The per-point posterior: means and covariances of every `x_v` and `C_v`.
+/// The per-point posterior: means and covariances of every `x_v` and `C_v`, with the
+/// points in the problem's order ([`FactorisedProblem::order`]).
 #[derive(Clone, Debug)]
 pub struct FactorisedPosterior {
     /// Means of q(x), n x dx.
@@ -91,7 +100,10 @@ enum MeanX {
 /// gradients, of their preconditioner).
 #[derive(Debug)]
 pub struct FactorisedProblem {
+    /// The data with the points in [`FactorisedProblem::order`].
     data: Prepared,
+    /// `order[a]` is the caller's point at position a (a locality order).
+    order: Vec<usize>,
     /// The data's rows as columns (dy x n), read point by point.
     yt: DMatrix<f64>,
     deg: Vec<f64>,
@@ -111,15 +123,29 @@ pub struct FactorisedProblem {
 }
 
 impl FactorisedProblem {
-    /// Sets up the problem for the rows of `y` on `graph`, which must be connected.
+    /// Sets up the problem for the rows of `y` on `graph`, which must be connected, with the
+    /// points in a locality order (the module docs' "The points' order").
     pub fn new(
         y: &DMatrix<f64>,
         graph: &unfold_graph::NeighbourGraph,
         params: &Checked<LlLvmParams>,
     ) -> Result<Self> {
+        Self::with_order(y, graph, params, locality_order)
+    }
+
+    /// [`FactorisedProblem::new`] with the points in the order that `order` gives for the
+    /// graph's adjacency lists.
+    pub(super) fn with_order(
+        y: &DMatrix<f64>,
+        graph: &unfold_graph::NeighbourGraph,
+        params: &Checked<LlLvmParams>,
+        order: impl FnOnce(&[Vec<usize>]) -> Vec<usize>,
+    ) -> Result<Self> {
         let data = Prepared::new(y, graph, params)?;
         let (dx, dy) = (params.dim, data.dy());
         check_memory(params, &data, Sizes::lower_bound(&data.adj, dx))?;
+        let order = order(&data.adj);
+        let data = data.reordered(&order);
         // Every sparse factor is analysed before any is computed (the padded `L_g`'s, then
         // the mean systems', whose patterns are fixed per graph and analysed from stand-in
         // values), so that a graph whose factors would not fit (a kNN graph made random by
@@ -150,6 +176,7 @@ impl FactorisedProblem {
         let mut problem = FactorisedProblem {
             yt: data.y.transpose(),
             data,
+            order,
             deg,
             dx,
             epsilon: params.epsilon,
@@ -170,6 +197,12 @@ impl FactorisedProblem {
 
     fn n(&self) -> usize {
         self.data.n()
+    }
+
+    /// `order[a]` is the caller's point at position a of the problem (and of its
+    /// posteriors).
+    pub fn order(&self) -> &[usize] {
+        &self.order
     }
 
     fn dy(&self) -> usize {
@@ -614,18 +647,28 @@ impl FactorisedProblem {
     ) -> LlLvm {
         let (n, dx) = (self.n(), self.dx);
         let q = &run.posterior;
+        // Back in the caller's order: the caller's point i is at `position[i]`.
+        let mut position = vec![0; n];
+        for (a, &i) in self.order.iter().enumerate() {
+            position[i] = a;
+        }
+        let blocks = |b: &[DMatrix<f64>]| -> Vec<DMatrix<f64>> {
+            position.iter().map(|&a| b[a].clone()).collect()
+        };
         // The maps' means in the coordinate-major layout: column `r n + i` is column r of C_i.
-        let mu_c = DMatrix::from_fn(self.dy(), n * dx, |a, c| q.mt[((c % n) * dx + c / n, a)]);
+        let mu_c = DMatrix::from_fn(self.dy(), n * dx, |a, c| {
+            q.mt[(position[c % n] * dx + c / n, a)]
+        });
         LlLvm {
-            coords: q.m.clone(),
+            coords: q.m.select_rows(&position),
             graph: self.data.source_graph,
             evidence,
-            y: self.data.y,
+            y: self.data.y.select_rows(&position),
             mean: self.data.mean,
             scale: self.data.scale,
             mu_c,
-            sigma_x: Covariance::per_point(&q.s),
-            sigma_c: Covariance::per_point(&q.t),
+            sigma_x: Covariance::per_point(&blocks(&q.s)),
+            sigma_c: Covariance::per_point(&blocks(&q.t)),
             hyper: run.hyper,
             epsilon: self.epsilon,
             k,
@@ -840,13 +883,20 @@ impl LatentVariableModel for FactorisedProblem {
 
     /// The authors' start within the family (§3.7): `M_v` standard normal, `T_v = I`; or
     /// the spectral start, x from Laplacian eigenmaps with `S_v` the prior's
-    /// `(alpha + 2 d_v)^{-1} I`, then q(C) from it.
+    /// `(alpha + 2 d_v)^{-1} I`, then q(C) from it. Both draw in the caller's order of the
+    /// points.
     fn init(&self, rng: &mut Rng) -> Result<(FactorisedPosterior, LlLvmHyper)> {
         let (n, dx, dy) = (self.n(), self.dx, self.dy());
         let h = LlLvmHyper::initial(self.alpha, self.gamma0);
         match self.init {
             LlLvmInit::Random => {
-                let mt = DMatrix::from_fn(n * dx, dy, |_, _| StandardNormal.sample(rng));
+                let drawn = DMatrix::from_fn(n * dx, dy, |_, _| StandardNormal.sample(rng));
+                let rows: Vec<usize> = self
+                    .order
+                    .iter()
+                    .flat_map(|&i| i * dx..(i + 1) * dx)
+                    .collect();
+                let mt = drawn.select_rows(&rows);
                 let q = FactorisedPosterior {
                     m: DMatrix::zeros(n, dx),
                     s: vec![DMatrix::zeros(dx, dx); n],
@@ -857,7 +907,7 @@ impl LatentVariableModel for FactorisedProblem {
                 Ok((q, h))
             }
             LlLvmInit::Spectral => {
-                let m = super::spectral_latent_start(&self.data, dx, rng)?;
+                let m = super::spectral_latent_start(&self.data, &self.order, dx, rng)?;
                 let s = self
                     .deg
                     .iter()
