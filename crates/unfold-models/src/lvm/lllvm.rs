@@ -184,11 +184,7 @@ impl Prepared {
     /// `order[a]` of `self` (the rows of `y`, and the adjacency relabelled, each list
     /// ascending). The caller's graph and the sums, which no order changes, are kept.
     pub fn reordered(self, order: &[usize]) -> Prepared {
-        let n = self.n();
-        let mut position = vec![0; n];
-        for (a, &i) in order.iter().enumerate() {
-            position[i] = a;
-        }
+        let position = moments::positions(order);
         let adj = order
             .iter()
             .map(|&i| {

@@ -44,7 +44,7 @@ mod iterative;
 mod systems;
 mod two_hop;
 
-use super::moments::locality_order;
+use super::moments::{locality_order, positions};
 use super::params::{AlphaRule, LlLvmInit, LlLvmParams, MeanSolve};
 use super::{Covariance, LlLvm, LlLvmHyper, Prepared};
 use crate::method::Checked;
@@ -648,10 +648,7 @@ impl FactorisedProblem {
         let (n, dx) = (self.n(), self.dx);
         let q = &run.posterior;
         // Back in the caller's order: the caller's point i is at `position[i]`.
-        let mut position = vec![0; n];
-        for (a, &i) in self.order.iter().enumerate() {
-            position[i] = a;
-        }
+        let position = positions(&self.order);
         let blocks = |b: &[DMatrix<f64>]| -> Vec<DMatrix<f64>> {
             position.iter().map(|&a| b[a].clone()).collect()
         };

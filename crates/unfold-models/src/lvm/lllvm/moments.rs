@@ -127,11 +127,7 @@ impl Graph {
 
     /// The graph with a given order of evaluation (a permutation of the points).
     pub fn with_order(adj: Vec<Vec<usize>>, pinv: DMatrix<f64>, order: Vec<usize>) -> Graph {
-        let n = adj.len();
-        let mut pos = vec![0; n];
-        for (a, &i) in order.iter().enumerate() {
-            pos[i] = a;
-        }
+        let pos = positions(&order);
         let deg = adj.iter().map(|a| a.len() as f64).collect();
         let adj_o: Vec<Vec<usize>> = order
             .iter()
@@ -678,6 +674,15 @@ pub(crate) fn locality_order(adj: &[Vec<usize>]) -> Vec<usize> {
     }
     order.reverse();
     order
+}
+
+/// The inverse of an order of the points: `positions(order)[order[a]] = a`.
+pub(crate) fn positions(order: &[usize]) -> Vec<usize> {
+    let mut position = vec![0; order.len()];
+    for (a, &i) in order.iter().enumerate() {
+        position[i] = a;
+    }
+    position
 }
 
 /// Column b of a matrix as a slice.
