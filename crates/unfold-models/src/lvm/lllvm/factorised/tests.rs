@@ -36,6 +36,16 @@ fn callers_order(adj: &[Vec<usize>]) -> Vec<usize> {
     (0..adj.len()).collect()
 }
 
+/// EM options that run exactly `max_iter` iterations.
+fn iterations(max_iter: usize) -> VemOptions {
+    VemOptions {
+        max_iter,
+        abs_tol: 0.0,
+        rel_tol: 0.0,
+        ..VemOptions::default()
+    }
+}
+
 /// The exact family's posterior with the per-point one's block-diagonal covariances, in
 /// its coordinate-major layout (index `r n + i`).
 fn block_diagonal(q: &FactorisedPosterior) -> LlLvmPosterior {
@@ -310,12 +320,7 @@ fn the_bound_never_decreases() {
         let params = LlLvmParams::new(2, 8).init(init).alpha(alpha);
         let (fp, _) = problems(&y, &g, &params);
         let (q, h) = fp.init(&mut seeded_rng(2)).unwrap();
-        let options = VemOptions {
-            max_iter: 25,
-            abs_tol: 0.0,
-            rel_tol: 0.0,
-            ..VemOptions::default()
-        };
+        let options = iterations(25);
         let run = run_from(&fp, q, h, &options, 0, &Silent).unwrap();
         let trace: Vec<f64> = run.trace.iter().map(|e| e.value).collect();
         assert_eq!(trace.len(), 25);
@@ -371,12 +376,7 @@ fn the_means_by_conjugate_gradients_reach_the_direct_solve() {
     assert!(gap < 1e-4, "means differ by {gap} relative");
     let fit = |p: &FactorisedProblem| {
         let (q, h) = p.init(&mut seeded_rng(1)).unwrap();
-        let options = VemOptions {
-            max_iter: 10,
-            abs_tol: 0.0,
-            rel_tol: 0.0,
-            ..VemOptions::default()
-        };
+        let options = iterations(10);
         run_from(p, q, h, &options, 0, &Silent)
             .unwrap()
             .evidence
@@ -503,12 +503,7 @@ fn the_points_order_changes_only_rounding() {
         );
         let fit = |p: FactorisedProblem| {
             let (q, h) = p.init(&mut seeded_rng(3)).unwrap();
-            let options = VemOptions {
-                max_iter: 8,
-                abs_tol: 0.0,
-                rel_tol: 0.0,
-                ..VemOptions::default()
-            };
+            let options = iterations(8);
             let run = run_from(&p, q, h, &options, 0, &Silent).unwrap();
             let trace: Vec<f64> = run.trace.iter().map(|e| e.value).collect();
             let evidence = run.evidence.clone();
