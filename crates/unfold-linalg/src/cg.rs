@@ -14,6 +14,7 @@
 //! bound, in its own units. faer's conjugate gradients stop on the residual's norm, which
 //! says nothing about that without the smallest eigenvalue of `A`.
 
+use crate::dense::dot;
 use unfold_core::{Error, Result};
 
 /// Stopping rule of [`conjugate_gradients`].
@@ -141,10 +142,6 @@ pub fn conjugate_gradients(
             options.max_iterations, outcome.energy_error, options.energy_tolerance
         ),
     ))
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 #[cfg(test)]

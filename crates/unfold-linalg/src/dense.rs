@@ -5,6 +5,11 @@ use faer::MatRef;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 
+/// The dot product of two slices of the same length (the shorter one's length otherwise).
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
 /// Replaces a square matrix by its symmetric part `(A + A^T) / 2`, in place, so that the
 /// round-off asymmetry of a product such as `B^T A B` does not fail the symmetry checks
 /// of the eigensolvers and factorisations. The diagonal is unchanged, and each mirrored

@@ -85,7 +85,7 @@ pub mod view;
 pub use centred::CentredKernel;
 pub use cg::{conjugate_gradients, CgOptions, CgOutcome};
 pub use cholesky::{log_det_spd, spd_inverse, Cholesky};
-pub use dense::{column_means, from_rows, symmetrise, symmetrised, zeroed};
+pub use dense::{column_means, dot, from_rows, symmetrise, symmetrised, zeroed};
 pub use dense_eigen::fix_signs;
 pub use distance::{pairwise_kernel, pairwise_sq_dists, sq_dists_to};
 pub use eigen::{

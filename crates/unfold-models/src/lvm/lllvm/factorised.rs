@@ -44,7 +44,7 @@ mod iterative;
 mod systems;
 mod two_hop;
 
-use super::moments::{locality_order, positions};
+use super::moments::{column, locality_order, positions};
 use super::params::{AlphaRule, LlLvmInit, LlLvmParams, MeanSolve};
 use super::{Covariance, LlLvm, LlLvmHyper, Prepared};
 use crate::method::Checked;
@@ -56,7 +56,7 @@ pub(super) use two_hop::grounded_laplacian;
 use two_hop::TwoHop;
 use unfold_core::{interrupt, Error, Evidence, Result, Rng};
 use unfold_linalg::SparseSymbolic;
-use unfold_linalg::{symmetrised, Cholesky, CsrMatrix, FillOrdering, QuasiDefiniteSymbolic};
+use unfold_linalg::{dot, symmetrised, Cholesky, CsrMatrix, FillOrdering, QuasiDefiniteSymbolic};
 use unfold_vem::LatentVariableModel;
 
 /// Points between two checks of the interruption flag in the E-step's serial loops over
@@ -218,7 +218,7 @@ impl FactorisedProblem {
         for (a, &w) in nb.iter().enumerate() {
             for r in 0..dx {
                 let out = &mut sums[(a * dx + r) * dy..(a * dx + r + 1) * dy];
-                let (mv, mw) = (map_column(maps, v * dx + r), map_column(maps, w * dx + r));
+                let (mv, mw) = (column(maps, v * dx + r), column(maps, w * dx + r));
                 for ((o, x), y) in out.iter_mut().zip(mv).zip(mw) {
                     *o = x + y;
                 }
@@ -796,7 +796,6 @@ fn prior_x_matrix(adj: &[Vec<usize>], alpha: f64) -> CsrMatrix {
     CsrMatrix::from_triplets(adj.len(), adj.len(), &t)
 }
 
-/// The inverse of a small symmetric positive definite block (symmetrised first).
 /// `M_v + M_w` for the neighbours of one point v ([`FactorisedProblem::map_sums`]).
 struct MapSums {
     /// `sums[(a dx + r) dy + k]` is entry `(k, r)` for the `a`-th neighbour.
@@ -820,12 +819,6 @@ fn map_columns(mt: &DMatrix<f64>, dx: usize) -> DMatrix<f64> {
     mt.transpose()
 }
 
-/// Column `c` of [`map_columns`]' result.
-fn map_column(maps: &DMatrix<f64>, c: usize) -> &[f64] {
-    let dy = maps.nrows();
-    &maps.as_slice()[c * dy..(c + 1) * dy]
-}
-
 /// `tr(A B)` of two square blocks, without forming `A B`.
 fn trace_of_product(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
     let n = a.nrows();
@@ -834,10 +827,7 @@ fn trace_of_product(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
         .sum()
 }
 
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
+/// The inverse of a small symmetric positive definite block (symmetrised first).
 fn spd_inverse(a: &DMatrix<f64>, context: &str) -> Result<DMatrix<f64>> {
     Cholesky::new(&symmetrised(a.clone()), context)?.inverse()
 }

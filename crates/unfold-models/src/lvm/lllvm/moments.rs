@@ -687,7 +687,7 @@ pub(crate) fn positions(order: &[usize]) -> Vec<usize> {
 
 /// Column b of a matrix as a slice.
 #[inline(always)]
-fn column(z: &DMatrix<f64>, b: usize) -> &[f64] {
+pub(crate) fn column(z: &DMatrix<f64>, b: usize) -> &[f64] {
     let n = z.nrows();
     &z.as_slice()[b * n..(b + 1) * n]
 }

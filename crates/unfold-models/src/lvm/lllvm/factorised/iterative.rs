@@ -155,7 +155,7 @@ pub(crate) struct LamX<'a> {
 impl LamX<'_> {
     /// Column r of `M_v`.
     fn map(&self, v: usize, r: usize) -> &[f64] {
-        super::map_column(&self.maps, v * self.problem.dx + r)
+        super::column(&self.maps, v * self.problem.dx + r)
     }
 
     /// `out = Lam_x m` for `m` point-major (`m[v dx + r]`).
