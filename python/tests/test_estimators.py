@@ -58,10 +58,13 @@ def test_lllvm_per_point_family_fits_projects_and_pickles(roll):
     assert P.shape == (7, 2) and np.all(np.isfinite(P))
     again = pickle.loads(pickle.dumps(per_point))
     assert np.array_equal(again.transform(new), P)
-    # Its q(x) means by conjugate gradients (the default) and by the factorised system
-    # reach the same bound to far below the printed digits.
+    # Its means by the default (q(x)'s by conjugate gradients), by conjugate gradients for
+    # both factors and by the factorised systems reach the same bound to far below the
+    # printed digits.
     direct = unfold.LLLVM(posterior="factorised", mean_solve="direct", **kw).fit(roll)
     assert abs(direct.evidence_.value - per_point.evidence_.value) < 1e-3
+    both = unfold.LLLVM(posterior="factorised", mean_solve="cg", **kw).fit(roll)
+    assert abs(both.evidence_.value - per_point.evidence_.value) < 1e-3
     with pytest.raises(ValueError, match="posterior"):
         unfold.LLLVM(posterior="diagonal", **kw).fit(roll)
     with pytest.raises(ValueError, match="mean_solve"):

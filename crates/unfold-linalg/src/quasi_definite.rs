@@ -82,6 +82,12 @@ impl QuasiDefiniteSymbolic {
         self.inner.pattern.symbolic.len_val()
     }
 
+    /// The floating-point operations of a factorisation on this analysis
+    /// ([`crate::sparse_cholesky::factor_flops`]).
+    pub fn factor_flops(&self) -> f64 {
+        crate::sparse_cholesky::factor_flops(&self.inner.pattern.symbolic)
+    }
+
     /// The number of values in the analysed pattern's lower triangle (diagonal included).
     pub fn lower_len(&self) -> usize {
         self.inner.pattern.lower_row_idx.len()

@@ -279,21 +279,11 @@ impl SparseSymbolic {
         self.inner.pattern.symbolic.len_val()
     }
 
-    /// The floating-point operations of the supernodal factorisation on this analysis,
-    /// counting a multiply-add as two: per supernode of `w` columns and `r` rows below its
-    /// diagonal block, `w^3 / 3` for the diagonal block's Cholesky factor, `r w^2` for the
-    /// triangular solve of the rows below and `r^2 w` for their update of later columns
-    /// (`n^3 / 3` for a dense matrix). A load-independent measure of an ordering's cost;
-    /// the selected inversion costs about twice as much.
+    /// The floating-point operations of the factorisation on this analysis
+    /// ([`crate::sparse_cholesky::factor_flops`]): a load-independent measure of an
+    /// ordering's cost; the selected inversion costs about twice as much.
     pub fn factor_flops(&self) -> f64 {
-        let b = &self.inner.blocks;
-        (0..b.count())
-            .map(|s| {
-                let (_, w, rows, _) = b.node(s);
-                let (w, r) = (w as f64, rows.len() as f64);
-                w * w * w / 3.0 + r * w * w + r * r * w
-            })
-            .sum()
+        crate::sparse_cholesky::factor_flops(&self.inner.pattern.symbolic)
     }
 
     /// The peak memory in bytes that [`SparseSymbolic::factorise`] followed by

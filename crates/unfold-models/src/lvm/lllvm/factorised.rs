@@ -117,6 +117,12 @@ pub struct FactorisedProblem {
     mean_x: MeanX,
     /// The analysis of `K_C` (its pattern is fixed per graph).
     kc: QuasiDefiniteSymbolic,
+    /// Whether `K_C`'s factor fits the memory limit (else q(C) is never freed in the
+    /// reported bound).
+    kc_fits: bool,
+    /// Whether q(C)'s means are solved by conjugate gradients on `Lam_C` ([`MapsCost`]),
+    /// else by factorising `K_C`.
+    maps_by_cg: bool,
     /// The analysis of `alpha I + 2 L`, and `log det(alpha I + 2 L)` at the fixed alpha.
     prior_x: SparseSymbolic,
     fixed_log_det_prior_x: Option<f64>,
@@ -143,7 +149,12 @@ impl FactorisedProblem {
     ) -> Result<Self> {
         let data = Prepared::new(y, graph, params)?;
         let (dx, dy) = (params.dim, data.dy());
-        check_memory(params, &data, Sizes::lower_bound(&data.adj, dx))?;
+        let mut least = Sizes::lower_bound(&data.adj, dx);
+        if params.mean_solve != MeanSolve::Direct {
+            // Conjugate gradients may solve for q(C)'s means without K_C's factor.
+            least.factors = 0;
+        }
+        check_memory(params, &data, least)?;
         let order = order(&data.adj);
         let data = data.reordered(&order);
         // Every sparse factor is analysed before any is computed (the padded `L_g`'s, then
@@ -157,7 +168,9 @@ impl FactorisedProblem {
             let stand_in = systems::stand_in_p(&data.adj);
             let mean_x = match params.mean_solve {
                 MeanSolve::Direct => MeanX::Direct(analyse_k_x(&data.adj, &stand_in, dx, dy)?),
-                MeanSolve::Cg => MeanX::Iterative(iterative::Setup::new(&data.adj, dx)?),
+                MeanSolve::Auto | MeanSolve::Cg => {
+                    MeanX::Iterative(iterative::Setup::new(&data.adj, dx)?)
+                }
             };
             (mean_x, analyse_k_c(&data.adj, &stand_in, dx)?)
         };
@@ -165,12 +178,28 @@ impl FactorisedProblem {
             MeanX::Direct(kx) => (Some(kx), 0),
             MeanX::Iterative(setup) => (None, setup.factor_len() as u64),
         };
-        // The mean systems' factors and the preconditioner's: a lower bound of the check below.
-        check_memory(params, &data, Sizes::analysed(kx, &kc, preconditioner))?;
+        let by_cg_possible = matches!(mean_x, MeanX::Iterative(_));
+        // The mean systems' factors and the preconditioner's: a lower bound of the check
+        // below. Where K_C's factor would not fit, conjugate gradients solve q(C)'s means.
+        let maps = data.n() * dx * dy;
+        let sizes = |kc_factor, others| Sizes::analysed(kx, &kc, kc_factor, maps, others);
+        let mut kc_fits = fits(params, &data, sizes(true, preconditioner))?;
+        if !kc_fits && !by_cg_possible {
+            check_memory(params, &data, sizes(true, preconditioner))?;
+        }
+        check_memory(params, &data, sizes(kc_fits, preconditioner))?;
         let two = two_hop.compute(&data.adj)?;
         // With the factor of L_g, which the 2-hop step keeps.
         let others = preconditioner + two.lg.factor_nnz() as u64;
-        check_memory(params, &data, Sizes::analysed(kx, &kc, others))?;
+        kc_fits = kc_fits && fits(params, &data, sizes(true, others))?;
+        check_memory(params, &data, sizes(kc_fits, others))?;
+        let maps_by_cg = match params.mean_solve {
+            MeanSolve::Direct => false,
+            MeanSolve::Cg => true,
+            MeanSolve::Auto => {
+                !kc_fits || MapsCost::new(&data.adj, dx, dy, &kc, &two, preconditioner).by_cg()
+            }
+        };
         let prior_x =
             SparseSymbolic::analyse(&prior_x_matrix(&data.adj, 1.0), "LL-LVM prior of x")?;
         let mut problem = FactorisedProblem {
@@ -186,6 +215,8 @@ impl FactorisedProblem {
             two,
             mean_x,
             kc,
+            kc_fits,
+            maps_by_cg,
             prior_x,
             fixed_log_det_prior_x: None,
         };
@@ -363,13 +394,28 @@ impl FactorisedProblem {
         Ok(log_abs_det_k)
     }
 
-    /// The q(C) update (§3.3): `T_v = [(Lam_C)_vv]^{-1}` and the joint mean solve of `K_C`
-    /// with `dy` right-hand sides `gamma H^T`. Returns `H^T` at the (unchanged) latent means
-    /// and `log |det K_C|`.
-    fn update_c(&self, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> Result<(DMatrix<f64>, f64)> {
+    /// The q(C) update (§3.3): `T_v = [(Lam_C)_vv]^{-1}` and the joint mean solve with `dy`
+    /// right-hand sides `gamma H^T`, by conjugate gradients on `Lam_C` where [`MapsCost`]
+    /// chose them, else by factorising `K_C`. Returns `H^T` at the (unchanged) latent means.
+    fn update_c(&self, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> Result<DMatrix<f64>> {
+        let setup = match &self.mean_x {
+            MeanX::Iterative(setup) if self.maps_by_cg => Some(setup),
+            _ => None,
+        };
+        self.update_c_by(q, h, setup).map(|(ht, _)| ht)
+    }
+
+    /// [`FactorisedProblem::update_c`] by conjugate gradients with `setup`, or by factorising
+    /// `K_C` (`None`); returns `H^T` and, where `K_C` is factorised, `log |det K_C|`.
+    fn update_c_by(
+        &self,
+        q: &mut FactorisedPosterior,
+        h: &LlLvmHyper,
+        setup: Option<&iterative::Setup>,
+    ) -> Result<(DMatrix<f64>, Option<f64>)> {
         let (n, dx, dy) = (self.n(), self.dx, self.dy());
         let g2 = 0.5 * h.gamma;
-        q.t = (0..n)
+        let lam: Vec<DMatrix<f64>> = (0..n)
             .into_par_iter()
             .map(|v| {
                 interrupt::check()?;
@@ -379,29 +425,48 @@ impl FactorisedProblem {
                 for r in 0..dx {
                     lam[(r, r)] += self.epsilon + 2.0 * self.deg[v];
                 }
-                spd_inverse(&lam, "LL-LVM column precision of q(C_v)")
+                Ok(lam)
             })
             .collect::<Result<_>>()?;
-        let mut k = Entries::lower(&self.kc);
-        systems::k_c(
-            &mut k,
-            &self.data.adj,
-            &self.two.p,
-            &q.m,
-            &q.s,
-            self.epsilon,
-            h.gamma,
-        )?;
-        let factor = self
-            .kc
-            .factorise_lower(&k.into_lower(), "LL-LVM mean system of q(C)")?;
-        let log_abs_det_k = factor.log_abs_det();
-        let mut rhs = DMatrix::zeros(self.kc.dim(), dy);
+        q.t = lam
+            .par_iter()
+            .map(|l| spd_inverse(l, "LL-LVM column precision of q(C_v)"))
+            .collect::<Result<_>>()?;
         let ht = self.h_transposed(&q.m);
-        rhs.rows_mut(0, n * dx).copy_from(&(&ht * h.gamma));
-        let rhs = factor.solve_abandonable(rhs)?;
-        q.mt = rhs.rows(0, n * dx).into_owned();
-        Ok((ht, log_abs_det_k))
+        let Some(setup) = setup else {
+            let mut k = Entries::lower(&self.kc);
+            systems::k_c(
+                &mut k,
+                &self.data.adj,
+                &self.two.p,
+                &q.m,
+                &q.s,
+                self.epsilon,
+                h.gamma,
+            )?;
+            let factor = self
+                .kc
+                .factorise_lower(&k.into_lower(), "LL-LVM mean system of q(C)")?;
+            let log_abs_det_k = factor.log_abs_det();
+            let mut rhs = DMatrix::zeros(self.kc.dim(), dy);
+            rhs.rows_mut(0, n * dx).copy_from(&(&ht * h.gamma));
+            let rhs = factor.solve_abandonable(rhs)?;
+            q.mt = rhs.rows(0, n * dx).into_owned();
+            return Ok((ht, Some(log_abs_det_k)));
+        };
+        let solver = iterative::LamC {
+            problem: self,
+            setup,
+            m: &q.m,
+            s: &q.s,
+            epsilon: self.epsilon,
+            gamma: h.gamma,
+        };
+        let b = map_columns(&(&ht * h.gamma), dx);
+        let mut x = map_columns(&q.mt, dx);
+        solver.solve(&lam, b.as_slice(), x.as_mut_slice())?;
+        q.mt = x.transpose();
+        Ok((ht, None))
     }
 
     /// `H^T` (n dx x dy): block v is `H_v^T = sum_w (m_w - m_v)(y_w - y_v)^T`.
@@ -539,18 +604,26 @@ impl FactorisedProblem {
     }
 
     /// The bound a fit reports (the module docs' "The reported bound"): at the fitted `q`, the
-    /// higher of the two bounds with one factor freed from the family (q(x) only where
-    /// `K_x`'s factor fits the memory limit). Its last term says which factor was freed.
+    /// higher of the two bounds with one factor freed from the family (each only where its
+    /// system's factor fits the memory limit), else the per-point bound itself. Its last
+    /// term says which factor was freed.
     pub(super) fn reported_bound(
         &self,
         q: &FactorisedPosterior,
         h: &LlLvmHyper,
         params: &Checked<LlLvmParams>,
     ) -> Result<Evidence> {
-        let freed_c = self.freed_c(q, h)?;
-        Ok(match self.freed_x(q, h, params)? {
-            Some(freed_x) if freed_x.value > freed_c.value => freed_x,
-            _ => freed_c,
+        let freed_c = if self.kc_fits {
+            Some(self.freed_c(q, h)?)
+        } else {
+            None
+        };
+        let freed_x = self.freed_x(q, h, params)?;
+        Ok(match (freed_c, freed_x) {
+            (Some(c), Some(x)) if x.value > c.value => x,
+            (Some(c), _) => c,
+            (None, Some(x)) => x,
+            (None, None) => self.elbo(q, h)?,
         })
     }
 
@@ -562,7 +635,8 @@ impl FactorisedProblem {
     /// log|L_g|` to `log|det K_C|`.
     fn freed_c(&self, q: &FactorisedPosterior, h: &LlLvmHyper) -> Result<Evidence> {
         let mut q = q.clone();
-        let (ht, log_abs_det_k) = self.update_c(&mut q, h)?;
+        let (ht, log_abs_det_k) = self.update_c_by(&mut q, h, None)?;
+        let log_abs_det_k = log_abs_det_k.expect("K_C is factorised");
         self.refresh_stats_at(&mut q, &ht)?;
         let n = self.n() as f64;
         let log_det_lam = log_abs_det_k - (n - 1.0) * (2.0 / h.gamma).ln() - self.two.log_det_lg;
@@ -587,10 +661,6 @@ impl FactorisedProblem {
         let mean_x = match &self.mean_x {
             MeanX::Direct(_) => &self.mean_x,
             MeanX::Iterative(_) => {
-                let fits = |sizes| match check_memory(params, &self.data, sizes) {
-                    Err(Error::OverMemoryLimit(_)) => Ok(false),
-                    other => other.map(|()| true),
-                };
                 // K_x's pattern: the 2-hop dx x dx blocks, Abar_g's dy x dx blocks and
                 // L_g (x) I_dy, both triangles.
                 let incident: usize = adj.iter().map(|a| a.len() + 1).sum();
@@ -603,17 +673,23 @@ impl FactorisedProblem {
                 // Per point, K_x's blocks have dx + dy rows where K_C's have dx + 1: their
                 // factors' sizes go as the squares, which decide before any analysis.
                 let blocks = ((dx + dy) as f64 / (dx + 1) as f64).powi(2);
-                if blocks > FREE_X_FACTOR_RATIO as f64 || !fits(before)? {
+                if blocks > FREE_X_FACTOR_RATIO as f64 || !fits(params, &self.data, before)? {
                     return Ok(None);
                 }
                 let most = (FREE_X_FACTOR_RATIO * self.kc.factor_len()) as u64;
                 let kx = analyse_k_x(adj, &self.two.p, dx, dy)?;
                 if kx.factor_len() as u64 > most
-                    || !fits(Sizes::analysed(
-                        Some(&kx),
-                        &self.kc,
-                        self.two.lg.factor_nnz() as u64,
-                    ))?
+                    || !fits(
+                        params,
+                        &self.data,
+                        Sizes::analysed(
+                            Some(&kx),
+                            &self.kc,
+                            false,
+                            0,
+                            self.two.lg.factor_nnz() as u64,
+                        ),
+                    )?
                 {
                     return Ok(None);
                 }
@@ -707,18 +783,26 @@ impl Sizes {
     }
 
     /// Once the systems are analysed (`kx` is `None` where q(x)'s means are solved by
-    /// conjugate gradients, which keep a few vectors of n dx values), with `others` values
-    /// of the other sparse factors.
+    /// conjugate gradients, which keep a few vectors of n dx values), with `K_C`'s factor and
+    /// values where `kc_factor` (else the vectors of conjugate gradients on `Lam_C`,
+    /// [`MAPS_CG_VECTORS`] of n dx dy values, for n points) and `others` values of the other
+    /// sparse factors.
     fn analysed(
         kx: Option<&QuasiDefiniteSymbolic>,
         kc: &QuasiDefiniteSymbolic,
+        kc_factor: bool,
+        maps: usize,
         others: u64,
     ) -> Sizes {
         let (kx_factor, kx_lower) = kx.map_or((0, 0), |kx| (kx.factor_len(), kx.lower_len()));
-        let lower = (kx_lower + kc.lower_len()) as u64;
+        let kc_values = if kc_factor {
+            (kc.factor_len() + kc.lower_len()) as u64
+        } else {
+            MAPS_CG_VECTORS * maps as u64
+        };
         Sizes {
-            factors: (kx_factor + kc.factor_len()) as u64 + lower + others,
-            pattern: 2 * lower,
+            factors: (kx_factor + kx_lower) as u64 + kc_values + others,
+            pattern: 2 * (kx_lower + kc.lower_len()) as u64,
         }
     }
 }
@@ -753,6 +837,14 @@ fn check_memory(params: &Checked<LlLvmParams>, data: &Prepared, sizes: Sizes) ->
             alternative: "a subsample of the points, or a smaller k",
         },
     )
+}
+
+/// Whether a fit of `sizes` passes [`check_memory`].
+fn fits(params: &Checked<LlLvmParams>, data: &Prepared, sizes: Sizes) -> Result<bool> {
+    match check_memory(params, data, sizes) {
+        Err(Error::OverMemoryLimit(_)) => Ok(false),
+        other => other.map(|()| true),
+    }
 }
 
 /// The analysis of `K_x` on the graph `adj` (its pattern is fixed per graph), with `p` the
@@ -841,6 +933,58 @@ fn spd_inverse(a: &DMatrix<f64>, context: &str) -> Result<DMatrix<f64>> {
 /// (`bench/results/lllvm_families.md`).
 const FREE_X_FACTOR_RATIO: usize = 8;
 
+/// The vectors of n dx dy values that conjugate gradients on `Lam_C` hold at once: the
+/// solution, right-hand side, residual, preconditioned residual, direction and product,
+/// and the product's and preconditioner's transposed copies.
+const MAPS_CG_VECTORS: u64 = 10;
+
+/// The products a q(C) solve by conjugate gradients is costed at: 12 to 23 were measured
+/// on the roll, sheets lifted to dy = 10 and 50, and image patches at 10^4 points.
+const MAPS_CG_PRODUCTS: f64 = 20.0;
+
+/// How many times the floating-point operations of conjugate gradients (at
+/// [`MAPS_CG_PRODUCTS`]) `K_C`'s factor and solve must cost before q(C)'s means are solved
+/// by conjugate gradients. The factor's operations run as dense blocks and the products'
+/// from memory: at 10^4 points a factor of 2.5 and 2.0 times the operations still took
+/// 0.8 and 0.7 times as long on the roll and the dy = 10 sheet, and one of 7.6 times 1.4
+/// times as long on the 5 x 5 image patches (`docs/architecture.md`).
+const MAPS_CG_RATIO: f64 = 4.0;
+
+/// The estimated floating-point operations of q(C)'s two mean solves, to choose between
+/// them once per graph: `K_C`'s factor (its analysis' count) with its `dy` solves, against
+/// [`MAPS_CG_PRODUCTS`] products with `Lam_C`, each a solve with `L_g`'s factor and with the
+/// preconditioner's and the 2-hop sums of `D_C`, all on `dy` columns.
+struct MapsCost {
+    direct: f64,
+    cg: f64,
+}
+
+impl MapsCost {
+    fn new(
+        adj: &[Vec<usize>],
+        dx: usize,
+        dy: usize,
+        kc: &QuasiDefiniteSymbolic,
+        two: &TwoHop,
+        preconditioner: u64,
+    ) -> MapsCost {
+        let dy = dy as f64;
+        let two_hop: usize = adj
+            .iter()
+            .map(|nb| nb.iter().map(|&w| adj[w].len()).sum::<usize>())
+            .sum();
+        let solves = (two.lg.factor_nnz() as u64 + preconditioner) as f64;
+        MapsCost {
+            direct: kc.factor_flops() + 4.0 * kc.factor_len() as f64 * dy,
+            cg: MAPS_CG_PRODUCTS * dy * (4.0 * solves + 2.0 * (dx * two_hop) as f64),
+        }
+    }
+
+    fn by_cg(&self) -> bool {
+        self.direct > MAPS_CG_RATIO * self.cg
+    }
+}
+
 /// The term of the reported bound that freeing q(C) adds.
 const FREED_C: &str = "gain_freeing_q_c";
 
@@ -916,7 +1060,7 @@ impl LatentVariableModel for FactorisedProblem {
     /// q(x) from q(C), then q(C) from q(x), then the expectations the M-step reads.
     fn e_step(&self, q: &mut FactorisedPosterior, h: &LlLvmHyper) -> Result<()> {
         self.update_x(q, h)?;
-        let (ht, _) = self.update_c(q, h)?;
+        let ht = self.update_c(q, h)?;
         self.refresh_stats_at(q, &ht)
     }
 

@@ -97,24 +97,29 @@ pub enum Posterior {
 
 crate::choice!(Posterior { Auto = "auto", Full = "full", Factorised = "factorised" } aliases { "factorized" = Factorised });
 
-/// How the per-point family solves for the means of q(x) on every EM iteration.
+/// How the per-point family solves for the means of q(x) and q(C) on every EM iteration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MeanSolve {
-    /// Conjugate gradients on `Lam_x` (the default: faster than the direct solve on every
-    /// data set measured, `bench/results/lllvm_families.md`), each product one solve with
-    /// the graph's factor; they stop when the bound they leave unclaimed is below 1e-6
-    /// nats.
+    /// q(x)'s means by conjugate gradients on `Lam_x` (faster than the direct solve on every
+    /// data set measured, `bench/results/lllvm_families.md`); q(C)'s by factorising `K_C`,
+    /// or by conjugate gradients on `Lam_C` where that factor would not fit the memory
+    /// limit or costs several times the operations (a graph of high local dimension): the
+    /// default.
+    Auto,
+    /// Both by conjugate gradients, each product one solve with the graph's factor; they
+    /// stop when the bound they leave unclaimed is below 1e-6 nats.
     Cg,
-    /// Factorise the quasi-definite system `K_x` (`n (dx + dy)` rows, its fill growing with
-    /// `(dx + dy)^2`) with a fill-reducing ordering: the exact reference.
+    /// Both by factorising their quasi-definite systems `K_x` (`n (dx + dy)` rows, its fill
+    /// growing with `(dx + dy)^2`) and `K_C` with a fill-reducing ordering: the exact
+    /// reference.
     Direct,
 }
 
-crate::choice!(MeanSolve { Cg = "cg", Direct = "direct" });
+crate::choice!(MeanSolve { Auto = "auto", Cg = "cg", Direct = "direct" });
 
 impl MeanSolve {
-    fn cg() -> MeanSolve {
-        MeanSolve::Cg
+    fn auto() -> MeanSolve {
+        MeanSolve::Auto
     }
 }
 
@@ -175,12 +180,14 @@ crate::params! {
              factorised (one Gaussian per point, sparse; its bound is a little lower) or auto \
              (full up to 2000 points where it fits in memory)",
         ),
-        /// How the per-point family solves for q(x)'s means.
-        #[serde(default = "MeanSolve::cg")]
-        pub mean_solve: MeanSolve = MeanSolve::Cg => Rule::help(
-            "lllvm, per-point family: solve for the means of q(x) by conjugate gradients \
-             (cg, stopping 1e-6 nats short of the optimum at most) or by factorising their \
-             sparse system (direct, the exact reference; its fill grows with (dx + dy)^2)",
+        /// How the per-point family solves for the means of q(x) and q(C).
+        #[serde(default = "MeanSolve::auto")]
+        pub mean_solve: MeanSolve = MeanSolve::Auto => Rule::help(
+            "lllvm, per-point family: solve for the means of q(x) and q(C) by conjugate \
+             gradients (cg, stopping 1e-6 nats short of the optimum at most), by factorising \
+             their sparse systems (direct, the exact reference; q(x)'s fill grows with \
+             (dx + dy)^2), or q(x)'s by conjugate gradients and q(C)'s by its factor unless \
+             that would not fit the memory limit or cost several times more (auto)",
         ),
         /// The memory the fit may use (`None`: `MemoryLimit::from_env_or_machine`); a fit
         /// whose [`LlLvmParams::footprint`] exceeds it is refused before anything large is

@@ -32,6 +32,7 @@ use super::FactorisedProblem;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use unfold_core::{interrupt, Result};
+use unfold_linalg::simd::Level;
 use unfold_linalg::{
     conjugate_gradients, CgOptions, CgOutcome, FillOrdering, QuasiDefiniteSymbolic,
 };
@@ -99,8 +100,8 @@ impl Setup {
     }
 }
 
-/// The preconditioner: the block Laplacian `alpha I + sum_{v ~ w} (e_v - e_w)(e_v - e_w)^T
-/// (x) W_vw` whose diagonal blocks approximate those of `Lam_x`, with
+/// The preconditioner of q(x)'s mean: the block Laplacian `alpha I + sum_{v ~ w} (e_v - e_w)
+/// (e_v - e_w)^T (x) W_vw` whose diagonal blocks approximate those of `Lam_x`, with
 /// `W_vw = [(Lam_vv - alpha I) / d_v + (Lam_ww - alpha I) / d_w] / 2` from the diagonal
 /// blocks `lam` of `Lam_x` (each term positive semi-definite), into `out`. It keeps the
 /// graph's smooth modes, which a block diagonal preconditioner leaves to many iterations;
@@ -115,13 +116,33 @@ fn block_laplacian(
     alpha: f64,
     dx: usize,
 ) -> Result<()> {
+    out.identity(0, 0, adj.len() * dx, alpha);
+    edge_blocks(out, adj, lam, |_| alpha, -1.0, dx)
+}
+
+/// `sum_{v ~ w} (e_v + sign e_w)(e_v + sign e_w)^T (x) W_vw` into `out`, with
+/// `W_vw = [E_v / d_v + E_w / d_w] / 2` and the excess `E_v = lam_v - floor(v) I` of each
+/// diagonal block over the part `floor(v)` that the caller places itself (positive
+/// semi-definite).
+///
+/// # Errors
+/// [`unfold_core::Error::Interrupted`] when a stop is requested during the assembly.
+fn edge_blocks(
+    out: &mut Entries,
+    adj: &[Vec<usize>],
+    lam: &[DMatrix<f64>],
+    floor: impl Fn(usize) -> f64,
+    sign: f64,
+    dx: usize,
+) -> Result<()> {
     let excess: Vec<DMatrix<f64>> = lam
         .iter()
         .zip(adj)
-        .map(|(lv, nb)| {
+        .enumerate()
+        .map(|(v, (lv, nb))| {
             let mut e = lv.clone();
             for r in 0..dx {
-                e[(r, r)] -= alpha;
+                e[(r, r)] -= floor(v);
             }
             e / (2.0 * nb.len() as f64)
         })
@@ -130,10 +151,10 @@ fn block_laplacian(
         if v % super::CHECK_EVERY == 0 {
             interrupt::check()?;
         }
-        let mut diag = DMatrix::identity(dx, dx) * alpha;
+        let mut diag = DMatrix::zeros(dx, dx);
         for &w in nb {
             let weight = &excess[v] + &excess[w];
-            out.block(v * dx, w * dx, &weight, -1.0);
+            out.block(v * dx, w * dx, &weight, sign);
             diag += weight;
         }
         out.block(v * dx, v * dx, &diag, 1.0);
@@ -315,5 +336,220 @@ impl LamX<'_> {
             *x += mean[i % dx];
         }
         Ok(outcome)
+    }
+}
+
+/// `Lam_C` at the latent means `m` and covariances `s`: the precision of the rows of the
+/// maps in the exact family, `K_C`'s Schur complement (`systems`),
+///
+/// ```text
+/// Lam_C = eps J J^T + 2 L (x) I_dx + (gamma/2) D_C + (gamma/2) Qbar_g L_g^{-1} Qbar_g^T,
+/// ```
+///
+/// applied to the `dy` columns of the maps at once. A vector holds `X = M^T` (n dx x dy)
+/// as the maps' columns (`x[(v dx + r) dy + a] = (M_v)_{a r}`, the layout of
+/// `map_columns`), so each unknown row is contiguous. With `c^v_a` the row sums of `P^v`
+/// and `X_v` the dx x dy block of point v,
+///
+/// ```text
+/// (D_C X)_u        = S_u [d_u X_u + sum_a c^u_a X_{N(u)_a}] + sum_{v in N(u)} S_v sigma^v_u,
+/// sigma^v_w        = c^v_w X_v + sum_{w'} P^v[w, w'] X_{w'},
+/// (Qbar_g^T X)_p   = sum_{w in N(p)} (m_p - m_w)^T (X_p + X_w),
+/// (Qbar_g z)_v     = sum_{w in N(v)} (m_v - m_w) (z_v - z_w),   z_root = 0.
+/// ```
+pub(crate) struct LamC<'a> {
+    pub problem: &'a FactorisedProblem,
+    pub setup: &'a Setup,
+    pub m: &'a DMatrix<f64>,
+    pub s: &'a [DMatrix<f64>],
+    pub epsilon: f64,
+    pub gamma: f64,
+}
+
+const PRECONDITIONER_C: &str = "LL-LVM preconditioner of q(C)'s means";
+
+/// What every point's rows of `Lam_C X` read: `X`, `Z = L_g^{-1} Qbar_g^T X` as the
+/// columns of a dy x (n - 1) matrix, and `J^T X` (dx x dy).
+struct Rows<'a> {
+    x: &'a [f64],
+    zt: &'a DMatrix<f64>,
+    jx: &'a [f64],
+}
+
+impl LamC<'_> {
+    /// `out = Lam_C x` in the layout of the type's docs.
+    ///
+    /// # Errors
+    /// [`unfold_core::Error::Interrupted`] when a stop is requested: checked between its
+    /// stages, as [`LamX::apply`].
+    pub fn apply(&self, x: &[f64], out: &mut [f64]) -> Result<()> {
+        let problem = self.problem;
+        let (adj, two) = (&problem.data.adj, &problem.two);
+        let (n, dx, dy) = (problem.n(), problem.dx, problem.dy());
+        let row = |v: usize, r: usize| &x[(v * dx + r) * dy..(v * dx + r + 1) * dy];
+        let m = |v: usize, r: usize| self.m[(v, r)];
+        // E = Qbar_g^T X, (n - 1) x dy, built transposed (column p is row p); the root is
+        // the last point.
+        let mut e = DMatrix::zeros(dy, n - 1);
+        e.as_mut_slice()
+            .par_chunks_mut(dy)
+            .enumerate()
+            .for_each(|(p, col)| {
+                for &w in &adj[p] {
+                    for r in 0..dx {
+                        let d = m(p, r) - m(w, r);
+                        for ((ea, xp), xw) in col.iter_mut().zip(row(p, r)).zip(row(w, r)) {
+                            *ea += d * (xp + xw);
+                        }
+                    }
+                }
+            });
+        interrupt::check()?;
+        let mut z = e.transpose();
+        two.lg.solve_block_in_place(&mut z);
+        let zt = z.transpose();
+        interrupt::check()?;
+        // J^T X: the sum of every point's rows, dx x dy (in the points' order on every
+        // number of threads, for the same bits).
+        let mut jx = vec![0.0; dx * dy];
+        for xv in x.chunks_exact(dx * dy) {
+            jx.iter_mut().zip(xv).for_each(|(a, b)| *a += b);
+        }
+        let level = Level::widest();
+        let at = Rows {
+            x,
+            zt: &zt,
+            jx: &jx,
+        };
+        out.par_chunks_mut(dx * dy).enumerate().for_each(|(u, o)| {
+            level.run_out(
+                o,
+                #[inline(always)]
+                |o| self.point(u, &at, o),
+            )
+        });
+        Ok(())
+    }
+
+    /// Row block u of `Lam_C X` (dx x dy) into `o`, from the terms of [`LamC::apply`].
+    #[inline(always)]
+    fn point(&self, u: usize, at: &Rows, o: &mut [f64]) {
+        let problem = self.problem;
+        let (adj, two) = (&problem.data.adj, &problem.two);
+        let (n, dx, dy) = (problem.n(), problem.dx, problem.dy());
+        let row = |v: usize, r: usize| &at.x[(v * dx + r) * dy..(v * dx + r + 1) * dy];
+        let m = |v: usize, r: usize| self.m[(v, r)];
+        let root = grounded_root(n);
+        let zcol = |p: usize| (p != root).then(|| &at.zt.as_slice()[p * dy..(p + 1) * dy]);
+        let nb = &adj[u];
+        // sigma: the rows that S_u and each S_v (v in N(u)) multiply in D_C X.
+        let mut sigma = vec![0.0; dx * dy];
+        let mut d_c = vec![0.0; dx * dy];
+        let add_times = |d_c: &mut [f64], sv: &DMatrix<f64>, sigma: &[f64]| {
+            for (r, o) in d_c.chunks_exact_mut(dy).enumerate() {
+                for (q, sq) in sigma.chunks_exact(dy).enumerate() {
+                    let c = sv[(r, q)];
+                    for (o, s) in o.iter_mut().zip(sq) {
+                        *o += c * s;
+                    }
+                }
+            }
+        };
+        let deg = nb.len() as f64;
+        let p = &two.p[u];
+        for (r, sr) in sigma.chunks_exact_mut(dy).enumerate() {
+            for (s, xu) in sr.iter_mut().zip(row(u, r)) {
+                *s = deg * xu;
+            }
+            for (a, &w) in nb.iter().enumerate() {
+                let c: f64 = p.row(a).sum();
+                for (s, xw) in sr.iter_mut().zip(row(w, r)) {
+                    *s += c * xw;
+                }
+            }
+        }
+        add_times(&mut d_c, &self.s[u], &sigma);
+        for (i, &v) in nb.iter().enumerate() {
+            let (pv, nv) = (&two.p[v], &adj[v]);
+            let a = self.setup.mirror[u][i];
+            let c: f64 = pv.row(a).sum();
+            for (r, sr) in sigma.chunks_exact_mut(dy).enumerate() {
+                for (s, xv) in sr.iter_mut().zip(row(v, r)) {
+                    *s = c * xv;
+                }
+                for (b, &w) in nv.iter().enumerate() {
+                    let pab = pv[(a, b)];
+                    for (s, xw) in sr.iter_mut().zip(row(w, r)) {
+                        *s += pab * xw;
+                    }
+                }
+            }
+            add_times(&mut d_c, &self.s[v], &sigma);
+        }
+        let g2 = 0.5 * self.gamma;
+        for (r, or) in o.chunks_exact_mut(dy).enumerate() {
+            let (d_c, jx) = (&d_c[r * dy..(r + 1) * dy], &at.jx[r * dy..(r + 1) * dy]);
+            for (((o, xu), d), j) in or.iter_mut().zip(row(u, r)).zip(d_c).zip(jx) {
+                *o = 2.0 * deg * xu + self.epsilon * j + g2 * d;
+            }
+            for &w in nb {
+                for (o, xw) in or.iter_mut().zip(row(w, r)) {
+                    *o -= 2.0 * xw;
+                }
+                // (Qbar_g z)_u, with z_root = 0.
+                let dm = g2 * (m(u, r) - m(w, r));
+                match (zcol(u), zcol(w)) {
+                    (Some(zu), Some(zw)) => {
+                        for ((o, a), b) in or.iter_mut().zip(zu).zip(zw) {
+                            *o += dm * (a - b);
+                        }
+                    }
+                    (Some(z), None) => or.iter_mut().zip(z).for_each(|(o, a)| *o += dm * a),
+                    (None, Some(z)) => or.iter_mut().zip(z).for_each(|(o, b)| *o -= dm * b),
+                    (None, None) => {}
+                }
+            }
+        }
+    }
+
+    /// Solves `Lam_C X = b` (the layout of the type's docs) from the start in `x`,
+    /// preconditioned by `eps I + 2 L (x) I_dx` plus the signless block Laplacian of the
+    /// rest of `Lam_C`'s diagonal blocks `lam` ([`edge_blocks`]; the data terms couple
+    /// neighbours through `C_v + C_w`), applied to every column of the maps.
+    pub fn solve(&self, lam: &[DMatrix<f64>], b: &[f64], x: &mut [f64]) -> Result<CgOutcome> {
+        let problem = self.problem;
+        let (adj, dx, dy) = (&problem.data.adj, problem.dx, problem.dy());
+        let preconditioner = {
+            let analysis = &self.setup.preconditioner;
+            let mut values = Entries::lower(analysis);
+            super::systems::prior_blocks(&mut values, adj, dx, self.epsilon);
+            let eps = self.epsilon;
+            edge_blocks(
+                &mut values,
+                adj,
+                lam,
+                |v| eps + 2.0 * adj[v].len() as f64,
+                1.0,
+                dx,
+            )?;
+            analysis.factorise_lower(&values.into_lower(), PRECONDITIONER_C)?
+        };
+        let cols = b.len() / dy;
+        conjugate_gradients(
+            |v, out| self.apply(v, out),
+            |r, out| {
+                let mut z = DMatrix::from_column_slice(dy, cols, r).transpose();
+                preconditioner.solve_in_place(&mut z);
+                out.copy_from_slice(z.transpose().as_slice());
+            },
+            b,
+            x,
+            CgOptions {
+                energy_tolerance: ENERGY_TOLERANCE,
+                delay: DELAY,
+                max_iterations: 2 * b.len(),
+            },
+            "LL-LVM means of q(C) by conjugate gradients",
+        )
     }
 }

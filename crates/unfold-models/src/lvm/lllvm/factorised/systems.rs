@@ -157,7 +157,7 @@ impl<'a> Entries<'a> {
     }
 
     /// Adds `value I_size` at `(row0, col0)`.
-    fn identity(&mut self, row0: usize, col0: usize, size: usize, value: f64) {
+    pub fn identity(&mut self, row0: usize, col0: usize, size: usize, value: f64) {
         for i in 0..size {
             self.push(row0 + i, col0 + i, value);
         }
@@ -199,7 +199,7 @@ fn two_hop_blocks(
 }
 
 /// `2 L (x) I_dx + diag * I`, the prior part of `P_x` (`diag = alpha`) and `P_C` (0).
-fn prior_blocks(out: &mut Entries, adj: &[Vec<usize>], dx: usize, diag: f64) {
+pub(crate) fn prior_blocks(out: &mut Entries, adj: &[Vec<usize>], dx: usize, diag: f64) {
     for (v, nb) in adj.iter().enumerate() {
         out.identity(v * dx, v * dx, dx, diag + 2.0 * nb.len() as f64);
         for &w in nb {

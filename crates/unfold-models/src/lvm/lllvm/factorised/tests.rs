@@ -339,9 +339,10 @@ fn the_bound_never_decreases() {
     }
 }
 
-/// Conjugate gradients on `Lam_x` reach the direct solve's block optimum: from the same
-/// state, the bound they leave unclaimed is below their 1e-6 tolerance (a wrong product
-/// would converge elsewhere, far below), and EM with them follows the direct run's bound.
+/// Conjugate gradients on `Lam_x` and on `Lam_C` reach the direct solves' block optima:
+/// from the same state, the bound they leave unclaimed is below their 1e-6 tolerance (a
+/// wrong product would converge elsewhere, far below), and EM with them follows the direct
+/// run's bound.
 #[test]
 fn the_means_by_conjugate_gradients_reach_the_direct_solve() {
     let y = roll(200, 5);
@@ -374,6 +375,29 @@ fn the_means_by_conjugate_gradients_reach_the_direct_solve() {
     );
     let gap = (&by_direct.m - &by_cg.m).amax() / by_direct.m.amax();
     assert!(gap < 1e-4, "means differ by {gap} relative");
+    // The same for q(C), from maps moved away from their optimum.
+    q.mt.iter_mut()
+        .enumerate()
+        .for_each(|(i, v)| *v += 0.05 * (i as f64).cos());
+    let (mut by_direct, mut by_cg) = (q.clone(), q.clone());
+    direct.update_c(&mut by_direct, &h).unwrap();
+    cg.update_c(&mut by_cg, &h).unwrap();
+    let (best, ours) = (
+        bound(&direct, &mut by_direct, &h),
+        bound(&direct, &mut by_cg, &h),
+    );
+    let before = bound(&direct, &mut q, &h);
+    assert!(
+        best - before > 1.0,
+        "the maps were already optimal: {before} vs {best}"
+    );
+    let unclaimed = best - ours;
+    assert!(
+        unclaimed > -1e-9 * best.abs() && unclaimed < 1e-5,
+        "conjugate gradients on Lam_C leave {unclaimed} nats of {best}"
+    );
+    let gap = (&by_direct.mt - &by_cg.mt).amax() / by_direct.mt.amax();
+    assert!(gap < 1e-4, "maps differ by {gap} relative");
     let fit = |p: &FactorisedProblem| {
         let (q, h) = p.init(&mut seeded_rng(1)).unwrap();
         let options = iterations(10);
@@ -534,11 +558,12 @@ fn the_points_order_changes_only_rounding() {
     }
 }
 
-/// The fit is the same to the bit on one and on two threads.
+/// The fit is the same to the bit on one and on two threads, with each way of solving for
+/// the means.
 #[test]
 fn the_bits_are_the_same_on_one_and_two_threads() {
     let y = roll(300, 4);
-    for solve in [MeanSolve::Direct, MeanSolve::Cg] {
+    for solve in [MeanSolve::Direct, MeanSolve::Auto, MeanSolve::Cg] {
         let params = LlLvmParams::new(2, 8)
             .posterior(Posterior::Factorised)
             .mean_solve(solve)
@@ -575,4 +600,60 @@ fn bad_input_is_refused_with_the_fix() {
     assert!(params.clone().dim(3).fit(&y).is_err());
     let line = y.columns(0, 1).into_owned();
     assert!(params.clone().dim(1).fit(&line).is_err());
+}
+
+/// Where `K_C`'s factor would not fit the memory limit, the default solves q(C)'s means by
+/// conjugate gradients instead of refusing the fit: its EM trace is that of `cg` to the
+/// bit, and the reported bound frees no factor whose system would not fit.
+#[test]
+fn a_maps_factor_over_the_memory_limit_gives_way_to_conjugate_gradients() {
+    let y = roll(200, 6);
+    let g = knn(&y, 8);
+    let limited = |bytes: u64| {
+        LlLvmParams::new(2, 8)
+            .max_iter(4)
+            .memory_limit(Some(unfold_core::MemoryLimit::given(
+                bytes,
+                "the test's limit",
+            )))
+    };
+    let problem = |params: &LlLvmParams| {
+        FactorisedProblem::with_order(&y, &g, &params.clone().check().unwrap(), callers_order)
+    };
+    // The largest limit (in steps of 10%) under which K_C's factor no longer fits.
+    let mut bytes = 1u64 << 30;
+    let (params, fp) = loop {
+        bytes = bytes * 10 / 11;
+        assert!(
+            bytes > 1 << 12,
+            "no limit admits the fit without K_C's factor"
+        );
+        let params = limited(bytes);
+        if let Ok(fp) = problem(&params) {
+            if !fp.kc_fits {
+                break (params, fp);
+            }
+            assert!(!fp.maps_by_cg, "the roll's K_C is cheap to factorise");
+        }
+    };
+    assert!(fp.maps_by_cg);
+    let run = |p: &FactorisedProblem| {
+        let (q, h) = p.init(&mut seeded_rng(3)).unwrap();
+        run_from(p, q, h, &iterations(4), 0, &Silent).unwrap()
+    };
+    let cg = problem(&LlLvmParams::new(2, 8).mean_solve(MeanSolve::Cg)).unwrap();
+    let (ours, want) = (run(&fp), run(&cg));
+    let values = |r: &unfold_vem::Run<_, _>| r.trace.iter().map(|e| e.value).collect::<Vec<_>>();
+    assert_eq!(values(&ours), values(&want));
+    let checked = params.check().unwrap();
+    let (q, h) = (&ours.posterior, &ours.hyper);
+    let reported = fp.reported_bound(q, h, &checked).unwrap();
+    assert!(reported
+        .terms
+        .iter()
+        .all(|(t, _)| t != FREED_C && t != FREED_X));
+    assert_eq!(reported.value, fp.elbo(q, h).unwrap().value);
+    // Below what conjugate gradients need, the fit is refused, naming the family.
+    let err = problem(&limited(bytes / 8)).unwrap_err().to_string();
+    assert!(err.contains("per-point family"), "{err}");
 }
