@@ -67,7 +67,8 @@ impl Model for LlLvm {
         let family = match self.posterior() {
             super::Posterior::Factorised => {
                 "factorised (one Gaussian per point; the reported bound frees q(x) or q(C) \
-                 across points, whichever gives more)"
+                 across points, whichever gives more of those whose system's factor fits the \
+                 memory limit, named by its last term)"
             }
             _ => "full (joint Gaussians)",
         };
