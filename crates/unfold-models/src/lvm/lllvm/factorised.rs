@@ -553,7 +553,7 @@ impl FactorisedProblem {
             [s[0] + l[0], s[1] + l[1], s[2] + l[2], s[3] + l[3]]
         });
         interrupt::check()?;
-        let q0 = self.two.pinv_quadratic(&ebar_t.transpose());
+        let q0 = self.two.pinv_quadratic(&ebar_t);
         let dyf = dy as f64;
         q.stats.equad = q0 + dyf * t1 + t2 + dyf * (t3 + t3_edges);
         q.stats.tr_c_h = q.mt.dot(ht);

@@ -214,7 +214,7 @@ impl LamX<'_> {
             })
             .collect();
         // Z = L_g^{-1} Abar_g m, (n - 1) x dy; the root is the last point. Built transposed
-        // (column p is (Abar m)_p), then solved on its transpose.
+        // (column p is (Abar m)_p) and solved so, by rows.
         let mut e = DMatrix::zeros(dy, n - 1);
         e.as_mut_slice()
             .par_chunks_mut(dy)
@@ -231,9 +231,8 @@ impl LamX<'_> {
                 }
             });
         interrupt::check()?;
-        let mut z = e.transpose();
-        two.lg.solve_block_in_place(&mut z);
-        let zt = z.transpose();
+        two.lg.solve_rows_in_place(e.as_mut_slice(), dy);
+        let zt = e;
         interrupt::check()?;
         let (zeros, root) = (vec![0.0; dy], grounded_root(n));
         let zcol = |p: usize| {
@@ -388,8 +387,8 @@ impl LamC<'_> {
         let (n, dx, dy) = (problem.n(), problem.dx, problem.dy());
         let row = |v: usize, r: usize| &x[(v * dx + r) * dy..(v * dx + r + 1) * dy];
         let m = |v: usize, r: usize| self.m[(v, r)];
-        // E = Qbar_g^T X, (n - 1) x dy, built transposed (column p is row p); the root is
-        // the last point.
+        // E = Qbar_g^T X, (n - 1) x dy, built transposed (column p is row p) and solved so,
+        // by rows; the root is the last point.
         let mut e = DMatrix::zeros(dy, n - 1);
         e.as_mut_slice()
             .par_chunks_mut(dy)
@@ -405,9 +404,8 @@ impl LamC<'_> {
                 }
             });
         interrupt::check()?;
-        let mut z = e.transpose();
-        two.lg.solve_block_in_place(&mut z);
-        let zt = z.transpose();
+        two.lg.solve_rows_in_place(e.as_mut_slice(), dy);
+        let zt = e;
         interrupt::check()?;
         // J^T X: the sum of every point's rows, dx x dy (in the points' order on every
         // number of threads, for the same bits).

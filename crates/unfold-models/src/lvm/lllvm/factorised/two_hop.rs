@@ -105,16 +105,18 @@ impl TwoHop {
         self.p[v][(a, a)]
     }
 
-    /// `sum_d e_d^T L_g^{-1} e_d` over the columns of `e` (n x dy, each summing to zero):
-    /// `Tr(e^T L^+ e)` by solves with `L_g`'s factor.
-    pub fn pinv_quadratic(&self, e: &DMatrix<f64>) -> f64 {
-        debug_assert!(e
-            .column_iter()
-            .all(|c| c.sum().abs() <= 1e-8 * (1.0 + c.amax()) * c.len() as f64));
-        let mut grounded = e.clone().remove_row(grounded_root(e.nrows()));
-        let rhs = grounded.clone();
-        self.lg.solve_block_in_place(&mut grounded);
-        grounded.dot(&rhs)
+    /// `sum_d e_d^T L_g^{-1} e_d` over the rows `e_d` of `et` (dy x n, each summing to zero):
+    /// `Tr(e^T L^+ e)` by one block solve with `L_g`'s factor, on the columns of the points
+    /// but the root (the last), which are the rows of the grounded right-hand sides.
+    pub fn pinv_quadratic(&self, et: &DMatrix<f64>) -> f64 {
+        debug_assert!(et
+            .row_iter()
+            .all(|r| r.sum().abs() <= 1e-8 * (1.0 + r.amax()) * r.len() as f64));
+        let dy = et.nrows();
+        let rhs = &et.as_slice()[..grounded_root(et.ncols()) * dy];
+        let mut z = rhs.to_vec();
+        self.lg.solve_rows_in_place(&mut z, dy);
+        unfold_linalg::dot(&z, rhs)
     }
 }
 
@@ -222,6 +224,7 @@ mod tests {
             c.add_scalar_mut(-mean);
         }
         let want = (e.transpose() * &pinv * &e).trace();
-        assert!((two.pinv_quadratic(&e) - want).abs() < 1e-10 * want.abs().max(1.0));
+        let got = two.pinv_quadratic(&e.transpose());
+        assert!((got - want).abs() < 1e-10 * want.abs().max(1.0));
     }
 }
