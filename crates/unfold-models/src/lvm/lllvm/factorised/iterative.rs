@@ -162,6 +162,40 @@ fn edge_blocks(
     Ok(())
 }
 
+/// `Z = L_g^{-1} E` for `E_p = sum_{w in N(p)} sum_r (m(p, r) - m(w, r)) (a(p, r) + a(w, r))`
+/// (dy values each) over the points but the root (the last), as the columns of a
+/// dy x (n - 1) matrix, that is by rows of Z, in which it is built and solved. With `m` the
+/// latent means and `a` the maps' columns, `E = Abar_g m` (`Lam_x`'s product); with `a` the
+/// rows of `X`, `E = Qbar_g^T X` (`Lam_C`'s).
+///
+/// # Errors
+/// [`unfold_core::Error::Interrupted`] when a stop is requested before or after the solve.
+fn grounded_solve<'a>(
+    problem: &FactorisedProblem,
+    m: impl Fn(usize, usize) -> f64 + Sync,
+    a: impl Fn(usize, usize) -> &'a [f64] + Sync,
+) -> Result<DMatrix<f64>> {
+    let (adj, n, dx, dy) = (&problem.data.adj, problem.n(), problem.dx, problem.dy());
+    let mut e = DMatrix::zeros(dy, n - 1);
+    e.as_mut_slice()
+        .par_chunks_mut(dy)
+        .enumerate()
+        .for_each(|(p, col)| {
+            for &w in &adj[p] {
+                for r in 0..dx {
+                    let d = m(p, r) - m(w, r);
+                    for ((ea, ap), aw) in col.iter_mut().zip(a(p, r)).zip(a(w, r)) {
+                        *ea += d * (ap + aw);
+                    }
+                }
+            }
+        });
+    interrupt::check()?;
+    problem.two.lg.solve_rows_in_place(e.as_mut_slice(), dy);
+    interrupt::check()?;
+    Ok(e)
+}
+
 /// `Lam_x` at the maps' means and column covariances `t`.
 pub(crate) struct LamX<'a> {
     pub problem: &'a FactorisedProblem,
@@ -213,27 +247,8 @@ impl LamX<'_> {
                 out
             })
             .collect();
-        // Z = L_g^{-1} Abar_g m, (n - 1) x dy; the root is the last point. Built transposed
-        // (column p is (Abar m)_p) and solved so, by rows.
-        let mut e = DMatrix::zeros(dy, n - 1);
-        e.as_mut_slice()
-            .par_chunks_mut(dy)
-            .enumerate()
-            .for_each(|(p, col)| {
-                for &w in &adj[p] {
-                    for r in 0..dx {
-                        let d = mv(p)[r] - mv(w)[r];
-                        for ((ea, mp), mw) in col.iter_mut().zip(self.map(p, r)).zip(self.map(w, r))
-                        {
-                            *ea += (mp + mw) * d;
-                        }
-                    }
-                }
-            });
-        interrupt::check()?;
-        two.lg.solve_rows_in_place(e.as_mut_slice(), dy);
-        let zt = e;
-        interrupt::check()?;
+        // Z = L_g^{-1} Abar_g m.
+        let zt = grounded_solve(problem, |v, r| m[v * dx + r], |v, r| self.map(v, r))?;
         let (zeros, root) = (vec![0.0; dy], grounded_root(n));
         let zcol = |p: usize| {
             if p == root {
@@ -383,30 +398,11 @@ impl LamC<'_> {
     /// stages, as [`LamX::apply`].
     pub fn apply(&self, x: &[f64], out: &mut [f64]) -> Result<()> {
         let problem = self.problem;
-        let (adj, two) = (&problem.data.adj, &problem.two);
-        let (n, dx, dy) = (problem.n(), problem.dx, problem.dy());
+        let (dx, dy) = (problem.dx, problem.dy());
         let row = |v: usize, r: usize| &x[(v * dx + r) * dy..(v * dx + r + 1) * dy];
         let m = |v: usize, r: usize| self.m[(v, r)];
-        // E = Qbar_g^T X, (n - 1) x dy, built transposed (column p is row p) and solved so,
-        // by rows; the root is the last point.
-        let mut e = DMatrix::zeros(dy, n - 1);
-        e.as_mut_slice()
-            .par_chunks_mut(dy)
-            .enumerate()
-            .for_each(|(p, col)| {
-                for &w in &adj[p] {
-                    for r in 0..dx {
-                        let d = m(p, r) - m(w, r);
-                        for ((ea, xp), xw) in col.iter_mut().zip(row(p, r)).zip(row(w, r)) {
-                            *ea += d * (xp + xw);
-                        }
-                    }
-                }
-            });
-        interrupt::check()?;
-        two.lg.solve_rows_in_place(e.as_mut_slice(), dy);
-        let zt = e;
-        interrupt::check()?;
+        // Z = L_g^{-1} Qbar_g^T X.
+        let zt = grounded_solve(problem, m, row)?;
         // J^T X: the sum of every point's rows, dx x dy (in the points' order on every
         // number of threads, for the same bits).
         let mut jx = vec![0.0; dx * dy];

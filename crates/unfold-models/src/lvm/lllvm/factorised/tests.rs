@@ -339,6 +339,12 @@ fn the_bound_never_decreases() {
     }
 }
 
+/// An update of one factor of the per-point posterior.
+type Update = fn(&FactorisedProblem, &mut FactorisedPosterior, &LlLvmHyper) -> Result<()>;
+
+/// The means an update sets.
+type Means = fn(&FactorisedPosterior) -> &DMatrix<f64>;
+
 /// Conjugate gradients on `Lam_x` and on `Lam_C` reach the direct solves' block optima:
 /// from the same state, the bound they leave unclaimed is below their 1e-6 tolerance (a
 /// wrong product would converge elsewhere, far below), and EM with them follows the direct
@@ -352,52 +358,43 @@ fn the_means_by_conjugate_gradients_reach_the_direct_solve() {
     let (cg, _) = problems(&y, &g, &params.clone().mean_solve(MeanSolve::Cg));
     let (mut q, h) = direct.init(&mut seeded_rng(1)).unwrap();
     direct.e_step(&mut q, &h).unwrap();
-    // Move the means away from the optimum so that the solve has work to do.
+    // The latent means moved away from their optimum so that the solve has work to do, then
+    // the maps.
     q.m.iter_mut()
         .enumerate()
         .for_each(|(i, v)| *v += 0.05 * (i as f64).sin());
-    let (mut by_direct, mut by_cg) = (q.clone(), q.clone());
-    direct.update_x(&mut by_direct, &h).unwrap();
-    cg.update_x(&mut by_cg, &h).unwrap();
-    let (best, ours) = (
-        bound(&direct, &mut by_direct, &h),
-        bound(&direct, &mut by_cg, &h),
-    );
-    let before = bound(&direct, &mut q, &h);
-    assert!(
-        best - before > 1.0,
-        "the start was already optimal: {before} vs {best}"
-    );
-    let unclaimed = best - ours;
-    assert!(
-        unclaimed > -1e-9 * best.abs() && unclaimed < 1e-5,
-        "conjugate gradients leave {unclaimed} nats of {best}"
-    );
-    let gap = (&by_direct.m - &by_cg.m).amax() / by_direct.m.amax();
-    assert!(gap < 1e-4, "means differ by {gap} relative");
-    // The same for q(C), from maps moved away from their optimum.
+    let same_optimum = |q: &FactorisedPosterior, update: Update, means: Means, what: &str| {
+        let (mut by_direct, mut by_cg) = (q.clone(), q.clone());
+        update(&direct, &mut by_direct, &h).unwrap();
+        update(&cg, &mut by_cg, &h).unwrap();
+        let (best, ours) = (
+            bound(&direct, &mut by_direct, &h),
+            bound(&direct, &mut by_cg, &h),
+        );
+        let before = bound(&direct, &mut q.clone(), &h);
+        assert!(
+            best - before > 1.0,
+            "{what}: the start was already optimal: {before} vs {best}"
+        );
+        let unclaimed = best - ours;
+        assert!(
+            unclaimed > -1e-9 * best.abs() && unclaimed < 1e-5,
+            "{what}: conjugate gradients leave {unclaimed} nats of {best}"
+        );
+        let (a, b) = (means(&by_direct), means(&by_cg));
+        let gap = (a - b).amax() / a.amax();
+        assert!(gap < 1e-4, "{what}: means differ by {gap} relative");
+    };
+    same_optimum(&q, |p, q, h| p.update_x(q, h), |q| &q.m, "q(x)");
     q.mt.iter_mut()
         .enumerate()
         .for_each(|(i, v)| *v += 0.05 * (i as f64).cos());
-    let (mut by_direct, mut by_cg) = (q.clone(), q.clone());
-    direct.update_c(&mut by_direct, &h).unwrap();
-    cg.update_c(&mut by_cg, &h).unwrap();
-    let (best, ours) = (
-        bound(&direct, &mut by_direct, &h),
-        bound(&direct, &mut by_cg, &h),
+    same_optimum(
+        &q,
+        |p, q, h| p.update_c(q, h).map(|_| ()),
+        |q| &q.mt,
+        "q(C)",
     );
-    let before = bound(&direct, &mut q, &h);
-    assert!(
-        best - before > 1.0,
-        "the maps were already optimal: {before} vs {best}"
-    );
-    let unclaimed = best - ours;
-    assert!(
-        unclaimed > -1e-9 * best.abs() && unclaimed < 1e-5,
-        "conjugate gradients on Lam_C leave {unclaimed} nats of {best}"
-    );
-    let gap = (&by_direct.mt - &by_cg.mt).amax() / by_direct.mt.amax();
-    assert!(gap < 1e-4, "maps differ by {gap} relative");
     let fit = |p: &FactorisedProblem| {
         let (q, h) = p.init(&mut seeded_rng(1)).unwrap();
         let options = iterations(10);
