@@ -13,8 +13,9 @@
 //! Every update is a closed-form block optimum (§3.3): the covariances are the inverse
 //! diagonal blocks of the exact precisions at the current other factor, and the means come
 //! from one joint solve each, as sparse quasi-definite systems (`systems`) on the grounded
-//! Laplacian. `L^+` is read only on the 2-hop pattern, once per graph, by a padded
-//! selected inversion (`two_hop`). No n x n matrix is formed.
+//! Laplacian, factorised or solved by conjugate gradients on their Schur complements
+//! (`iterative`; [`MeanSolve`]). `L^+` is read only on the 2-hop pattern, once per graph,
+//! by a padded selected inversion (`two_hop`). No n x n matrix is formed.
 //!
 //! **The reported bound.** EM climbs the per-point bound, and its trace is that bound. The
 //! bound a fit reports is tighter: at the fitted q, one factor is freed from the family. With
