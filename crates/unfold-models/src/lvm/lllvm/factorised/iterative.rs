@@ -1,6 +1,10 @@
-//! The q(x) mean solve by conjugate gradients, without factorising `K_x`
-//! (`specs/lllvm_scale.md` §5F): `K_x` has `n (dx + dy)` rows, and its factor's fill grows
-//! with `(dx + dy)^2`. Eliminating its lower block gives the precision of the exact family,
+//! The mean solves by conjugate gradients on the Schur complements `Lam_x` ([`LamX`]) and
+//! `Lam_C` ([`LamC`], where `K_C`'s factor is dear: see that type and
+//! [`super::MeanSolve`]), without factorising `K_x` or `K_C`.
+//!
+//! For q(x) (`specs/lllvm_scale.md` §5F): `K_x` has `n (dx + dy)` rows, and its factor's
+//! fill grows with `(dx + dy)^2`. Eliminating its lower block gives the precision of the
+//! exact family,
 //!
 //! ```text
 //! Lam_x = alpha I + 2 L (x) I_dx + (gamma/2) D_x + (gamma/2) Abar_g^T (L_g^{-1} (x) I_dy) Abar_g,
@@ -44,9 +48,9 @@ pub(crate) const ENERGY_TOLERANCE: f64 = 1e-6;
 /// The later energy decreases the solve's error estimate sums.
 const DELAY: usize = 10;
 
-/// What the q(x) mean solve keeps per graph: where each point sits in its neighbours'
-/// lists, and the analysis of the preconditioner's pattern (the kNN pattern in dx x dx
-/// blocks), so that each EM iteration only fills and factorises it.
+/// What the mean solves by conjugate gradients keep per graph: where each point sits in its
+/// neighbours' lists, and the analysis of their preconditioners' common pattern (the kNN
+/// pattern in dx x dx blocks), so that each EM iteration only fills and factorises them.
 #[derive(Debug)]
 pub(crate) struct Setup {
     /// `mirror[u][a]`: the position of `u` in the neighbour list of its `a`-th neighbour.
