@@ -8,7 +8,7 @@ use crate::check::check_sparse_symmetric;
 use crate::dissection::nested_dissection;
 use crate::selected_inverse::FillOrdering;
 use crate::sparse::CsrMatrix;
-use crate::sparse_cholesky::{lower_triangle, symbolic_cholesky};
+use crate::sparse_cholesky::{index_overflow, lower_triangle, try_symbolic_cholesky};
 use faer::sparse::linalg::cholesky::SymbolicCholesky;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use std::sync::Arc;
@@ -31,6 +31,16 @@ pub(crate) struct AnalysedPattern {
 impl AnalysedPattern {
     /// Analyses the pattern of `a` (square, symmetric) under `ordering`.
     pub fn new(a: &CsrMatrix, ordering: FillOrdering<'_>, context: &str) -> Result<Self> {
+        Self::try_new(a, ordering, context)?.ok_or_else(|| index_overflow(context))
+    }
+
+    /// [`AnalysedPattern::new`], with `None` where the factor would hold more than 2^32
+    /// entries (32-bit indices).
+    pub fn try_new(
+        a: &CsrMatrix,
+        ordering: FillOrdering<'_>,
+        context: &str,
+    ) -> Result<Option<Self>> {
         check_sparse_symmetric(a, context)?;
         let n = a.nrows();
         let (lower_col_ptr, lower_row_idx, _) = lower_triangle(a, 0.0, context)?;
@@ -41,21 +51,24 @@ impl AnalysedPattern {
                 Some(nested_dissection(indptr, indices, points, context)?)
             }
         };
-        let symbolic = symbolic_cholesky(
+        let Some(symbolic) = try_symbolic_cholesky(
             n,
             &lower_col_ptr,
             &lower_row_idx,
             forward.as_deref(),
             context,
-        )?;
-        Ok(AnalysedPattern {
+        )?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(AnalysedPattern {
             n,
             symbolic: Arc::new(symbolic),
             indptr: indptr.to_vec(),
             indices: indices.to_vec(),
             lower_col_ptr,
             lower_row_idx,
-        })
+        }))
     }
 
     /// The lower triangle's values of `a`, which must have the analysed pattern and be

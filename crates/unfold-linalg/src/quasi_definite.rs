@@ -49,14 +49,30 @@ impl QuasiDefiniteSymbolic {
     ///
     /// # Errors
     /// [`Error::Empty`], [`Error::DimensionMismatch`], [`Error::NonFinite`],
-    /// [`Error::InvalidParameter`] (not symmetric, or `positive` above the dimension), and
-    /// for [`FillOrdering::Dissection`] points that do not have one row per row of `a`.
+    /// [`Error::InvalidParameter`] (not symmetric, or `positive` above the dimension, and
+    /// for [`FillOrdering::Dissection`] points that do not have one row per row of `a`), and
+    /// [`Error::Numerical`] if the factor would hold more than 2^32 entries (32-bit indices).
     pub fn analyse(
         a: &CsrMatrix,
         positive: usize,
         ordering: FillOrdering<'_>,
         context: &str,
     ) -> Result<QuasiDefiniteSymbolic> {
+        Self::try_analyse(a, positive, ordering, context)?
+            .ok_or_else(|| crate::sparse_cholesky::index_overflow(context))
+    }
+
+    /// [`QuasiDefiniteSymbolic::analyse`], with `None` where the factor would hold more than
+    /// 2^32 entries: for a caller that can do without the factor.
+    ///
+    /// # Errors
+    /// As [`QuasiDefiniteSymbolic::analyse`], but for the factor's size.
+    pub fn try_analyse(
+        a: &CsrMatrix,
+        positive: usize,
+        ordering: FillOrdering<'_>,
+        context: &str,
+    ) -> Result<Option<QuasiDefiniteSymbolic>> {
         let n = a.nrows();
         if positive > n {
             return Err(Error::invalid(
@@ -64,12 +80,11 @@ impl QuasiDefiniteSymbolic {
                 format!("{positive} positive rows asked of a {n} x {n} matrix"),
             ));
         }
-        Ok(QuasiDefiniteSymbolic {
-            inner: Arc::new(Analysis {
-                pattern: AnalysedPattern::new(a, ordering, context)?,
-                positive,
+        Ok(
+            AnalysedPattern::try_new(a, ordering, context)?.map(|pattern| QuasiDefiniteSymbolic {
+                inner: Arc::new(Analysis { pattern, positive }),
             }),
-        })
+        )
     }
 
     /// The dimension.

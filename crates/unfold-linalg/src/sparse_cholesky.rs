@@ -266,6 +266,32 @@ pub(crate) fn symbolic_cholesky(
     forward: Option<&[u32]>,
     context: &str,
 ) -> Result<SymbolicCholesky<u32>> {
+    try_symbolic_cholesky(n, col_ptr, row_idx, forward, context)?
+        .ok_or_else(|| index_overflow(context))
+}
+
+/// The error of a factor that would hold more than 2^32 entries.
+pub(crate) fn index_overflow(context: &str) -> Error {
+    Error::numerical(
+        context,
+        "the sparse factor would hold more than 2^32 entries (32-bit indices); the matrix's \
+         graph is too dense for a sparse factor: use fewer neighbours (a smaller k), fewer \
+         points, or reduce noise that makes the neighbourhood graph random (e.g. PCA first)",
+    )
+}
+
+/// [`symbolic_cholesky`], with `None` where the factor would hold more than 2^32 entries
+/// (32-bit indices): for a caller that has a way around the factor.
+///
+/// # Errors
+/// As [`symbolic_cholesky`], but for the factor's size.
+pub(crate) fn try_symbolic_cholesky(
+    n: usize,
+    col_ptr: &[u32],
+    row_idx: &[u32],
+    forward: Option<&[u32]>,
+    context: &str,
+) -> Result<Option<SymbolicCholesky<u32>>> {
     let result = if row_idx.len() < PARALLEL_FACTOR_ENTRIES {
         analyse(n, col_ptr, row_idx, forward)
     } else {
@@ -275,16 +301,14 @@ pub(crate) fn symbolic_cholesky(
             analyse(n, &col_ptr, &row_idx, forward.as_deref())
         })?
     };
-    result.map_err(|e| match e {
-        faer::sparse::FaerError::IndexOverflow => Error::numerical(
+    match result {
+        Ok(symbolic) => Ok(Some(symbolic)),
+        Err(faer::sparse::FaerError::IndexOverflow) => Ok(None),
+        Err(e) => Err(Error::numerical(
             context,
-            "the sparse factor would hold more than 2^32 entries (32-bit indices); the \
-             matrix's graph is too dense for a sparse factor: use fewer neighbours (a \
-             smaller k), fewer points, or reduce noise that makes the neighbourhood graph \
-             random (e.g. PCA first)",
-        ),
-        e => Error::numerical(context, format!("sparse Cholesky analysis failed: {e:?}")),
-    })
+            format!("sparse Cholesky analysis failed: {e:?}"),
+        )),
+    }
 }
 
 /// faer's symbolic analysis on the calling thread.
@@ -665,5 +689,34 @@ mod tests {
             SparseCholesky::new(&nan, "x"),
             Err(Error::NonFinite { .. })
         ));
+    }
+
+    #[test]
+    fn a_factor_past_32_bit_indices_is_told_apart_from_a_failure() {
+        // A star of n points with its hub eliminated first fills in every pair of the
+        // others: n (n + 1) / 2 entries, past 2^32 from n = 92,682, from a pattern of 2n.
+        // (`symbolic_cholesky` is `try_symbolic_cholesky`'s `None` made an error.)
+        let n = 93_000u32;
+        let col_ptr: Vec<u32> = std::iter::once(0).chain(n..=2 * n - 1).collect();
+        let row_idx: Vec<u32> = (0..n).chain(1..n).collect();
+        let hub_first: Vec<u32> = (0..n).collect();
+        match symbolic_cholesky(n as usize, &col_ptr, &row_idx, Some(&hub_first), "star") {
+            Err(Error::Numerical { context, message }) => {
+                assert_eq!(context, "star");
+                assert!(message.contains("2^32"), "{message}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        // Hub last, there is no fill (but a padding entry of the relaxed supernodes).
+        let hub_last: Vec<u32> = (1..n).chain(std::iter::once(0)).collect();
+        let symbolic =
+            try_symbolic_cholesky(n as usize, &col_ptr, &row_idx, Some(&hub_last), "star")
+                .unwrap()
+                .unwrap();
+        assert!(
+            symbolic.len_val() <= 2 * n as usize,
+            "{}",
+            symbolic.len_val()
+        );
     }
 }

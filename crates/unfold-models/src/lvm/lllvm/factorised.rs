@@ -116,10 +116,11 @@ pub struct FactorisedProblem {
     two: TwoHop,
     /// How the q(x) means are solved for.
     mean_x: MeanX,
-    /// The analysis of `K_C` (its pattern is fixed per graph).
-    kc: QuasiDefiniteSymbolic,
-    /// Whether `K_C`'s factor fits the memory limit (else q(C) is never freed in the
-    /// reported bound).
+    /// The analysis of `K_C` (its pattern is fixed per graph); `None` where its factor would
+    /// overflow 32-bit indices and conjugate gradients solve q(C)'s means.
+    kc: Option<QuasiDefiniteSymbolic>,
+    /// Whether `K_C` is analysed and its factor fits the memory limit (else q(C) is never
+    /// freed in the reported bound).
     kc_fits: bool,
     /// Whether q(C)'s means are solved by conjugate gradients on `Lam_C` ([`MapsCost`]),
     /// else by factorising `K_C`.
@@ -175,16 +176,24 @@ impl FactorisedProblem {
             };
             (mean_x, analyse_k_c(&data.adj, &stand_in, dx)?)
         };
+        let by_cg_possible = matches!(mean_x, MeanX::Iterative(_));
+        if kc.is_none() && !by_cg_possible {
+            return Err(Error::numerical(
+                "LL-LVM K_C",
+                "the factor of q(C)'s mean system would hold more than 2^32 entries (32-bit \
+                 indices); mean_solve = auto or cg solves for q(C)'s means by conjugate \
+                 gradients without it",
+            ));
+        }
         let (kx, preconditioner) = match &mean_x {
             MeanX::Direct(kx) => (Some(kx), 0),
             MeanX::Iterative(setup) => (None, setup.factor_len() as u64),
         };
-        let by_cg_possible = matches!(mean_x, MeanX::Iterative(_));
         // The mean systems' factors and the preconditioner's: a lower bound of the check
         // below. Where K_C's factor would not fit, conjugate gradients solve q(C)'s means.
         let maps = data.n() * dx * dy;
-        let sizes = |kc_factor, others| Sizes::analysed(kx, &kc, kc_factor, maps, others);
-        let mut kc_fits = fits(params, &data, sizes(true, preconditioner))?;
+        let sizes = |kc_factor, others| Sizes::analysed(kx, kc.as_ref(), kc_factor, maps, others);
+        let mut kc_fits = kc.is_some() && fits(params, &data, sizes(true, preconditioner))?;
         if !kc_fits && !by_cg_possible {
             check_memory(params, &data, sizes(true, preconditioner))?;
         }
@@ -197,9 +206,12 @@ impl FactorisedProblem {
         let maps_by_cg = match params.mean_solve {
             MeanSolve::Direct => false,
             MeanSolve::Cg => true,
-            MeanSolve::Auto => {
-                !kc_fits || MapsCost::new(&data.adj, dx, dy, &kc, &two, preconditioner).by_cg()
-            }
+            MeanSolve::Auto => match &kc {
+                Some(kc) if kc_fits => {
+                    MapsCost::new(&data.adj, dx, dy, kc, &two, preconditioner).by_cg()
+                }
+                _ => true,
+            },
         };
         let prior_x =
             SparseSymbolic::analyse(&prior_x_matrix(&data.adj, 1.0), "LL-LVM prior of x")?;
@@ -435,7 +447,11 @@ impl FactorisedProblem {
             .collect::<Result<_>>()?;
         let ht = self.h_transposed(&q.m);
         let Some(setup) = setup else {
-            let mut k = Entries::lower(&self.kc);
+            let kc = self
+                .kc
+                .as_ref()
+                .expect("K_C is analysed where it is factorised");
+            let mut k = Entries::lower(kc);
             systems::k_c(
                 &mut k,
                 &self.data.adj,
@@ -445,11 +461,9 @@ impl FactorisedProblem {
                 self.epsilon,
                 h.gamma,
             )?;
-            let factor = self
-                .kc
-                .factorise_lower(&k.into_lower(), "LL-LVM mean system of q(C)")?;
+            let factor = kc.factorise_lower(&k.into_lower(), "LL-LVM mean system of q(C)")?;
             let log_abs_det_k = factor.log_abs_det();
-            let mut rhs = DMatrix::zeros(self.kc.dim(), dy);
+            let mut rhs = DMatrix::zeros(kc.dim(), dy);
             rhs.rows_mut(0, n * dx).copy_from(&(&ht * h.gamma));
             let rhs = factor.solve_abandonable(rhs)?;
             q.mt = rhs.rows(0, n * dx).into_owned();
@@ -673,11 +687,16 @@ impl FactorisedProblem {
                 };
                 // Per point, K_x's blocks have dx + dy rows where K_C's have dx + 1: their
                 // factors' sizes go as the squares, which decide before any analysis.
+                // Without K_C's analysis (its factor would overflow 32-bit indices), K_x's,
+                // with blocks at least as large, would too.
                 let blocks = ((dx + dy) as f64 / (dx + 1) as f64).powi(2);
+                let Some(kc) = &self.kc else {
+                    return Ok(None);
+                };
                 if blocks > FREE_X_FACTOR_RATIO as f64 || !fits(params, &self.data, before)? {
                     return Ok(None);
                 }
-                let most = (FREE_X_FACTOR_RATIO * self.kc.factor_len()) as u64;
+                let most = (FREE_X_FACTOR_RATIO * kc.factor_len()) as u64;
                 let kx = analyse_k_x(adj, &self.two.p, dx, dy)?;
                 if kx.factor_len() as u64 > most
                     || !fits(
@@ -685,7 +704,7 @@ impl FactorisedProblem {
                         &self.data,
                         Sizes::analysed(
                             Some(&kx),
-                            &self.kc,
+                            Some(kc),
                             false,
                             0,
                             self.two.lg.factor_nnz() as u64,
@@ -784,26 +803,31 @@ impl Sizes {
     }
 
     /// Once the systems are analysed (`kx` is `None` where q(x)'s means are solved by
-    /// conjugate gradients, which keep a few vectors of n dx values), with `K_C`'s factor and
-    /// values where `kc_factor` (else the vectors of conjugate gradients on `Lam_C`,
-    /// [`MAPS_CG_VECTORS`] of n dx dy values, for n points) and `others` values of the other
-    /// sparse factors.
+    /// conjugate gradients, which keep a few vectors of n dx values; `kc` where its factor
+    /// would overflow 32-bit indices), with `K_C`'s factor and values where `kc_factor`
+    /// (else the vectors of conjugate gradients on `Lam_C`, [`MAPS_CG_VECTORS`] of n dx dy
+    /// values, for n points) and `others` values of the other sparse factors.
+    ///
+    /// # Panics
+    /// If `kc_factor` without `kc` (a programming error).
     fn analysed(
         kx: Option<&QuasiDefiniteSymbolic>,
-        kc: &QuasiDefiniteSymbolic,
+        kc: Option<&QuasiDefiniteSymbolic>,
         kc_factor: bool,
         maps: usize,
         others: u64,
     ) -> Sizes {
         let (kx_factor, kx_lower) = kx.map_or((0, 0), |kx| (kx.factor_len(), kx.lower_len()));
+        let kc_lower = kc.map_or(0, QuasiDefiniteSymbolic::lower_len);
         let kc_values = if kc_factor {
-            (kc.factor_len() + kc.lower_len()) as u64
+            let kc = kc.expect("K_C's factor is counted where K_C is analysed");
+            (kc.factor_len() + kc_lower) as u64
         } else {
             MAPS_CG_VECTORS * maps as u64
         };
         Sizes {
             factors: (kx_factor + kx_lower) as u64 + kc_values + others,
-            pattern: 2 * (kx_lower + kc.lower_len()) as u64,
+            pattern: 2 * (kx_lower + kc_lower) as u64,
         }
     }
 }
@@ -867,14 +891,19 @@ fn analyse_k_x(
     QuasiDefiniteSymbolic::analyse(&pattern, n * dx, FillOrdering::Amd, "LL-LVM K_x")
 }
 
-/// The analysis of `K_C` on the graph `adj`, as [`analyse_k_x`].
-fn analyse_k_c(adj: &[Vec<usize>], p: &[DMatrix<f64>], dx: usize) -> Result<QuasiDefiniteSymbolic> {
+/// The analysis of `K_C` on the graph `adj`, as [`analyse_k_x`]; `None` where its factor
+/// would overflow 32-bit indices.
+fn analyse_k_c(
+    adj: &[Vec<usize>],
+    p: &[DMatrix<f64>],
+    dx: usize,
+) -> Result<Option<QuasiDefiniteSymbolic>> {
     let n = adj.len();
     let mut pattern = Entries::Triplets(Vec::new());
     let (zeros, ones) = (DMatrix::zeros(n, dx), vec![DMatrix::identity(dx, dx); n]);
     systems::k_c(&mut pattern, adj, p, &zeros, &ones, 1.0, 1.0)?;
     let pattern = pattern.into_matrix(systems::k_c_size(n, dx))?;
-    QuasiDefiniteSymbolic::analyse(&pattern, n * dx, FillOrdering::Amd, "LL-LVM K_C")
+    QuasiDefiniteSymbolic::try_analyse(&pattern, n * dx, FillOrdering::Amd, "LL-LVM K_C")
 }
 
 /// `alpha I + 2 L` of the 0/1 graph `adj`.
