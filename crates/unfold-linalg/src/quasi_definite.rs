@@ -20,7 +20,9 @@
 use crate::pattern::AnalysedPattern;
 use crate::selected_inverse::FillOrdering;
 use crate::sparse::CsrMatrix;
-use crate::sparse_cholesky::{numeric_values, Numeric, PARALLEL_FACTOR_ENTRIES};
+use crate::sparse_cholesky::{
+    numeric_factor, numeric_values, Numeric, SparseCholesky, PARALLEL_FACTOR_ENTRIES,
+};
 use crate::view::{as_faer_mut, par};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::sparse::linalg::cholesky::{supernodal::SupernodalLdltRef, LdltRef, SymbolicCholeskyRaw};
@@ -174,6 +176,33 @@ impl QuasiDefiniteSymbolic {
             ));
         }
         Ok(factor)
+    }
+
+    /// The Cholesky factor `L L^T` of the matrix with the analysed pattern whose lower
+    /// triangle has the values `lower` (as [`QuasiDefiniteSymbolic::factorise_lower`]), for
+    /// an analysis whose every row is positive: the matrix is then positive definite, and
+    /// the same ordering and supernodes serve its Cholesky factor, whose solves
+    /// [`SparseCholesky::solve_rows_in_place`] runs on right-hand sides stored by rows.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] if some rows of the analysis are negative,
+    /// [`Error::DimensionMismatch`] for a wrong number of values, [`Error::NonFinite`], and
+    /// [`Error::NotPositiveDefinite`] naming the original row where elimination met a
+    /// non-positive pivot.
+    pub fn cholesky_lower(&self, lower: &[f64], context: &str) -> Result<SparseCholesky> {
+        let an = &self.inner.pattern;
+        if self.inner.positive < an.n {
+            return Err(Error::invalid(
+                context,
+                format!(
+                    "a Cholesky factor asked of a pattern analysed with {} negative rows",
+                    an.n - self.inner.positive
+                ),
+            ));
+        }
+        let matrix = an.lower_matrix(lower, context)?;
+        let values = numeric_factor(&an.symbolic, matrix, context)?;
+        Ok(SparseCholesky::from_numeric(&an.symbolic, values))
     }
 }
 

@@ -65,11 +65,21 @@ impl SparseCholesky {
         check_factor_memory(n, symbolic.len_val(), context)?;
         let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
         let lower = SparseColMatRef::new(sym, &lower_vals);
+        let values = numeric_factor(&symbolic, lower, context)?;
+        Ok(Self::from_numeric(&symbolic, values))
+    }
+
+    /// The factor whose values faer's `L L^T` factorisation on `symbolic` computed, in
+    /// compressed columns without the zeros that relaxed supernodes pad in.
+    pub(crate) fn from_numeric(
+        symbolic: &SymbolicCholesky<u32>,
+        mut values: Vec<f64>,
+    ) -> SparseCholesky {
+        let n = symbolic.nrows();
         let perm: Vec<usize> = match symbolic.perm() {
             Some(p) => p.arrays().0.iter().map(|&i| i as usize).collect(),
             None => (0..n).collect(),
         };
-        let mut values = numeric_factor(&symbolic, lower, context)?;
         let (col_ptr, row_idx) = match symbolic.raw() {
             // Already in compressed columns with the diagonal first (tiny or diagonal
             // matrices, for which faer declines supernodes).
@@ -77,10 +87,10 @@ impl SparseCholesky {
             SymbolicCholeskyRaw::Supernodal(s) => supernodes_to_columns(s, &mut values),
         };
         let pattern = SymbolicSparseColMat::new_checked(n, n, col_ptr, None, row_idx);
-        Ok(SparseCholesky {
+        SparseCholesky {
             perm,
             l: SparseColMat::new(pattern, values),
-        })
+        }
     }
 
     /// The dimension `n` of the factorised matrix.

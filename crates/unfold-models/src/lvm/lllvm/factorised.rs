@@ -171,7 +171,7 @@ impl FactorisedProblem {
             let mean_x = match params.mean_solve {
                 MeanSolve::Direct => MeanX::Direct(analyse_k_x(&data.adj, &stand_in, dx, dy)?),
                 MeanSolve::Auto | MeanSolve::Cg => {
-                    MeanX::Iterative(iterative::Setup::new(&data.adj, dx)?)
+                    MeanX::Iterative(iterative::Setup::new(&data.adj)?)
                 }
             };
             (mean_x, analyse_k_c(&data.adj, &stand_in, dx)?)
@@ -965,7 +965,7 @@ const FREE_X_FACTOR_RATIO: usize = 8;
 
 /// The vectors of n dx dy values that conjugate gradients on `Lam_C` hold at once: the
 /// solution, right-hand side, residual, preconditioned residual, direction and product,
-/// and the product's and preconditioner's transposed copies.
+/// and the copies that the update makes between the maps' two layouts.
 const MAPS_CG_VECTORS: u64 = 10;
 
 /// The products a q(C) solve by conjugate gradients is costed at: 12 to 23 were measured
@@ -982,8 +982,9 @@ const MAPS_CG_RATIO: f64 = 4.0;
 
 /// The estimated floating-point operations of q(C)'s two mean solves, to choose between
 /// them once per graph: `K_C`'s factor (its analysis' count) with its `dy` solves, against
-/// [`MAPS_CG_PRODUCTS`] products with `Lam_C`, each a solve with `L_g`'s factor and with the
-/// preconditioner's and the 2-hop sums of `D_C`, all on `dy` columns.
+/// [`MAPS_CG_PRODUCTS`] products with `Lam_C`, each a solve with `L_g`'s factor on `dy`
+/// columns, one with the preconditioner's (`n x n`) on `dx dy` columns, and the 2-hop sums
+/// of `D_C`.
 struct MapsCost {
     direct: f64,
     cg: f64,
@@ -1003,7 +1004,7 @@ impl MapsCost {
             .iter()
             .map(|nb| nb.iter().map(|&w| adj[w].len()).sum::<usize>())
             .sum();
-        let solves = (two.lg.factor_nnz() as u64 + preconditioner) as f64;
+        let solves = (two.lg.factor_nnz() as u64 + dx as u64 * preconditioner) as f64;
         MapsCost {
             direct: kc.factor_flops() + 4.0 * kc.factor_len() as f64 * dy,
             cg: MAPS_CG_PRODUCTS * dy * (4.0 * solves + 2.0 * (dx * two_hop) as f64),

@@ -20,13 +20,15 @@
 //! (Abar^T z)_u = sum_{w in N(u)} (M_u + M_w)^T (z_u - z_w),   z_root = 0.
 //! ```
 //!
-//! The preconditioner is a block Laplacian of the graph whose diagonal blocks match
-//! `(Lam_x)_vv` ([`block_laplacian`]): with it the solves took 12 to 14 iterations on
-//! the roll and a sheet at 10^4 points and on the roll at 10^5, against 40 to 230 with the
-//! block diagonal alone (`docs/architecture.md`). Its pattern is fixed per graph, so it is
-//! analysed once ([`Setup`]) and each EM iteration fills and factorises it (`L D L^T` with
-//! positive pivots, as for the mean systems). The solve starts from the current means: q(x)'s update maximises
-//! the bound, which is `-E(m)` plus a constant in the energy `E` of `Lam_x m = b`, so every
+//! The preconditioner is `P (x) I_dx` for a weighted Laplacian `P` of the graph whose
+//! diagonal matches the mean eigenvalue of each `(Lam_x)_vv` ([`laplacian`]): with a
+//! Laplacian of the graph the solves took 12 to 14 iterations on the roll and a sheet at
+//! 10^4 points and on the roll at 10^5, against 40 to 230 with the block diagonal alone
+//! (`docs/architecture.md`). Being scalar, its factor is the size of `L_g`'s, not dx^2
+//! times it, and each solve treats the dx (here) or dx dy (q(C)'s) values of a point as
+//! the columns of one block stored by rows. Its pattern is fixed per graph, so it is
+//! analysed once ([`Setup`]) and each EM iteration fills it and takes its Cholesky factor.
+//! The solve starts from the current means: q(x)'s update maximises the bound, which is `-E(m)` plus a constant in the energy `E` of `Lam_x m = b`, so every
 //! step raises the bound and the energy error is what the solve leaves of it
 //! ([`unfold_linalg::conjugate_gradients`]).
 
@@ -50,7 +52,7 @@ const DELAY: usize = 10;
 
 /// What the mean solves by conjugate gradients keep per graph: where each point sits in its
 /// neighbours' lists, and the analysis of their preconditioners' common pattern (the kNN
-/// pattern in dx x dx blocks), so that each EM iteration only fills and factorises them.
+/// graph's, n x n), so that each EM iteration only fills and factorises them.
 #[derive(Debug)]
 pub(crate) struct Setup {
     /// `mirror[u][a]`: the position of `u` in the neighbour list of its `a`-th neighbour.
@@ -61,12 +63,12 @@ pub(crate) struct Setup {
 const PRECONDITIONER: &str = "LL-LVM preconditioner of q(x)'s mean";
 
 impl Setup {
-    /// The setup on the graph `adj` for latent dimension `dx`.
+    /// The setup on the graph `adj`.
     ///
     /// # Errors
     /// [`unfold_core::Error::Interrupted`] on a stop requested during the assembly, and the
     /// analysis' errors.
-    pub fn new(adj: &[Vec<usize>], dx: usize) -> Result<Setup> {
+    pub fn new(adj: &[Vec<usize>]) -> Result<Setup> {
         let mirror = adj
             .iter()
             .enumerate()
@@ -81,11 +83,11 @@ impl Setup {
                     .collect()
             })
             .collect();
-        // Any positive definite blocks give the pattern: the assembly emits every entry.
-        let stand_in = vec![DMatrix::identity(dx, dx); adj.len()];
+        // Any positive blocks give the pattern: the assembly emits every entry.
+        let stand_in = vec![DMatrix::identity(1, 1); adj.len()];
         let mut pattern = Entries::Triplets(Vec::new());
-        block_laplacian(&mut pattern, adj, &stand_in, 0.5, dx)?;
-        let size = adj.len() * dx;
+        laplacian(&mut pattern, adj, &stand_in, 0.5)?;
+        let size = adj.len();
         let preconditioner = QuasiDefiniteSymbolic::analyse(
             &pattern.into_matrix(size)?,
             size,
@@ -104,64 +106,55 @@ impl Setup {
     }
 }
 
-/// The preconditioner of q(x)'s mean: the block Laplacian `alpha I + sum_{v ~ w} (e_v - e_w)
-/// (e_v - e_w)^T (x) W_vw` whose diagonal blocks approximate those of `Lam_x`, with
-/// `W_vw = [(Lam_vv - alpha I) / d_v + (Lam_ww - alpha I) / d_w] / 2` from the diagonal
-/// blocks `lam` of `Lam_x` (each term positive semi-definite), into `out`. It keeps the
-/// graph's smooth modes, which a block diagonal preconditioner leaves to many iterations;
-/// its translations have the eigenvalue alpha, as `Lam_x`'s do.
+/// The preconditioner of q(x)'s mean, `P (x) I_dx`: the weighted Laplacian `P = alpha I +
+/// sum_{v ~ w} w_vw (e_v - e_w)(e_v - e_w)^T` whose diagonal approximates the mean
+/// eigenvalue of each diagonal block `lam` of `Lam_x` ([`edge_weights`]), into `out`. It
+/// keeps the graph's smooth modes, which a block diagonal preconditioner leaves to many
+/// iterations; its translations have the eigenvalue alpha, as `Lam_x`'s do.
 ///
 /// # Errors
 /// [`unfold_core::Error::Interrupted`] when a stop is requested during the assembly.
-fn block_laplacian(
+fn laplacian(
     out: &mut Entries,
     adj: &[Vec<usize>],
     lam: &[DMatrix<f64>],
     alpha: f64,
-    dx: usize,
 ) -> Result<()> {
-    out.identity(0, 0, adj.len() * dx, alpha);
-    edge_blocks(out, adj, lam, |_| alpha, -1.0, dx)
+    out.identity(0, 0, adj.len(), alpha);
+    edge_weights(out, adj, lam, |_| alpha, -1.0)
 }
 
-/// `sum_{v ~ w} (e_v + sign e_w)(e_v + sign e_w)^T (x) W_vw` into `out`, with
-/// `W_vw = [E_v / d_v + E_w / d_w] / 2` and the excess `E_v = lam_v - floor(v) I` of each
-/// diagonal block over the part `floor(v)` that the caller places itself (positive
-/// semi-definite).
+/// `sum_{v ~ w} w_vw (e_v + sign e_w)(e_v + sign e_w)^T` into `out` (n x n), with `w_vw =
+/// (e_v / d_v + e_w / d_w) / 2` and `e_v = tr(lam_v) / dx - floor(v)`, the mean eigenvalue
+/// of each diagonal block's excess `lam_v - floor(v) I` over the part that the caller
+/// places itself (positive semi-definite, so `e_v >= 0`).
 ///
 /// # Errors
 /// [`unfold_core::Error::Interrupted`] when a stop is requested during the assembly.
-fn edge_blocks(
+fn edge_weights(
     out: &mut Entries,
     adj: &[Vec<usize>],
     lam: &[DMatrix<f64>],
     floor: impl Fn(usize) -> f64,
     sign: f64,
-    dx: usize,
 ) -> Result<()> {
-    let excess: Vec<DMatrix<f64>> = lam
+    let excess: Vec<f64> = lam
         .iter()
         .zip(adj)
         .enumerate()
-        .map(|(v, (lv, nb))| {
-            let mut e = lv.clone();
-            for r in 0..dx {
-                e[(r, r)] -= floor(v);
-            }
-            e / (2.0 * nb.len() as f64)
-        })
+        .map(|(v, (lv, nb))| (lv.trace() / lv.nrows() as f64 - floor(v)) / (2.0 * nb.len() as f64))
         .collect();
     for (v, nb) in adj.iter().enumerate() {
         if v % super::CHECK_EVERY == 0 {
             interrupt::check()?;
         }
-        let mut diag = DMatrix::zeros(dx, dx);
+        let mut diag = 0.0;
         for &w in nb {
-            let weight = &excess[v] + &excess[w];
-            out.block(v * dx, w * dx, &weight, sign);
+            let weight = excess[v] + excess[w];
+            out.identity(v, w, 1, sign * weight);
             diag += weight;
         }
-        out.block(v * dx, v * dx, &diag, 1.0);
+        out.identity(v, v, 1, diag);
     }
     Ok(())
 }
@@ -300,7 +293,7 @@ impl LamX<'_> {
         Ok(())
     }
 
-    /// Solves `Lam_x m = b` from the start in `m`, preconditioned by [`block_laplacian`].
+    /// Solves `Lam_x m = b` from the start in `m`, preconditioned by [`laplacian`].
     ///
     /// The translations `1 (x) e_r` are eigenvectors of `Lam_x` with the eigenvalue alpha
     /// (`L`, `D_x` and `Abar` annihilate them), far below the rest of the spectrum; a
@@ -325,8 +318,8 @@ impl LamX<'_> {
         let preconditioner = {
             let analysis = &self.setup.preconditioner;
             let mut values = Entries::lower(analysis);
-            block_laplacian(&mut values, &self.problem.data.adj, lam, self.alpha, dx)?;
-            analysis.factorise_lower(&values.into_lower(), PRECONDITIONER)?
+            laplacian(&mut values, &self.problem.data.adj, lam, self.alpha)?;
+            analysis.cholesky_lower(&values.into_lower(), PRECONDITIONER)?
         };
         centre(m);
         let outcome = conjugate_gradients(
@@ -336,9 +329,8 @@ impl LamX<'_> {
                 Ok(())
             },
             |r, out| {
-                let mut x = DMatrix::from_column_slice(r.len(), 1, r);
-                preconditioner.solve_in_place(&mut x);
-                out.copy_from_slice(x.as_slice());
+                out.copy_from_slice(r);
+                preconditioner.solve_rows_in_place(out, dx);
                 centre(out);
             },
             &b,
@@ -511,34 +503,32 @@ impl LamC<'_> {
     }
 
     /// Solves `Lam_C X = b` (the layout of the type's docs) from the start in `x`,
-    /// preconditioned by `eps I + 2 L (x) I_dx` plus the signless block Laplacian of the
-    /// rest of `Lam_C`'s diagonal blocks `lam` ([`edge_blocks`]; the data terms couple
-    /// neighbours through `C_v + C_w`), applied to every column of the maps.
+    /// preconditioned by `P (x) I_dx` with `P = eps I + 2 L` plus the signless weighted
+    /// Laplacian of the rest of `Lam_C`'s diagonal blocks `lam` ([`edge_weights`]; the data
+    /// terms couple neighbours through `C_v + C_w`), applied to the dx dy values of every
+    /// point at once (the layout's rows).
     pub fn solve(&self, lam: &[DMatrix<f64>], b: &[f64], x: &mut [f64]) -> Result<CgOutcome> {
         let problem = self.problem;
         let (adj, dx, dy) = (&problem.data.adj, problem.dx, problem.dy());
         let preconditioner = {
             let analysis = &self.setup.preconditioner;
             let mut values = Entries::lower(analysis);
-            super::systems::prior_blocks(&mut values, adj, dx, self.epsilon);
+            super::systems::prior_blocks(&mut values, adj, 1, self.epsilon);
             let eps = self.epsilon;
-            edge_blocks(
+            edge_weights(
                 &mut values,
                 adj,
                 lam,
                 |v| eps + 2.0 * adj[v].len() as f64,
                 1.0,
-                dx,
             )?;
-            analysis.factorise_lower(&values.into_lower(), PRECONDITIONER_C)?
+            analysis.cholesky_lower(&values.into_lower(), PRECONDITIONER_C)?
         };
-        let cols = b.len() / dy;
         conjugate_gradients(
             |v, out| self.apply(v, out),
             |r, out| {
-                let mut z = DMatrix::from_column_slice(dy, cols, r).transpose();
-                preconditioner.solve_in_place(&mut z);
-                out.copy_from_slice(z.transpose().as_slice());
+                out.copy_from_slice(r);
+                preconditioner.solve_rows_in_place(out, dx * dy);
             },
             b,
             x,
