@@ -165,6 +165,17 @@ impl FactorisedProblem {
         // noise) is refused before that work: on 50,000 image patches the refusal came
         // after 136 s and 7.4 GiB when `L_g` was factorised and inverted first.
         let two_hop = TwoHop::analyse(&data.adj)?;
+        // The 2-hop step holds the padded factor and its selected inverse at once, before any
+        // mean system's factor.
+        check_memory(
+            params,
+            &data,
+            Sizes {
+                factors: 0,
+                pattern: 0,
+                shared: two_hop.values(),
+            },
+        )?;
         let deg: Vec<f64> = data.adj.iter().map(|a| a.len() as f64).collect();
         let (mean_x, kc) = {
             let stand_in = systems::stand_in_p(&data.adj);
@@ -684,6 +695,7 @@ impl FactorisedProblem {
                 let before = Sizes {
                     factors: entries,
                     pattern: entries,
+                    shared: 0,
                 };
                 // Per point, K_x's blocks have dx + dy rows where K_C's have dx + 1: their
                 // factors' sizes go as the squares, which decide before any analysis.
@@ -772,11 +784,12 @@ impl FactorisedProblem {
 }
 
 /// The sizes that the per-point family's memory is counted from: the values of the two
-/// factors and of their lower triangles, and the entries of the systems' patterns (both
-/// triangles).
+/// factors and of their lower triangles, the entries of the systems' patterns (both
+/// triangles), and values held once however many restarts run (the 2-hop step's).
 struct Sizes {
     factors: u64,
     pattern: u64,
+    shared: u64,
 }
 
 impl Sizes {
@@ -799,6 +812,7 @@ impl Sizes {
         Sizes {
             factors: pattern,
             pattern,
+            shared: 0,
         }
     }
 
@@ -828,12 +842,14 @@ impl Sizes {
         Sizes {
             factors: (kx_factor + kx_lower) as u64 + kc_values + others,
             pattern: 2 * (kx_lower + kc_lower) as u64,
+            shared: 0,
         }
     }
 }
 
 /// Refuses a fit whose peak memory exceeds the limit: before the systems are analysed
-/// (from [`Sizes::lower_bound`]), and again once they are (before any factorisation). The
+/// (from [`Sizes::lower_bound`]), once the padded `L_g` is (its factor and selected
+/// inverse, held once), and again once the systems are (before any factorisation). The
 /// peak holds, per restart running at once, the two factors' values and their lower
 /// triangles; and once the patterns: their triplets at setup (24 bytes per entry of both
 /// triangles), the CSR matrices made of them and the analyses' copies of their indices (16
@@ -848,6 +864,7 @@ fn check_memory(params: &Checked<LlLvmParams>, data: &Prepared, sizes: Sizes) ->
     // The data's rows as columns, shared.
     let data_columns = n * dy;
     let bytes = 8 * running * (sizes.factors + posterior)
+        + 8 * sizes.shared
         + (24 + 16 + 8) * sizes.pattern
         + 8 * (two_hop + data_columns);
     unfold_core::MemoryLimit::resolve(params.memory_limit.as_ref())?.check(
@@ -855,10 +872,18 @@ fn check_memory(params: &Checked<LlLvmParams>, data: &Prepared, sizes: Sizes) ->
             method: "LL-LVM (per-point family)",
             n: n as usize,
             bytes: &|m| (bytes as f64 * m as f64 / n as f64).ceil() as u64,
-            holds: format!(
-                "sparse factors of {} values and patterns of {} entries for dx = {dx}, dy = {dy}",
-                sizes.factors, sizes.pattern
-            ),
+            holds: if sizes.shared > 0 {
+                format!(
+                    "the padded grounded Laplacian's factor and selected inverse, {} values",
+                    sizes.shared
+                )
+            } else {
+                format!(
+                    "sparse factors of {} values and patterns of {} entries for dx = {dx}, \
+                     dy = {dy}",
+                    sizes.factors, sizes.pattern
+                )
+            },
             alternative: "a subsample of the points, or a smaller k",
         },
     )

@@ -42,6 +42,14 @@ pub(crate) struct TwoHopAnalysis {
 const CONTEXT: &str = "LL-LVM grounded graph Laplacian";
 
 impl TwoHopAnalysis {
+    /// The values [`TwoHopAnalysis::compute`] holds at its peak: the padded factor, its
+    /// selected inverse and the largest supernode's work blocks
+    /// ([`SparseSymbolic::predicted_bytes`]), and `L_g`'s factor, whose pattern the padded
+    /// one contains.
+    pub fn values(&self) -> u64 {
+        self.symbolic.predicted_bytes() / 8 + self.symbolic.factor_len() as u64
+    }
+
     /// `P^v` for every point of the connected graph `adj` (the one analysed), by a selected
     /// inversion of the grounded Laplacian on its 2-hop-padded pattern (module docs).
     pub fn compute(self, adj: &[Vec<usize>]) -> Result<TwoHop> {
@@ -226,5 +234,31 @@ mod tests {
         let want = (e.transpose() * &pinv * &e).trace();
         let got = two.pinv_quadratic(&e.transpose());
         assert!((got - want).abs() < 1e-10 * want.abs().max(1.0));
+    }
+
+    #[test]
+    fn the_two_hop_steps_count_covers_what_it_holds() {
+        // The memory check counts the padded factor, its selected inverse, the largest
+        // supernode's work blocks and `L_g`'s factor: at least the values those hold.
+        let ring: Vec<Vec<usize>> = (0..60)
+            .map(|i| {
+                let mut nb: Vec<usize> = [1, 2, 7]
+                    .iter()
+                    .flat_map(|&d| [(i + d) % 60, (i + 60 - d) % 60])
+                    .collect();
+                nb.sort_unstable();
+                nb
+            })
+            .collect();
+        for adj in [graph(), ring] {
+            let analysis = TwoHop::analyse(&adj).unwrap();
+            let (counted, padded) = (analysis.values(), analysis.symbolic.factor_len() as u64);
+            let two = analysis.compute(&adj).unwrap();
+            // L_g's factor is counted at the padded one's size, which contains its pattern.
+            assert!(two.lg.factor_nnz() as u64 <= padded);
+            let held = 2 * padded + two.lg.factor_nnz() as u64;
+            assert!(counted >= held, "{counted} values counted, {held} held");
+            assert!(counted < 2 * held, "{counted} values counted, {held} held");
+        }
     }
 }
