@@ -28,8 +28,9 @@
 //! times it, and each solve treats the dx (here) or dx dy (q(C)'s) values of a point as
 //! the columns of one block stored by rows. Its pattern is fixed per graph, so it is
 //! analysed once ([`Setup`]) and each EM iteration fills it and takes its Cholesky factor.
-//! The solve starts from the current means: q(x)'s update maximises the bound, which is `-E(m)` plus a constant in the energy `E` of `Lam_x m = b`, so every
-//! step raises the bound and the energy error is what the solve leaves of it
+//! The solve starts from the current means: q(x)'s update maximises the bound, which is
+//! `-E(m)` plus a constant in the energy `E` of `Lam_x m = b`, so every step raises the
+//! bound and the energy error is what the solve leaves of it
 //! ([`unfold_linalg::conjugate_gradients`]).
 
 use super::systems::Entries;
@@ -138,11 +139,11 @@ fn edge_weights(
     floor: impl Fn(usize) -> f64,
     sign: f64,
 ) -> Result<()> {
-    let excess: Vec<f64> = lam
-        .iter()
-        .zip(adj)
-        .enumerate()
-        .map(|(v, (lv, nb))| (lv.trace() / lv.nrows() as f64 - floor(v)) / (2.0 * nb.len() as f64))
+    let excess: Vec<f64> = (0..adj.len())
+        .map(|v| {
+            let mean_eigenvalue = lam[v].trace() / lam[v].nrows() as f64;
+            (mean_eigenvalue - floor(v)) / (2.0 * adj[v].len() as f64)
+        })
         .collect();
     for (v, nb) in adj.iter().enumerate() {
         if v % super::CHECK_EVERY == 0 {
