@@ -22,8 +22,8 @@ pub use io::{
     MODEL_FORMAT_VERSION, OLDEST_MODEL_FORMAT_VERSION,
 };
 pub use memory::{
-    parse_size, ByteSize, Footprint, LimitSource, MemoryLimit, MemoryRefusal, ASSUMED_MEMORY,
-    MAX_MEMORY_ENV,
+    parse_size, ByteSize, Footprint, LimitSource, MemoryLimit, MemoryRefusal, Scaling,
+    ASSUMED_MEMORY, MAX_MEMORY_ENV,
 };
 pub use observe::{Observer, Silent, Stop};
 pub use validate::{

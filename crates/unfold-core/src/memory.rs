@@ -97,7 +97,7 @@ impl LimitSource {
 /// Why a fit was refused ([`Error::OverMemoryLimit`]): what it would need, the limit, and
 /// what to do.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{method} on {n} points would need about {needed} of memory ({holds}), more than the limit of {limit} ({limit_source}); at most {max_n} points fit. Use {alternative}; or, only if that much memory is free, {raise}")]
+#[error("{method} on {n} points would need about {needed} of memory ({holds}), more than the limit of {limit} ({limit_source}); {}. Use {alternative}; or, only if that much memory is free, {raise}", .scaling.fits(*.max_n))]
 pub struct MemoryRefusal {
     pub method: String,
     pub n: usize,
@@ -107,11 +107,40 @@ pub struct MemoryRefusal {
     pub limit: ByteSize,
     /// Where the limit came from (MemAvailable, a cgroup, UNFOLD_MAX_MEMORY, a flag).
     pub limit_source: LimitSource,
-    /// The largest number of points that fits under the limit.
+    /// The largest number of points that fits under the limit (by `scaling`).
     pub max_n: usize,
+    /// How the need at other sizes than `n` was found, and so what `max_n` promises.
+    pub scaling: Scaling,
     pub alternative: String,
     /// How to raise the limit.
     pub raise: String,
+}
+
+/// How a [`MemoryRefusal`] found the need at other sizes than the one refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scaling {
+    /// From the footprint's formula in n: `max_n` is the largest n that fits.
+    Formula,
+    /// The need on this data scaled in proportion to the points (a sparse factor's fill,
+    /// known from the symbolic analysis of this graph only). Fill grows at least as fast as
+    /// the points (nested dissection on a graph of local dimension d >= 2 fills
+    /// `O(n^(2 - 2/d))` values), so a subsample of `max_n` points needs no more than that
+    /// share, and usually less: more may fit.
+    Proportional,
+}
+
+impl Scaling {
+    /// The refusal's clause on how many points fit.
+    fn fits(self, max_n: usize) -> String {
+        match self {
+            Scaling::Formula => format!("at most {max_n} points fit"),
+            Scaling::Proportional => format!(
+                "{max_n} points or more fit (this data's need scaled in proportion to the \
+                 points: a sparse factor fills at least that fast, so a subsample of that \
+                 size needs no more)"
+            ),
+        }
+    }
 }
 
 /// The most memory, in bytes, a fit may use, and where that number came from.
@@ -216,6 +245,35 @@ impl MemoryLimit {
     /// [`Error::OverMemoryLimit`] naming the method, n, the memory needed, the limit and its
     /// source, the largest n that fits and the alternative.
     pub fn check(&self, footprint: &Footprint<'_>) -> Result<()> {
+        self.check_scaled(footprint, Scaling::Formula)
+    }
+
+    /// [`MemoryLimit::check`] of a need known on this data only, `bytes` on `n` points (a
+    /// sparse factor's predicted fill): the refusal scales it in proportion to the points
+    /// ([`Scaling::Proportional`]).
+    ///
+    /// # Errors
+    /// As [`MemoryLimit::check`].
+    pub fn check_proportional(
+        &self,
+        method: &str,
+        n: usize,
+        bytes: u64,
+        holds: String,
+        alternative: &str,
+    ) -> Result<()> {
+        let scaled = |m: usize| (u128::from(bytes) * m as u128 / n.max(1) as u128) as u64;
+        let footprint = Footprint {
+            method,
+            n,
+            bytes: &scaled,
+            holds,
+            alternative,
+        };
+        self.check_scaled(&footprint, Scaling::Proportional)
+    }
+
+    fn check_scaled(&self, footprint: &Footprint<'_>, scaling: Scaling) -> Result<()> {
         let needed = (footprint.bytes)(footprint.n);
         if needed <= self.bytes {
             return Ok(());
@@ -238,6 +296,7 @@ impl MemoryLimit {
             limit: ByteSize(self.bytes),
             limit_source: self.source.clone(),
             max_n: lo,
+            scaling,
             alternative: footprint.alternative.to_string(),
             raise: self.source.how_to_raise(),
         })))
@@ -526,6 +585,32 @@ mod tests {
         ));
     }
 
+    /// A need known on one n only is scaled in proportion to the points, and the refusal
+    /// says that many or more fit.
+    #[test]
+    fn a_proportional_need_says_how_many_points_fit_at_least() {
+        let limit = MemoryLimit::given(1000, "--max-memory");
+        assert!(limit
+            .check_proportional("MEU", 100, 1000, "a factor".into(), "a smaller k")
+            .is_ok());
+        // 3000 bytes on 300 points: 10 a point, so 100 points fit the limit exactly.
+        let e = limit
+            .check_proportional("MEU", 300, 3000, "a factor".into(), "a smaller k")
+            .unwrap_err();
+        match &e {
+            Error::OverMemoryLimit(r) => {
+                assert_eq!((r.n, r.max_n, r.needed.0), (300, 100, 3000));
+                assert_eq!(r.scaling, Scaling::Proportional);
+            }
+            other => panic!("{other:?}"),
+        }
+        let text = e.to_string();
+        assert!(
+            text.contains("100 points or more fit") && !text.contains("at most"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn over_the_limit_names_everything_and_the_largest_n_that_fits() {
         let limit = MemoryLimit::given(1 << 20, "--max-memory");
@@ -543,6 +628,7 @@ mod tests {
         match &e {
             Error::OverMemoryLimit(r) => {
                 assert_eq!((r.n, r.max_n, r.needed.0), (200, 100, 4_160_000));
+                assert_eq!(r.scaling, Scaling::Formula);
                 assert_eq!(r.limit_source, LimitSource::Given("--max-memory".into()));
             }
             other => panic!("{other:?}"),

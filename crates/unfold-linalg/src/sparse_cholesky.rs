@@ -28,7 +28,7 @@ use faer::{Conj, Par, Side};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use std::sync::Arc;
-use unfold_core::{Error, Footprint, MemoryLimit, Result};
+use unfold_core::{Error, MemoryLimit, Result};
 
 /// Factors with fewer stored entries than this are computed on the calling thread
 /// (Laplacian eigenmaps at n = 5000, about 2e5 entries, was ~1 ms faster so).
@@ -365,20 +365,17 @@ fn check_factor_memory(n: usize, len_val: usize, context: &str) -> Result<()> {
     if bytes <= limit.bytes {
         return Ok(());
     }
-    // Fill grows at least linearly in n: a linear extrapolation is the optimistic bound on
-    // how many points would fit.
-    let per_point = bytes as f64 / n as f64;
-    limit.check(&Footprint {
-        method: context,
+    limit.check_proportional(
+        context,
         n,
-        bytes: &|m| (per_point * m as f64) as u64,
-        holds: format!(
+        bytes,
+        format!(
             "its sparse Cholesky factor: {:.0} values per point after the fill-reducing \
              ordering, where a 2-D manifold's 10-NN graph needs about 40",
             len_val as f64 / n as f64
         ),
-        alternative: "a smaller k, fewer points, or fewer, less noisy features (PCA first)",
-    })
+        "a smaller k, fewer points, or fewer, less noisy features (PCA first)",
+    )
 }
 
 /// The values of the numeric Cholesky factor of `lower` (the lower triangle in compressed

@@ -29,7 +29,7 @@
 use super::precision::{Covariance, FieldFactor};
 use nalgebra::DMatrix;
 use std::sync::OnceLock;
-use unfold_core::{Error, Footprint, MemoryLimit, Result};
+use unfold_core::{Error, MemoryLimit, Result};
 use unfold_graph::Laplacian;
 use unfold_linalg::{CsrMatrix, FillOrdering, SparseSymbolic};
 
@@ -187,19 +187,18 @@ impl EdgeEngine {
 /// symbolic analysis) exceed `limit`.
 fn check_memory(analysis: &SparseSymbolic, limit: MemoryLimit) -> Result<()> {
     let n = analysis.dim();
-    let per_point = analysis.predicted_bytes() as f64 / n as f64;
-    limit.check(&Footprint {
-        method: "the sparse random field",
+    limit.check_proportional(
+        "the sparse random field",
         n,
-        bytes: &|m| (per_point * m as f64) as u64,
-        holds: format!(
+        analysis.predicted_bytes(),
+        format!(
             "its sparse Cholesky factor and selected inverse: {:.0} values per point after \
              the fill-reducing ordering, where a 2-D manifold's 10-NN graph needs about 40",
             analysis.factor_len() as f64 / n as f64
         ),
-        alternative: "a smaller k, or reduce the data to fewer, less noisy features first: \
-                      a graph without low-dimensional structure fills the factor",
-    })
+        "a smaller k, or reduce the data to fewer, less noisy features first: a graph \
+         without low-dimensional structure fills the factor",
+    )
 }
 
 /// The grounded matrix `G` of a fixed pattern of `M`, analysed once; each
@@ -670,6 +669,11 @@ mod tests {
                     "{text}"
                 );
                 assert!(r.needed.0 > 10_000 && r.max_n < 300);
+                assert_eq!(r.scaling, unfold_core::Scaling::Proportional);
+                assert!(
+                    text.contains(&format!("{} points or more fit", r.max_n)),
+                    "{text}"
+                );
             }
             other => panic!("unexpected {other:?}"),
         }

@@ -854,7 +854,8 @@ impl Sizes {
 /// triangles; and once the patterns: their triplets at setup (24 bytes per entry of both
 /// triangles), the CSR matrices made of them and the analyses' copies of their indices (16
 /// and 8 bytes per entry), `P^v` (`sum_v d_v^2` values) and the per-point means and
-/// covariances. Other sizes `m` are extrapolated linearly from this n.
+/// covariances. The refusal scales it in proportion to the points
+/// ([`unfold_core::Scaling::Proportional`]).
 fn check_memory(params: &Checked<LlLvmParams>, data: &Prepared, sizes: Sizes) -> Result<()> {
     let (n, dx, dy) = (data.n() as u64, params.dim as u64, data.dy() as u64);
     let running = (params.restarts.max(1) as u64).min(rayon::current_num_threads().max(1) as u64);
@@ -867,25 +868,23 @@ fn check_memory(params: &Checked<LlLvmParams>, data: &Prepared, sizes: Sizes) ->
         + 8 * sizes.shared
         + (24 + 16 + 8) * sizes.pattern
         + 8 * (two_hop + data_columns);
-    unfold_core::MemoryLimit::resolve(params.memory_limit.as_ref())?.check(
-        &unfold_core::Footprint {
-            method: "LL-LVM (per-point family)",
-            n: n as usize,
-            bytes: &|m| (bytes as f64 * m as f64 / n as f64).ceil() as u64,
-            holds: if sizes.shared > 0 {
-                format!(
-                    "the padded grounded Laplacian's factor and selected inverse, {} values",
-                    sizes.shared
-                )
-            } else {
-                format!(
-                    "sparse factors of {} values and patterns of {} entries for dx = {dx}, \
-                     dy = {dy}",
-                    sizes.factors, sizes.pattern
-                )
-            },
-            alternative: "a subsample of the points, or a smaller k",
+    unfold_core::MemoryLimit::resolve(params.memory_limit.as_ref())?.check_proportional(
+        "LL-LVM (per-point family)",
+        n as usize,
+        bytes,
+        if sizes.shared > 0 {
+            format!(
+                "the padded grounded Laplacian's factor and selected inverse, {} values",
+                sizes.shared
+            )
+        } else {
+            format!(
+                "sparse factors of {} values and patterns of {} entries for dx = {dx}, \
+                 dy = {dy}",
+                sizes.factors, sizes.pattern
+            )
         },
+        "a subsample of the points, or a smaller k",
     )
 }
 
