@@ -1001,7 +1001,10 @@ const MAPS_CG_PRODUCTS: f64 = 20.0;
 /// by conjugate gradients. The factor's operations run as dense blocks and the products'
 /// from memory: at 10^4 points a factor of 2.5 and 2.0 times the operations still took
 /// 0.8 and 0.7 times as long on the roll and the dy = 10 sheet, and one of 7.6 times 1.4
-/// times as long on the 5 x 5 image patches (`docs/architecture.md`).
+/// times as long on the 5 x 5 image patches (`docs/architecture.md`). Checked again with
+/// the scalar preconditioners on five data sets (`bench/results/lllvm_families.md`, "What
+/// `mean_solve = auto` chooses"): the factor is kept on the dy = 50 sheet only, where it
+/// is the faster choice.
 const MAPS_CG_RATIO: f64 = 4.0;
 
 /// The estimated floating-point operations of q(C)'s two mean solves, to choose between
