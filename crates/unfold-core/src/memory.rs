@@ -137,7 +137,7 @@ impl Scaling {
             Scaling::Proportional => format!(
                 "{max_n} points or more fit (this data's need scaled in proportion to the \
                  points: a sparse factor fills at least that fast, so a subsample of that \
-                 size needs no more)"
+                 size should need no more)"
             ),
         }
     }
