@@ -654,3 +654,42 @@ fn a_maps_factor_over_the_memory_limit_gives_way_to_conjugate_gradients() {
     let err = problem(&limited(bytes / 8)).unwrap_err().to_string();
     assert!(err.contains("per-point family"), "{err}");
 }
+
+/// Where `K_C`'s analysis would overflow 32-bit indices, the problem is set up without it
+/// (`kc: None`, as [`FactorisedProblem::with_order`] leaves it then; no test-sized graph
+/// overflows): q(C)'s means by conjugate gradients give `cg`'s EM trace to the bit, and the
+/// reported bound frees no factor (neither `K_C`'s nor `K_x`'s, whose blocks are larger).
+#[test]
+fn without_the_maps_systems_analysis_the_fit_runs_by_conjugate_gradients() {
+    let y = roll(200, 6);
+    let g = knn(&y, 8);
+    let params = LlLvmParams::new(2, 8);
+    let checked = params.clone().check().unwrap();
+    let mut fp = FactorisedProblem::with_order(&y, &g, &checked, callers_order).unwrap();
+    assert!(fp.kc.is_some() && fp.kc_fits);
+    (fp.kc, fp.kc_fits, fp.maps_by_cg) = (None, false, true);
+    let cg = FactorisedProblem::with_order(
+        &y,
+        &g,
+        &params.clone().mean_solve(MeanSolve::Cg).check().unwrap(),
+        callers_order,
+    )
+    .unwrap();
+    let run = |p: &FactorisedProblem| {
+        let (q, h) = p.init(&mut seeded_rng(3)).unwrap();
+        run_from(p, q, h, &iterations(4), 0, &Silent).unwrap()
+    };
+    let (ours, want) = (run(&fp), run(&cg));
+    let values = |r: &unfold_vem::Run<_, _>| r.trace.iter().map(|e| e.value).collect::<Vec<_>>();
+    assert_eq!(values(&ours), values(&want));
+    let (q, h) = (&ours.posterior, &ours.hyper);
+    let reported = fp.reported_bound(q, h, &checked).unwrap();
+    assert!(reported
+        .terms
+        .iter()
+        .all(|(t, _)| t != FREED_C && t != FREED_X));
+    assert_eq!(reported.value, fp.elbo(q, h).unwrap().value);
+    // With K_C analysed, the same posterior's report frees a factor.
+    let freed = cg.reported_bound(q, h, &checked).unwrap();
+    assert!(freed.value > reported.value);
+}
