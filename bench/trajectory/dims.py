@@ -13,30 +13,25 @@ principal component alone (its absolute value), are written to OUT/dims.csv and 
 markdown table to OUT/dims.md.
 """
 
-import csv
 import json
 import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
-import scanpy as sc
+import pandas as pd
 from scipy.stats import spearmanr
 
 import peers
 
 warnings.filterwarnings("ignore")
-sc.settings.verbosity = 0
 
 
 def dpt(adata, root, dims):
+    """DPT's pseudotime (``peers.run_dpt``) on the first `dims` principal components."""
     a = adata.copy()
-    a.obsm["X_use"] = np.ascontiguousarray(a.obsm["X_pca"][:, :dims])
-    sc.pp.neighbors(a, use_rep="X_use")
-    sc.tl.diffmap(a)
-    a.uns["iroot"] = root
-    sc.tl.dpt(a)
-    return a.obs["dpt_pseudotime"].to_numpy()
+    a.obsm["X_pca"] = np.ascontiguousarray(a.obsm["X_pca"][:, :dims])
+    return peers.run_dpt(a, root)[1]
 
 
 def main():
@@ -61,10 +56,7 @@ def main():
                                pc1=abs(rho(adata.obsm["X_pca"][:, 0])))
                     rows.append(row)
                     print(row, flush=True)
-    with open(out / "dims.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    pd.DataFrame(rows).to_csv(out / "dims.csv", index=False)
     lines = ["| shape | N | genes | noise | d chosen | unfold | DPT on d PCs | DPT on 10 | "
              "DPT on all | abs(PC1) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
