@@ -1003,8 +1003,9 @@ const MAPS_CG_PRODUCTS: f64 = 20.0;
 /// 0.8 and 0.7 times as long on the roll and the dy = 10 sheet, and one of 7.6 times 1.4
 /// times as long on the 5 x 5 image patches (`docs/architecture.md`). Checked again with
 /// the scalar preconditioners on five data sets (`bench/results/lllvm_families.md`, "What
-/// `mean_solve = auto` chooses"): the factor is kept on the dy = 50 sheet only, where it
-/// is the faster choice.
+/// `mean_solve = auto` chooses"): the factor is kept on the dy = 50 sheet only, and `auto`
+/// was no slower than conjugate gradients for both on any of them (one run, within the
+/// run-to-run spread).
 const MAPS_CG_RATIO: f64 = 4.0;
 
 /// The estimated floating-point operations of q(C)'s two mean solves, to choose between
