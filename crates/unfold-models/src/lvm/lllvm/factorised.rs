@@ -79,6 +79,30 @@ pub struct FactorisedPosterior {
     stats: Stats,
 }
 
+impl FactorisedPosterior {
+    /// The member of the per-point family with the full family's marginals: the means of
+    /// `full` and the diagonal blocks of its covariances, each point's `dx x dx` (the
+    /// full family's coordinate-major index `r n + i`), with the points in `order`
+    /// ([`FactorisedProblem::order`]). EM started here asks where the per-point family
+    /// goes from the full family's fit (`bench/lllvm/family_start.py`).
+    pub fn marginals_of(full: &super::LlLvmPosterior, order: &[usize]) -> Self {
+        let (n, dx) = full.mu_x.shape();
+        let dy = full.mu_c.nrows();
+        let block = |cov: &DMatrix<f64>, i: usize| {
+            DMatrix::from_fn(dx, dx, |r, c| cov[(r * n + i, c * n + i)])
+        };
+        FactorisedPosterior {
+            m: full.mu_x.select_rows(order),
+            s: order.iter().map(|&i| block(&full.sigma_x, i)).collect(),
+            mt: DMatrix::from_fn(n * dx, dy, |row, a| {
+                full.mu_c[(a, (row % dx) * n + order[row / dx])]
+            }),
+            t: order.iter().map(|&i| block(&full.sigma_c, i)).collect(),
+            stats: Stats::default(),
+        }
+    }
+}
+
 /// The expectations of the current posterior that the M-step and the bound read.
 #[derive(Clone, Copy, Debug, Default)]
 struct Stats {

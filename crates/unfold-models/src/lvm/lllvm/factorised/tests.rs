@@ -693,3 +693,20 @@ fn same_trace_as_cg_and_nothing_freed(
     assert_eq!(reported.value, fp.elbo(q, h).unwrap().value);
     (ours, reported)
 }
+
+/// `marginals_of` reads each point's blocks of the full family's layout and puts point
+/// `order[a]` at `a`: the per-point blocks of a full posterior made from them come back.
+#[test]
+fn the_full_familys_marginals_come_back_in_the_problems_order() {
+    let (n, dx, dy) = (7, 2, 3);
+    let q = random_posterior(n, dx, dy, 11);
+    let full = block_diagonal(&q);
+    let order = [3, 0, 6, 1, 5, 2, 4];
+    let p = FactorisedPosterior::marginals_of(&full, &order);
+    for (a, &i) in order.iter().enumerate() {
+        assert_eq!(p.m.row(a), q.m.row(i));
+        assert_eq!(p.s[a], q.s[i]);
+        assert_eq!(p.t[a], q.t[i]);
+        assert_eq!(p.mt.rows(a * dx, dx), q.mt.rows(i * dx, dx));
+    }
+}
