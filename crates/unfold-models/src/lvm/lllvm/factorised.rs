@@ -85,9 +85,25 @@ impl FactorisedPosterior {
     /// full family's coordinate-major index `r n + i`), with the points in `order`
     /// ([`FactorisedProblem::order`]). EM started here asks where the per-point family
     /// goes from the full family's fit (`bench/lllvm/family_start.py`).
+    ///
+    /// # Panics
+    /// If `order` is not as long as `full` has points, or `full`'s covariances are not
+    /// `n dx x n dx` (a posterior that no E-step has filled yet).
     pub fn marginals_of(full: &super::LlLvmPosterior, order: &[usize]) -> Self {
         let (n, dx) = full.mu_x.shape();
         let dy = full.mu_c.nrows();
+        assert_eq!(
+            order.len(),
+            n,
+            "marginals_of: the order must list every point"
+        );
+        for cov in [&full.sigma_x, &full.sigma_c] {
+            assert_eq!(
+                cov.shape(),
+                (n * dx, n * dx),
+                "marginals_of: a covariance of q(x) or q(C) is not n dx x n dx"
+            );
+        }
         let block = |cov: &DMatrix<f64>, i: usize| {
             DMatrix::from_fn(dx, dx, |r, c| cov[(r * n + i, c * n + i)])
         };
