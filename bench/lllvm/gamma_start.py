@@ -1,5 +1,5 @@
 """The start of LL-LVM's noise precision: the paper's gamma0 = 1 against gamma0 fitted to the
-spectral start (`crates/unfold-models/examples/lllvm_gamma_start.rs`), in both families,
+spectral start (`crates/unfold-models/examples/lllvm_starts.rs`), in both families,
 50 EM iterations each. Prints one CSV row per data set and seed: the fitted gamma0, and
 for each family and start the bound and the trustworthiness (10 neighbours, against the
 data).
@@ -8,8 +8,8 @@ Data: the roll, the S-curve and the sheet lifted to D = 10 at n = 400 with k = 9
 to 19 (the spectral start's jitter; the data are those of `families.py`'s 20-seed start
 table), and all 1218 USHCN stations at k = 8, seeds 1 to 3.
 
-    cargo build --release -p unfold-models --example lllvm_gamma_start
-    python gamma_start.py target/release/examples/lllvm_gamma_start WORK_DIR
+    cargo build --release -p unfold-models --example lllvm_starts
+    python gamma_start.py target/release/examples/lllvm_starts WORK_DIR
 """
 
 import json
@@ -33,7 +33,7 @@ for name, y, k, seeds in cells:
     y_path = work / f"{name}.npy"
     np.save(y_path, np.ascontiguousarray(y, dtype=float))
     for seed in seeds:
-        out = subprocess.run([example, str(y_path), str(k), str(seed), "50"],
+        out = subprocess.run([example, "gamma", str(y_path), str(k), str(seed), "50"],
                              check=True, capture_output=True, text=True).stdout
         r = json.loads(out)
         values = [f"{r[c]:.4f}" if c.endswith("trust") else f"{r[c]:.1f}" for c in columns]
